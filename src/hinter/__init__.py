@@ -1,0 +1,12 @@
+"""hinter: find hidden intersectional bias in language models.
+
+Pipeline, one module per stage: dictionary -> mutation -> validity -> models -> oracle -> store -> measures/report,
+wired by `engine.run` (exported here as `hinter.run`).
+"""
+from .dictionary import Dictionary, Pair, load_dictionary
+from .engine import MutantRecord, Run, TextRecord, run
+from .errors import HinterError, InputError, ModelError
+
+__version__ = "0.1.0"
+__all__ = ["Dictionary", "HinterError", "InputError", "ModelError", "MutantRecord", "Pair", "Run", "TextRecord",
+           "load_dictionary", "run"]

@@ -1,0 +1,174 @@
+"""The command line: `hinter run`, `hinter demo`."""
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from .errors import HinterError, InputError
+
+app = typer.Typer(
+    add_completion=False, no_args_is_help=True, rich_markup_mode=None,
+    help="hinter finds intersectional bias in language models.\n\n"
+         "It mutates real texts with word pairs of a bias dictionary (one attribute at a time, and several at "
+         "once), keeps the mutants whose grammar matches the original (the dependency invariant), and reports "
+         "every mutant whose model outcome differs from the original's. An intersectional bias whose atomic "
+         "parts do not change the outcome is hidden: atomic testing alone never finds it.\n\n"
+         "Start with `hinter demo`, then `hinter run --help`.")
+console = Console(stderr=True)
+out_console = Console()
+_debug = False
+
+DEMO_TEXTS = 24
+DEMO_PAIRS = 60
+
+
+def _parse_attributes(value: str) -> tuple[str, ...]:
+    attrs = tuple(a.strip() for a in value.split(",") if a.strip())
+    if not attrs:
+        raise InputError("no attribute given", where="--attributes", fix="Write e.g. --attributes race,gender.")
+    return attrs
+
+
+def _print_summary(s: dict, out_dir: Path, seconds: float) -> None:
+    table = Table(title="Bias by attribute and combination", title_justify="left")
+    for col in ("kind", "attributes", "mutants", "valid", "discarded", "biased", "error rate", "hidden", "hidden rate"):
+        table.add_column(col, justify="left" if col in ("kind", "attributes") else "right")
+
+    def pct(x):
+        return "-" if x is None else f"{100 * x:.1f}%"
+
+    for kind in ("atomic", "intersectional"):
+        for combo, m in s[kind].items():
+            table.add_row(kind, combo, str(m["mutants"]), str(m["valid"]), pct(m["discarded_share"]), str(m["biased"]),
+                          pct(m["error_rate"]), str(m.get("hidden", "")), pct(m.get("hidden_rate")) if kind != "atomic" else "")
+        t = s["totals"][kind]
+        table.add_row(kind, "all", str(t["mutants"]), str(t["valid"]), pct(t["discarded_share"]), str(t["biased"]),
+                      pct(t["error_rate"]), str(t.get("hidden", "")), pct(t.get("hidden_rate")) if kind != "atomic" else "",
+                      style="bold")
+    out_console.print(table)
+    ob = s["originals_with_bias"]
+    out_console.print(
+        f"Texts tested: {s['texts']}. Originals with at least one bias: {ob['count']} of {ob['of_originals_with_valid_mutants']} "
+        f"with a valid mutant. Unparseable outcomes: {s['unparseable']['originals']} originals, "
+        f"{s['unparseable']['mutants']} mutants. Overlapping combinations skipped: {s['overlaps_skipped']}.")
+    out_console.print(f"Model calls: {s['model_calls']}, sentences parsed: {s['sentences_parsed']}, "
+                      f"wall time {seconds:.1f} s.")
+    out_console.print(f"Written: {out_dir / 'run.sqlite'}, {out_dir / 'summary.json'}, {out_dir / 'biases.csv'}")
+
+
+def _execute(dataset: str, model: str, attributes: str, order: int, limit: Optional[int], out: Path, text_field: str,
+             label_field: str, dictionary: Optional[Path], pairs_per_attribute: Optional[int], seed: int, task: str,
+             no_jobs: bool, query_discarded: bool) -> dict:
+    from .datasets import load_dataset
+    from .engine import run
+    from .models import load_model
+
+    attrs = _parse_attributes(attributes)
+    if order < 1:
+        raise InputError(f"--order must be at least 1, got {order}", where="--order")
+    if limit is not None and limit < 1:
+        raise InputError(f"--limit must be at least 1, got {limit}", where="--limit")
+    records = load_dataset(dataset, text_field=text_field, label_field=label_field, limit=limit)
+    with console.status("Loading the model and the parser..."):
+        m = load_model(model, task=task)
+        from .validity import SpacyParser
+        parser = SpacyParser()
+    started = time.perf_counter()
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TimeRemainingColumn(), console=console, transient=False) as progress:
+        bar = progress.add_task("Mutating, validating, querying", total=len(records))
+
+        def report(stage: str, done: int, total: int) -> None:
+            progress.update(bar, completed=done, total=total)
+
+        result = run(records, m, attrs, order, dictionary, out=out, parser=parser,
+                     pairs_per_attribute=pairs_per_attribute, seed=seed, include_occupational=not no_jobs,
+                     query_discarded=query_discarded, progress=report)
+    s = result.summary()
+    _print_summary(s, out, time.perf_counter() - started)
+    return s
+
+
+@app.command("run")
+def run_cmd(
+    dataset: str = typer.Option(..., "--dataset", "-d", help="A JSONL or CSV file with a text column, or the name of a "
+                                "bundled dataset (imdb). Example: --dataset reviews.jsonl"),
+    model: str = typer.Option("gguf:default", "--model", "-m", help="The model under test: gguf:default (embedded "
+                              "Gemma 3 270M), gguf:PATH, or python:package.module:function (a function taking a list "
+                              "of texts and returning one label per text)."),
+    attributes: str = typer.Option("race,gender", "--attributes", "-a", help="Sensitive attributes, comma-separated, "
+                                   "from the dictionary (built-in: race, gender, body). Example: -a race,gender,body"),
+    order: int = typer.Option(2, "--order", "-k", help="Highest order of intersectional mutants: 1 = atomic only, "
+                              "2 = pairs of attributes (the paper), 3 = triples..."),
+    limit: Optional[int] = typer.Option(None, "--limit", "-n", help="Test only the first N texts."),
+    out: Path = typer.Option(Path("runs/latest"), "--out", "-o", help="Output folder: run.sqlite, summary.json, biases.csv."),
+    text_field: str = typer.Option("text", "--text-field", help="The dataset column holding the text."),
+    label_field: str = typer.Option("label", "--label-field", help="The dataset column holding the gold label (optional)."),
+    dictionary: Optional[Path] = typer.Option(None, "--dictionary", help="Your own dictionary: a folder ATTRIBUTE/"
+                                              "SOURCE_TARGET.csv (word;replacement lines) or one CSV/JSON file with "
+                                              "columns attribute, source_group, target_group, word, replacement."),
+    pairs_per_attribute: Optional[int] = typer.Option(None, "--pairs-per-attribute", help="Use a seeded sample of this "
+                                                      "many word pairs per attribute (default: all)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the pair sample."),
+    task: str = typer.Option("imdb", "--task", help="The task generative models are prompted for (imdb)."),
+    no_jobs: bool = typer.Option(False, "--no-jobs", help="Leave out the occupational gender pairs (assistant;CEO)."),
+    query_discarded: bool = typer.Option(False, "--query-discarded", help="Also ask the model about discarded mutants, "
+                                         "to count the false positives the invariant avoids."),
+) -> None:
+    """Run a bias test. Example:
+
+    hinter run --dataset imdb --model gguf:default --attributes race,gender,body --order 2 --limit 50 --out runs/imdb
+    """
+    _execute(dataset, model, attributes, order, limit, out, text_field, label_field, dictionary, pairs_per_attribute,
+             seed, task, no_jobs, query_discarded)
+
+
+@app.command("demo")
+def demo_cmd(
+    out: Path = typer.Option(Path("runs/demo"), "--out", "-o", help="Output folder."),
+    texts: int = typer.Option(DEMO_TEXTS, "--texts", help="How many bundled IMDB reviews to test."),
+    pairs: int = typer.Option(DEMO_PAIRS, "--pairs-per-attribute", help="Seeded sample of word pairs per attribute."),
+) -> None:
+    """Test the embedded Gemma 3 270M on the bundled IMDB sample: race x gender, body x gender, race x body."""
+    console.print(f"[bold]hinter demo[/]: {texts} bundled IMDB reviews, a seeded sample of {pairs} word pairs per "
+                  "attribute (race, gender, body), atomic and order-2 intersectional mutants, embedded Gemma 3 270M.")
+    _execute("imdb", "gguf:default", "race,gender,body", 2, texts, out, "text", "label", None, pairs, 0, "imdb",
+             False, False)
+    console.print("The full campaign over all 200 bundled reviews and every pair (about 171,000 candidate mutants):\n"
+                  "  hinter run --dataset imdb --model gguf:default --attributes race,gender,body --order 2 --out runs/full")
+
+
+def main() -> None:
+    global _debug
+    if "--debug" in sys.argv:
+        _debug = True
+        sys.argv.remove("--debug")
+    try:
+        app(standalone_mode=False)
+    except HinterError as e:
+        if _debug:
+            raise
+        console.print(f"[red]error:[/] {e.message}", highlight=False)
+        sys.exit(e.exit_code)
+    except (typer.Abort, KeyboardInterrupt):
+        console.print("Interrupted.")
+        sys.exit(130)
+    except Exception as e:  # click usage errors
+        import click
+        if isinstance(e, click.exceptions.ClickException):
+            e.show()
+            sys.exit(e.exit_code)
+        if isinstance(e, click.exceptions.Exit):
+            sys.exit(e.exit_code)
+        raise
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,173 @@
+"""Wires the stages, one batch of texts at a time: mutate -> validate -> ask the model -> oracle -> store."""
+from __future__ import annotations
+
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Callable, Iterator, Sequence
+
+from . import oracle
+from .dictionary import Dictionary, load_dictionary
+from .errors import InputError
+from .models.base import Model, OutcomeCache, text_key
+from .mutation import Mutant, Replacement, components, generate
+from .store import MutantRow, RunStore
+from .validity import Parser, SpacyParser, Validator, changed_sentences, split_sentences
+
+
+@dataclass(frozen=True)
+class TextRecord:
+    text: str
+    source_id: str | None = None
+    gold: str | None = None
+
+
+@dataclass(frozen=True)
+class MutantRecord:
+    """One mutant as a user reads it back from a run."""
+
+    text_id: int
+    order: int
+    replacements: tuple[Replacement, ...]
+    text: str
+    valid: bool
+    outcome: str | None
+    raw: str | None
+    bias: bool | None
+    hidden: bool | None
+    strictly_hidden: bool | None
+
+    @property
+    def attributes(self) -> tuple[str, ...]:
+        return tuple(r.attribute for r in self.replacements)
+
+
+class Run:
+    """A finished run: its folder, its store, its mutants and its measures."""
+
+    def __init__(self, out_dir: Path, store: RunStore):
+        self.out_dir, self.store = out_dir, store
+
+    @property
+    def mutants(self) -> Iterator[MutantRecord]:
+        for m in self.store.mutants():
+            reps = tuple(Replacement(**{**r, "spans": tuple(map(tuple, r["spans"]))}) for r in m.replacements)
+            yield MutantRecord(m.text_id, m.order, reps, m.text, m.valid, m.outcome, m.raw, m.bias, m.hidden,
+                               m.strictly_hidden)
+
+    def summary(self) -> dict:
+        from .measures import summary
+        return summary(self.store)
+
+
+def resolve_model(model) -> Model:
+    if isinstance(model, str):
+        from .models import load_model
+        return load_model(model)
+    if hasattr(model, "predict") and hasattr(model, "fingerprint"):
+        return model
+    if callable(model):
+        from .models.callable import CallableModel
+        return CallableModel(model)
+    raise InputError(f"cannot use {model!r} as a model",
+                     fix="Pass a model spec string, an object with predict() and fingerprint, or a function.")
+
+
+def _verdicts_by_key(mutants: Sequence[MutantRow]) -> dict[tuple[int, str], tuple[bool, bool | None]]:
+    return {(m.text_id, m.pair_key): (m.valid, m.bias) for m in mutants}
+
+
+def _oracle(rows: list[MutantRow], by_key: dict, mutant_objs: list[Mutant]) -> None:
+    """Fill hidden / strictly hidden for intersectional rows, from their components in the same text."""
+    for row, m in zip(rows, mutant_objs):
+        if m.order < 2:
+            continue
+        subs = [by_key.get((m.text_id, " & ".join(k))) for k in components(m)]
+        atomic, lower = subs[:m.order], subs[m.order:]
+        row.hidden = oracle.is_hidden(row.bias, atomic) if row.valid and row.bias is not None else None
+        row.strictly_hidden = oracle.is_strictly_hidden(bool(row.hidden), lower) if row.hidden is not None else None
+
+
+def run(texts: Sequence[str | TextRecord], model, attributes: Sequence[str] = ("race", "gender"), order: int = 2,
+        dictionary: str | Path | Dictionary | None = None, *, out: str | Path | None = None, parser: Parser | None = None,
+        pairs_per_attribute: int | None = None, seed: int = 0, include_occupational: bool = True,
+        query_discarded: bool = False, batch_texts: int = 8,
+        progress: Callable[[str, int, int], None] | None = None) -> Run:
+    """Run a bias test: atomic mutants for each attribute and intersectional ones up to `order`.
+
+    `model`: a spec ("gguf:default", "python:pkg.mod:fn"), a Model, or a function list[str] -> list[outcome].
+    `dictionary`: None for the built-in one, a path, or a Dictionary. `pairs_per_attribute`: a seeded
+    sample of that many pairs per attribute (None: all). `progress(stage, done, total)` is called as work advances.
+    """
+    if order < 1:
+        raise InputError(f"order must be at least 1, got {order}", where="order")
+    attributes = tuple(sorted(dict.fromkeys(attributes)))
+    if not attributes:
+        raise InputError("no attribute to test", where="attributes", fix="Name at least one, e.g. race,gender.")
+    records = [t if isinstance(t, TextRecord) else TextRecord(t) for t in texts]
+    if not records:
+        raise InputError("the dataset holds no text", fix="Give at least one text to test.")
+    for i, r in enumerate(records):
+        if not isinstance(r.text, str) or not r.text.strip():
+            raise InputError(f"text {i} is empty or not a string", where=f"texts[{i}]",
+                             fix="Remove empty texts or fill them in.")
+    d = dictionary if isinstance(dictionary, Dictionary) else load_dictionary(dictionary)
+    d = d.restrict(attributes, include_occupational).sample(pairs_per_attribute, seed)
+    model = resolve_model(model)
+    parser = parser or SpacyParser()
+    out_dir = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="hinter-run-"))
+    out_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    store = RunStore(out_dir / "run.sqlite")
+    store.save_settings({
+        "attributes": list(attributes), "order": order, "dictionary": d.source, "dictionary_pairs": len(d.pairs),
+        "dictionary_fingerprint": d.fingerprint(), "pairs_per_attribute": pairs_per_attribute, "seed": seed,
+        "include_occupational": include_occupational, "model": model.fingerprint, "parser": parser.fingerprint,
+        "query_discarded": query_discarded, "texts": len(records),
+    })
+    validator = Validator(parser)
+    cache = OutcomeCache(model, store)
+    report = progress or (lambda stage, done, total: None)
+    timings = {"mutation": 0.0, "validity": 0.0, "model": 0.0, "oracle_store": 0.0}
+    overlaps = 0
+    for start in range(0, len(records), batch_texts):
+        batch = list(enumerate(records[start:start + batch_texts], start=start))
+        t0 = time.perf_counter()
+        mutants: list[Mutant] = []
+        for text_id, rec in batch:
+            gen = generate(text_id, rec.text, d, attributes, order)
+            mutants.extend(gen.mutants)
+            overlaps += gen.overlaps_skipped
+        t1 = time.perf_counter()
+        original_sentences = {text_id: split_sentences(rec.text) for text_id, rec in batch}
+        pairs = [changed_sentences(original_sentences[m.text_id], m.text) for m in mutants]
+        valid = validator.validate(pairs)
+        t2 = time.perf_counter()
+        ask = [rec.text for _, rec in batch] + [m.text for m, v in zip(mutants, valid) if v or query_discarded]
+        outcomes = cache.predict(ask)
+        t3 = time.perf_counter()
+        original_outcome = {text_id: outcomes[text_key(rec.text)] for text_id, rec in batch}
+        rows = []
+        for m, v, p in zip(mutants, valid, pairs):
+            o = outcomes.get(text_key(m.text)) if (v or query_discarded) else None
+            rows.append(MutantRow(
+                m.text_id, m.order, "+".join(m.attributes), " & ".join(m.key),
+                [{**asdict(r), "spans": [list(s) for s in r.spans]} for r in m.replacements], m.text,
+                None if p is None else len(p), v, o.encode() if o else None, o.raw if o else None, o is not None,
+                oracle.is_bias(original_outcome[m.text_id].encode(), o.encode()) if o else None, None, None))
+        _oracle(rows, _verdicts_by_key(rows), mutants)
+        store.save_batch([(tid, rec.source_id, rec.text, rec.gold, original_outcome[tid].encode(),
+                           original_outcome[tid].raw) for tid, rec in batch], rows)
+        t4 = time.perf_counter()
+        for k, dt in zip(timings, (t1 - t0, t2 - t1, t3 - t2, t4 - t3)):
+            timings[k] += dt
+        report("texts", min(start + batch_texts, len(records)), len(records))
+    for k, v in timings.items():
+        store.add_stat(f"seconds_{k}", v)
+    store.add_stat("overlaps_skipped", overlaps)
+    store.add_stat("model_calls", cache.calls)
+    store.add_stat("sentences_parsed", validator.sentences_parsed)
+    result = Run(out_dir, store)
+    from .report import write_outputs
+    write_outputs(result)
+    return result

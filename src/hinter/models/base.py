@@ -1,0 +1,85 @@
+"""Stage 4: the model under test, behind one interface (texts in, outcomes out, in batches)."""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Iterable, Protocol, Sequence
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A model's normalised answer: a label, a set of labels (multi-label), or None when unparseable."""
+
+    value: str | frozenset[str] | None
+    raw: str = ""
+
+    @property
+    def parseable(self) -> bool:
+        return self.value is not None
+
+    def encode(self) -> str | None:
+        """A canonical string for storage and comparison (label sets sorted, joined by ' | ')."""
+        if self.value is None:
+            return None
+        if isinstance(self.value, frozenset):
+            return " | ".join(sorted(self.value)) if self.value else "(none)"
+        return self.value
+
+
+def normalise(value: object, raw: str | None = None) -> Outcome:
+    """Turn what a user's function returns into an Outcome: str, bool/int, a collection of labels, None, or an Outcome."""
+    if isinstance(value, Outcome):
+        return value
+    raw_text = raw if raw is not None else repr(value)
+    if value is None:
+        return Outcome(None, raw_text)
+    if isinstance(value, str):
+        return Outcome(value.strip() or None, raw_text)
+    if isinstance(value, (bool, int)):
+        return Outcome(str(int(value)) if isinstance(value, bool) else str(value), raw_text)
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return Outcome(frozenset(str(v) for v in value), raw_text)
+    return Outcome(None, f"unsupported outcome type {type(value).__name__}: {raw_text}")
+
+
+class Model(Protocol):
+    fingerprint: str  # identifies model and prompt: outcomes are cached under it
+    batch_size: int
+
+    def predict(self, texts: Sequence[str]) -> list[Outcome]: ...
+
+
+def text_key(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class OutcomeCache:
+    """Outcomes per (model fingerprint, exact text): the same text is never sent twice in a run."""
+
+    def __init__(self, model: Model, store=None):
+        self.model, self.store = model, store
+        self._memory: dict[str, Outcome] = {}
+        self.calls = 0  # texts actually sent to the model
+
+    def predict(self, texts: Iterable[str], progress=None) -> dict[str, Outcome]:
+        wanted = {text_key(t): t for t in texts}
+        missing = [k for k in wanted if k not in self._memory]
+        if missing and self.store is not None:
+            self._memory.update(self.store.cached_outcomes(self.model.fingerprint, missing))
+            missing = [k for k in missing if k not in self._memory]
+        bs = max(1, self.model.batch_size)
+        for i in range(0, len(missing), bs):
+            keys = missing[i:i + bs]
+            outs = self.model.predict([wanted[k] for k in keys])
+            if len(outs) != len(keys):
+                from ..errors import ModelError
+                raise ModelError(f"the model returned {len(outs)} outcomes for {len(keys)} texts",
+                                 fix="A model must return exactly one outcome per input text, in order.")
+            outs = [normalise(o) for o in outs]
+            self.calls += len(keys)
+            self._memory.update(zip(keys, outs))
+            if self.store is not None:
+                self.store.save_outcomes(self.model.fingerprint, list(zip(keys, outs)))
+            if progress is not None:
+                progress(len(keys))
+        return {k: self._memory[k] for k in wanted}

@@ -1,0 +1,124 @@
+"""Stage 2: atomic and intersectional mutants (METHOD.md "Terms").
+
+All replacements of a mutant are applied at once on spans of the original text, so no replacement
+can rewrite text that another one inserted. Combinations whose spans overlap are skipped and counted.
+"""
+from __future__ import annotations
+
+import itertools
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from .dictionary import Dictionary, Pair
+
+Span = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class Replacement:
+    """One pair applied to a text: every whole-word occurrence (its spans) of `word` becomes `replacement`."""
+
+    attribute: str
+    source_group: str
+    target_group: str
+    word: str
+    replacement: str
+    spans: tuple[Span, ...]
+
+    @property
+    def pair_id(self) -> str:
+        return f"{self.attribute}:{self.source_group}>{self.target_group}:{self.word}>{self.replacement}"
+
+
+@dataclass(frozen=True)
+class Mutant:
+    text_id: int
+    replacements: tuple[Replacement, ...]  # one per attribute, sorted by attribute
+    text: str
+
+    @property
+    def order(self) -> int:
+        return len(self.replacements)
+
+    @property
+    def attributes(self) -> tuple[str, ...]:
+        return tuple(r.attribute for r in self.replacements)
+
+    @property
+    def key(self) -> tuple[str, ...]:
+        """Identifies the mutant within its text: the ids of its pairs."""
+        return tuple(r.pair_id for r in self.replacements)
+
+
+@dataclass
+class Generation:
+    """The mutants of one text, and the combinations skipped because their spans overlap."""
+
+    mutants: list[Mutant] = field(default_factory=list)
+    overlaps_skipped: int = 0
+
+
+def match_case(original: str, replacement: str) -> str:
+    """Give `replacement` the case pattern of `original`: MAN -> WOMAN, Man -> Woman, man -> woman."""
+    letters = [c for c in original if c.isalpha()]
+    if len(letters) > 1 and all(c.isupper() for c in letters):
+        return replacement.upper()
+    if letters and original[0].isupper():
+        return replacement[:1].upper() + replacement[1:]
+    return replacement
+
+
+def apply_replacements(text: str, edits: list[tuple[int, int, str]]) -> str:
+    """Replace each (start, end) span of `text` by its new string, all at once (spans must not overlap)."""
+    out, pos = [], 0
+    for start, end, new in sorted(edits):
+        out.append(text[pos:start])
+        out.append(match_case(text[start:end], new))
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def find_pairs(text: str, dictionary: Dictionary) -> list[tuple[Pair, tuple[Span, ...]]]:
+    """The dictionary pairs whose word occurs in `text`, with the occurrences' spans (one matcher pass)."""
+    found = dictionary.matcher.find(text)
+    by_word = dictionary.pairs_by_word
+    return [(pair, spans) for word, spans in found.items() for pair in by_word[word]]
+
+
+def _replacement(pair: Pair, spans: tuple[Span, ...]) -> Replacement:
+    return Replacement(pair.attribute, pair.source_group, pair.target_group, pair.word, pair.replacement, spans)
+
+
+def _overlap(spans_a: tuple[Span, ...], spans_b: tuple[Span, ...]) -> bool:
+    return any(a0 < b1 and b0 < a1 for a0, a1 in spans_a for b0, b1 in spans_b)
+
+
+def mutate(text: str, replacements: tuple[Replacement, ...]) -> str:
+    return apply_replacements(text, [(s, e, r.replacement) for r in replacements for s, e in r.spans])
+
+
+def generate(text_id: int, text: str, dictionary: Dictionary, attributes: tuple[str, ...], order: int) -> Generation:
+    """Atomic mutants for each attribute, then intersectional ones of order 2..`order` over distinct attributes."""
+    by_attribute: dict[str, list[Replacement]] = defaultdict(list)
+    for pair, spans in find_pairs(text, dictionary):
+        if pair.attribute in attributes:
+            by_attribute[pair.attribute].append(_replacement(pair, spans))
+    for reps in by_attribute.values():
+        reps.sort(key=lambda r: r.pair_id)
+    gen = Generation()
+    present = sorted(by_attribute)
+    for k in range(1, min(order, len(present)) + 1):
+        for attrs in itertools.combinations(present, k):
+            for combo in itertools.product(*(by_attribute[a] for a in attrs)):
+                if k > 1 and any(_overlap(a.spans, b.spans) for a, b in itertools.combinations(combo, 2)):
+                    gen.overlaps_skipped += 1
+                    continue
+                gen.mutants.append(Mutant(text_id, combo, mutate(text, combo)))
+    return gen
+
+
+def components(mutant: Mutant) -> list[tuple[str, ...]]:
+    """Keys of every proper, non-empty sub-combination of an intersectional mutant (atomic ones first)."""
+    reps = mutant.replacements
+    return [tuple(r.pair_id for r in sub) for k in range(1, len(reps)) for sub in itertools.combinations(reps, k)]

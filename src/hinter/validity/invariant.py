@@ -1,0 +1,164 @@
+"""Algorithm 4 (`tolerant_compare`), Algorithm 3 (`invariant_check`) and the validators that apply them.
+
+`Validator` is the engine: each distinct sentence is parsed once (cached), each (original sentence,
+mutated sentence) verdict is computed once (cached), and mutants are decided in rounds: every pending
+mutant's first undecided changed sentence is parsed in one batch, and a mutant stops at its first
+failing sentence. The verdicts equal Algorithm 3's. `ReferenceValidator` is the reference tool's loop,
+kept for comparison: one mutant at a time, every changed sentence parsed alone.
+"""
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Callable, Sequence
+
+from .parsers import Parse, Parser
+from .sentences import split_sentences
+
+SentencePair = tuple[str, str]
+
+
+def tolerant_compare(s1: Sequence[str], s2: Sequence[str]) -> bool:
+    """Paper Algorithm 4 (tolerantTableComp), transcribed line by line."""
+    is1, is2 = 0, 0
+    st1, st2 = len(s1), len(s2)
+    error_limit = abs(st1 - st2)
+    error, shift = 0, 0
+    while is1 < st1 and is2 < st2:
+        if s1[is1] != s2[is2]:
+            error += 1
+            if shift < error_limit:
+                shift += 1
+                if st1 > st2:
+                    is1 += 1
+                elif st1 < st2:
+                    is2 += 1
+        is1 += 1
+        is2 += 1
+    error += (st1 - is1) + (st2 - is2)
+    return error <= error_limit
+
+
+def parses_conform(original: Parse, mutant: Parse) -> bool:
+    """Algorithm 3, lines 14-21, for one sentence: tags first, then dependency labels."""
+    return tolerant_compare(original.tags, mutant.tags) and tolerant_compare(original.deps, mutant.deps)
+
+
+def changed_sentences(original: str | list[str], mutant: str | list[str]) -> list[SentencePair] | None:
+    """The (original, mutated) sentence pairs that differ; None when the sentence counts differ."""
+    cs = split_sentences(original) if isinstance(original, str) else original
+    ms = split_sentences(mutant) if isinstance(mutant, str) else mutant
+    if len(cs) != len(ms):
+        return None
+    return [(c, m) for c, m in zip(cs, ms) if c != m]
+
+
+def invariant_check(original: str, mutant: str, parse: Callable[[str], Parse]) -> bool:
+    """Paper Algorithm 3 (InvCheck), for one text; `parse` maps one sentence to its Parse."""
+    pairs = changed_sentences(original, mutant)
+    if pairs is None:
+        return False
+    return all(parses_conform(parse(c), parse(m)) for c, m in pairs)
+
+
+class _LRU(OrderedDict):
+    """A dict that forgets its least recently used entries beyond `limit` (memory stays bounded)."""
+
+    def __init__(self, limit: int):
+        super().__init__()
+        self.limit = limit
+
+    def get_recent(self, key):
+        value = self.get(key)
+        if value is not None:
+            self.move_to_end(key)
+        return value
+
+    def put(self, key, value) -> None:
+        self[key] = value
+        self.move_to_end(key)
+        if len(self) > self.limit:
+            self.popitem(last=False)
+
+
+class Validator:
+    """The fast engine. `validate` takes, per mutant, its changed sentence pairs (None: sentence counts differ)."""
+
+    def __init__(self, parser: Parser, parse_cache_size: int = 200_000, verdict_cache_size: int = 1_000_000):
+        self.parser = parser
+        self._parses: _LRU = _LRU(parse_cache_size)
+        self._verdicts: _LRU = _LRU(verdict_cache_size)
+        self.sentences_parsed = 0
+
+    def clear_cache(self) -> None:
+        self._parses.clear()
+        self._verdicts.clear()
+
+    def _parse_missing(self, sentences: set[str]) -> None:
+        todo = [s for s in sentences if s not in self._parses]
+        if todo:
+            self.sentences_parsed += len(todo)
+            for s, p in zip(todo, self.parser.parse(todo)):
+                self._parses.put(s, p)
+
+    def validate(self, mutants: Sequence[list[SentencePair] | None]) -> list[bool]:
+        verdicts: list[bool | None] = [False if pairs is None else None for pairs in mutants]
+        # Per pending mutant, the changed sentences not yet known to pass.
+        pending = {i: list(pairs) for i, pairs in enumerate(mutants) if pairs is not None}
+        while pending:
+            asked: dict[int, SentencePair] = {}
+            for i, pairs in list(pending.items()):
+                known = [self._verdicts.get_recent(p) for p in pairs]
+                if False in known:  # a cached failure decides the mutant without any parse
+                    verdicts[i] = False
+                    del pending[i]
+                    continue
+                pairs[:] = [p for p, k in zip(pairs, known) if k is None]
+                if not pairs:
+                    verdicts[i] = True
+                    del pending[i]
+                else:
+                    asked[i] = pairs[0]
+            if not asked:
+                break
+            wanted = {s for pair in set(asked.values()) for s in pair}
+            self._parse_missing(wanted)
+            for pair in set(asked.values()):
+                if pair not in self._verdicts:
+                    c, m = self._parses.get(pair[0]), self._parses.get(pair[1])
+                    if c is None or m is None:  # evicted mid-batch by a tiny cache: parse again
+                        c, m = self.parser.parse(list(pair))
+                        self.sentences_parsed += 2
+                    self._verdicts.put(pair, parses_conform(c, m))
+        return [bool(v) for v in verdicts]
+
+
+class ReferenceValidator:
+    """The reference tool's loop, literally: per mutant, split it, parse each changed sentence alone (batch of
+    one), even after one failed; the original's parses are cached per text only."""
+
+    def __init__(self, parser: Parser):
+        self.parser = parser
+        self.sentences_parsed = 0
+
+    def validate_text(self, original: str, mutants: Sequence[str]) -> list[bool]:
+        original_sentences = split_sentences(original)
+        original_parses: list[Parse | None] = [None] * len(original_sentences)
+        verdicts = []
+        for mutant in mutants:
+            mutant_sentences = split_sentences(mutant)
+            if len(mutant_sentences) != len(original_sentences):
+                verdicts.append(False)
+                continue
+            similar = True
+            for i, (c, m) in enumerate(zip(original_sentences, mutant_sentences)):
+                if c == m:
+                    continue
+                (mp,) = self.parser.parse([m])
+                self.sentences_parsed += 1
+                if original_parses[i] is None:
+                    (original_parses[i],) = self.parser.parse([c])
+                    self.sentences_parsed += 1
+                if not parses_conform(original_parses[i], mp):
+                    similar = False
+            verdicts.append(similar)
+        return verdicts

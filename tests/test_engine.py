@@ -1,0 +1,105 @@
+"""The whole pipeline on a model with planted biases, the real parser and a real store."""
+import json
+import sqlite3
+import sys
+from pathlib import Path
+
+import pytest
+
+import hinter
+from hinter.dictionary import Dictionary, Pair
+
+sys.path.insert(0, str(Path(__file__).parent))
+import planted  # noqa: E402
+
+DIC = Dictionary((
+    Pair("gender", "male", "female", "man", "woman"),
+    Pair("gender", "male", "female", "boy", "girl"),
+    Pair("race", "european", "african", "white", "black"),
+    Pair("race", "european", "asian", "white", "asian"),
+), "planted")
+
+TEXTS = [
+    "A white man walked into the shop. The film was fine.",
+    "The old man liked the white house. It was big.",
+    "A white boy and a man met. They talked for hours.",
+    "Nothing to see here. The plot was thin.",
+    "The black man sang well. I liked it.",
+]
+
+
+@pytest.fixture(scope="module")
+def planted_run(parser, tmp_path_factory):
+    return hinter.run(TEXTS, planted.intersectional, attributes=("gender", "race"), order=2, dictionary=DIC,
+                      parser=parser, out=tmp_path_factory.mktemp("run"))
+
+
+def test_every_planted_hidden_bias_is_found_and_no_other(planted_run):
+    mutants = list(planted_run.mutants)
+    assert {m.order for m in mutants} == {1, 2}
+    hidden = {(m.text_id, tuple((r.word, r.replacement) for r in m.replacements)) for m in mutants if m.hidden}
+    # Planted: outcome flips only when "woman" and "black" are both present. Texts 0-2 name a white person and
+    # a man; text 4 already names a black man, so its gender mutant alone flips (an atomic bias, not hidden).
+    expected = {(t, (("man", "woman"), ("white", "black"))) for t in (0, 1, 2)}
+    valid_expected = {k for k in expected if any(m.valid and m.text_id == k[0] and
+                      tuple((r.word, r.replacement) for r in m.replacements) == k[1] for m in mutants)}
+    assert valid_expected, "the parser discarded every planted mutant"
+    assert hidden == valid_expected
+    for m in mutants:
+        if m.valid:
+            assert m.bias == (planted.intersectional([m.text]) != planted.intersectional([TEXTS[m.text_id]]))
+        else:
+            assert m.bias is None and m.outcome is None
+    atomic_biases = [m for m in mutants if m.order == 1 and m.bias]
+    assert {m.text_id for m in atomic_biases} <= {4}
+
+
+def test_summary_matches_the_store(planted_run):
+    s = json.loads((planted_run.out_dir / "summary.json").read_text())
+    assert s == json.loads(json.dumps(planted_run.summary()))
+    db = sqlite3.connect(planted_run.out_dir / "run.sqlite")
+    for combo, m in {**s["atomic"], **s["intersectional"]}.items():
+        n, valid, biased = db.execute("SELECT COUNT(*), SUM(valid), SUM(valid AND bias = 1) FROM mutants "
+                                      "WHERE attributes = ?", (combo,)).fetchone()
+        assert (m["mutants"], m["valid"], m["biased"]) == (n, valid, biased)
+    hidden = db.execute("SELECT COUNT(*) FROM mutants WHERE hidden = 1").fetchone()[0]
+    assert s["intersectional"]["gender+race"]["hidden"] == hidden
+    assert s["settings"]["attributes"] == ["gender", "race"]
+    rows = (planted_run.out_dir / "biases.csv").read_text().splitlines()
+    assert len(rows) - 1 == db.execute("SELECT COUNT(*) FROM mutants WHERE valid = 1 AND bias = 1").fetchone()[0]
+
+
+def test_no_text_is_sent_twice(parser, tmp_path):
+    seen = []
+
+    def counting(texts):
+        seen.extend(texts)
+        return planted.atomic_gender(texts)
+
+    hinter.run(TEXTS + TEXTS[:2], counting, attributes=("gender", "race"), dictionary=DIC, parser=parser, out=tmp_path)
+    assert len(seen) == len(set(seen))
+
+
+def test_unparseable_outcomes_are_kept_apart(parser, tmp_path):
+    run = hinter.run(TEXTS[:3], planted.nonsense, attributes=("gender", "race"), dictionary=DIC, parser=parser,
+                     out=tmp_path)
+    s = run.summary()
+    assert s["unparseable"]["originals"] == 3
+    assert s["totals"]["atomic"]["biased"] == 0 and s["totals"]["atomic"]["tested"] == 0
+    assert s["totals"]["atomic"]["error_rate"] is None
+    assert all(m.bias is None for m in run.mutants)
+
+
+def test_order_three_strictly_hidden(parser, tmp_path):
+    dic = Dictionary(DIC.pairs + (Pair("body", "young", "old", "young", "old"),), "planted3")
+
+    def triple(texts):
+        return ["neg" if all(w in t.lower().split() for w in ("woman", "black", "old")) else "pos" for t in texts]
+
+    run = hinter.run(["A young white man came home."], triple, attributes=("body", "gender", "race"), order=3,
+                     dictionary=dic, parser=parser, out=tmp_path)
+    third = [m for m in run.mutants if m.order == 3]
+    assert third
+    for m in third:
+        if m.valid and m.bias:
+            assert m.hidden and m.strictly_hidden

@@ -1,0 +1,64 @@
+"""The dependency invariant on the real spaCy parser: the paper's Figure 3, and engine == reference."""
+import random
+
+from hinter.dictionary import load_dictionary
+from hinter.mutation import generate
+from hinter.validity import ReferenceValidator, Validator, changed_sentences, invariant_check, split_sentences
+
+
+def test_figure_3_his_to_him_is_discarded_her_passes(parser):
+    original = "The man loved his dog. It was a good dog."
+    parse = lambda s: parser.parse([s])[0]
+    assert not invariant_check(original, "The man loved him dog. It was a good dog.", parse)
+    assert invariant_check(original, "The man loved her dog. It was a good dog.", parse)
+
+
+def test_inserted_adjective_is_tolerated(parser):
+    parse = lambda s: parser.parse([s])[0]
+    assert invariant_check("The man walked home.", "The disabled man walked home.", parse)
+
+
+def test_sentence_count_change_is_invalid(parser):
+    parse = lambda s: parser.parse([s])[0]
+    assert not invariant_check("He met the man. Then he left.", "He met the man. Then. He left.", parse)
+
+
+def test_split_sentences():
+    assert split_sentences("Mr. Smith came. He saw! Did he? Yes.<br /><br />New part") == [
+        "Mr. Smith came.", "He saw!", "Did he?", "Yes.", "New part"]
+    assert changed_sentences("One man. Two men.", "One man. Two women.") == [("Two men.", "Two women.")]
+
+
+def _mutants(texts, attributes):
+    dic = load_dictionary().restrict(attributes).sample(None)
+    out = []
+    for i, t in enumerate(texts):
+        out += [(t, m.text) for m in generate(i, t, dic, attributes, 2).mutants]
+    return out
+
+
+def test_engine_equals_reference_on_real_texts(parser, imdb_texts):
+    pairs = _mutants(imdb_texts, ("gender", "race"))
+    random.Random(0).shuffle(pairs)
+    pairs = pairs[:300]
+    assert len(pairs) >= 100
+    reference = ReferenceValidator(parser)
+    expected = [reference.validate_text(o, [m])[0] for o, m in pairs]
+    engine = Validator(parser)
+    got = engine.validate([changed_sentences(o, m) for o, m in pairs])
+    assert got == expected
+    assert 0 < sum(got) < len(got)  # both verdicts occur
+    assert engine.sentences_parsed < reference.sentences_parsed
+
+
+def test_cache_never_changes_a_verdict(parser, imdb_texts):
+    pairs = _mutants(imdb_texts[:12], ("body", "gender"))[:200]
+    items = [changed_sentences(o, m) for o, m in pairs]
+    fresh = Validator(parser).validate(items)
+    v = Validator(parser)
+    half = len(items) // 2
+    first = v.validate(items[:half])
+    v.clear_cache()
+    second = v.validate(items[half:])
+    tiny = Validator(parser, parse_cache_size=3, verdict_cache_size=2).validate(items)
+    assert first + second == fresh == tiny
