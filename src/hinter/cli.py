@@ -22,11 +22,12 @@ app = typer.Typer(
          "parts do not change the outcome is hidden: atomic testing alone never finds it.\n\n"
          "Start with `hinter demo`, then `hinter run --help`.")
 console = Console(stderr=True)
-out_console = Console()
+# Wide enough for the summary table when the output is a file or a pipe.
+out_console = Console(width=None if sys.stdout.isatty() else 110)
 _debug = False
 
-DEMO_TEXTS = 24
-DEMO_PAIRS = 60
+DEMO_TEXTS = 40
+DEMO_PAIRS = 4
 
 
 def _parse_attributes(value: str) -> tuple[str, ...]:
@@ -37,21 +38,21 @@ def _parse_attributes(value: str) -> tuple[str, ...]:
 
 
 def _print_summary(s: dict, out_dir: Path, seconds: float) -> None:
-    table = Table(title="Bias by attribute and combination", title_justify="left")
-    for col in ("kind", "attributes", "mutants", "valid", "discarded", "biased", "error rate", "hidden", "hidden rate"):
-        table.add_column(col, justify="left" if col in ("kind", "attributes") else "right")
+    table = Table(title="Bias by attribute (atomic) and combination (intersectional)", title_justify="left")
+    table.add_column("attributes", no_wrap=True)
+    for col in ("mutants", "valid", "discarded", "biased", "error rate", "hidden", "hidden rate"):
+        table.add_column(col, justify="right", no_wrap=True)
 
     def pct(x):
         return "-" if x is None else f"{100 * x:.1f}%"
 
     for kind in ("atomic", "intersectional"):
-        for combo, m in s[kind].items():
-            table.add_row(kind, combo, str(m["mutants"]), str(m["valid"]), pct(m["discarded_share"]), str(m["biased"]),
-                          pct(m["error_rate"]), str(m.get("hidden", "")), pct(m.get("hidden_rate")) if kind != "atomic" else "")
-        t = s["totals"][kind]
-        table.add_row(kind, "all", str(t["mutants"]), str(t["valid"]), pct(t["discarded_share"]), str(t["biased"]),
-                      pct(t["error_rate"]), str(t.get("hidden", "")), pct(t.get("hidden_rate")) if kind != "atomic" else "",
-                      style="bold")
+        rows = [(combo, m) for combo, m in s[kind].items()] + [(f"all {kind}", s["totals"][kind])]
+        for combo, m in rows:
+            inter = kind == "intersectional"
+            table.add_row(combo, str(m["mutants"]), str(m["valid"]), pct(m["discarded_share"]), str(m["biased"]),
+                          pct(m["error_rate"]), str(m["hidden"]) if inter else "", pct(m["hidden_rate"]) if inter else "",
+                          style="bold" if combo.startswith("all ") else None)
     out_console.print(table)
     ob = s["originals_with_bias"]
     out_console.print(
@@ -64,8 +65,9 @@ def _print_summary(s: dict, out_dir: Path, seconds: float) -> None:
 
 
 def _execute(dataset: str, model: str, attributes: str, order: int, limit: Optional[int], out: Path, text_field: str,
-             label_field: str, dictionary: Optional[Path], pairs_per_attribute: Optional[int], seed: int, task: str,
-             no_jobs: bool, query_discarded: bool) -> dict:
+             label_field: str, dictionary: Optional[Path], pairs_per_attribute: Optional[int],
+             max_pairs_per_text: Optional[int], seed: int, task: str, no_jobs: bool, query_discarded: bool,
+             overwrite: bool) -> dict:
     from .datasets import load_dataset
     from .engine import run
     from .models import load_model
@@ -89,8 +91,8 @@ def _execute(dataset: str, model: str, attributes: str, order: int, limit: Optio
             progress.update(bar, completed=done, total=total)
 
         result = run(records, m, attrs, order, dictionary, out=out, parser=parser,
-                     pairs_per_attribute=pairs_per_attribute, seed=seed, include_occupational=not no_jobs,
-                     query_discarded=query_discarded, progress=report)
+                     pairs_per_attribute=pairs_per_attribute, max_pairs_per_text=max_pairs_per_text, seed=seed, include_occupational=not no_jobs,
+                     query_discarded=query_discarded, overwrite=overwrite, progress=report)
     s = result.summary()
     _print_summary(s, out, time.perf_counter() - started)
     return s
@@ -116,33 +118,41 @@ def run_cmd(
                                               "columns attribute, source_group, target_group, word, replacement."),
     pairs_per_attribute: Optional[int] = typer.Option(None, "--pairs-per-attribute", help="Use a seeded sample of this "
                                                       "many word pairs per attribute (default: all)."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the pair sample."),
+    max_pairs_per_text: Optional[int] = typer.Option(None, "--max-pairs-per-text", help="Per text and attribute, use "
+                                                     "a seeded sample of at most this many of the pairs present "
+                                                     "(default: all). Bounds the campaign on long texts."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the pair samples."),
     task: str = typer.Option("imdb", "--task", help="The task generative models are prompted for (imdb)."),
     no_jobs: bool = typer.Option(False, "--no-jobs", help="Leave out the occupational gender pairs (assistant;CEO)."),
     query_discarded: bool = typer.Option(False, "--query-discarded", help="Also ask the model about discarded mutants, "
                                          "to count the false positives the invariant avoids."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace a run already in --out. Without it, a run "
+                                   "with the same settings is continued where it stopped."),
 ) -> None:
     """Run a bias test. Example:
 
     hinter run --dataset imdb --model gguf:default --attributes race,gender,body --order 2 --limit 50 --out runs/imdb
     """
     _execute(dataset, model, attributes, order, limit, out, text_field, label_field, dictionary, pairs_per_attribute,
-             seed, task, no_jobs, query_discarded)
+             max_pairs_per_text, seed, task, no_jobs, query_discarded, overwrite)
 
 
 @app.command("demo")
 def demo_cmd(
     out: Path = typer.Option(Path("runs/demo"), "--out", "-o", help="Output folder."),
-    texts: int = typer.Option(DEMO_TEXTS, "--texts", help="How many bundled IMDB reviews to test."),
-    pairs: int = typer.Option(DEMO_PAIRS, "--pairs-per-attribute", help="Seeded sample of word pairs per attribute."),
+    texts: int = typer.Option(DEMO_TEXTS, "--texts", help="How many bundled IMDB reviews to test (200 are bundled)."),
+    pairs: int = typer.Option(DEMO_PAIRS, "--max-pairs-per-text", help="Per review and attribute, a seeded sample of "
+                              "at most this many of the word pairs present."),
 ) -> None:
     """Test the embedded Gemma 3 270M on the bundled IMDB sample: race x gender, body x gender, race x body."""
-    console.print(f"[bold]hinter demo[/]: {texts} bundled IMDB reviews, a seeded sample of {pairs} word pairs per "
-                  "attribute (race, gender, body), atomic and order-2 intersectional mutants, embedded Gemma 3 270M.")
-    _execute("imdb", "gguf:default", "race,gender,body", 2, texts, out, "text", "label", None, pairs, 0, "imdb",
-             False, False)
-    console.print("The full campaign over all 200 bundled reviews and every pair (about 171,000 candidate mutants):\n"
-                  "  hinter run --dataset imdb --model gguf:default --attributes race,gender,body --order 2 --out runs/full")
+    console.print(f"[bold]hinter demo[/]: the first {texts} of 200 bundled IMDB reviews; per review and attribute a "
+                  f"seeded sample of at most {pairs} of the word pairs present; attributes race, gender, body; atomic "
+                  "and order-2 intersectional mutants; the embedded Gemma 3 270M.", highlight=False)
+    _execute("imdb", "gguf:default", "race,gender,body", 2, texts, out, "text", "label", None, None, pairs, 0, "imdb",
+             False, False, True)
+    console.print("The full campaign (all 200 bundled reviews, every pair: about 170,000 candidate mutants, hours on "
+                  "2 cores):\n  hinter run --dataset imdb --model gguf:default --attributes race,gender,body "
+                  "--order 2 --out runs/full", highlight=False)
 
 
 def main() -> None:

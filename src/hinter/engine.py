@@ -89,16 +89,42 @@ def _oracle(rows: list[MutantRow], by_key: dict, mutant_objs: list[Mutant]) -> N
         row.strictly_hidden = oracle.is_strictly_hidden(bool(row.hidden), lower) if row.hidden is not None else None
 
 
+def _texts_fingerprint(records: Sequence[TextRecord]) -> str:
+    import hashlib
+    h = hashlib.sha256()
+    for r in records:
+        h.update(text_key(r.text).encode())
+    return h.hexdigest()[:16]
+
+
+def _open_store(out_dir: Path, settings: dict, overwrite: bool) -> RunStore:
+    path = out_dir / "run.sqlite"
+    if path.exists() and overwrite:
+        for p in out_dir.glob("run.sqlite*"):
+            p.unlink()
+    store = RunStore(path)
+    previous = store.settings()
+    if previous and previous != settings:
+        differ = sorted(k for k in set(previous) | set(settings) if previous.get(k) != settings.get(k))
+        store.close()
+        raise InputError(f"the folder holds a run with other settings ({', '.join(differ)} differ)",
+                         where=str(out_dir), fix="Choose another output folder, or pass --overwrite to replace it.")
+    store.save_settings(settings)
+    return store
+
+
 def run(texts: Sequence[str | TextRecord], model, attributes: Sequence[str] = ("race", "gender"), order: int = 2,
         dictionary: str | Path | Dictionary | None = None, *, out: str | Path | None = None, parser: Parser | None = None,
-        pairs_per_attribute: int | None = None, seed: int = 0, include_occupational: bool = True,
-        query_discarded: bool = False, batch_texts: int = 8,
+        pairs_per_attribute: int | None = None, max_pairs_per_text: int | None = None, seed: int = 0, include_occupational: bool = True,
+        query_discarded: bool = False, batch_texts: int = 8, overwrite: bool = False,
         progress: Callable[[str, int, int], None] | None = None) -> Run:
     """Run a bias test: atomic mutants for each attribute and intersectional ones up to `order`.
 
     `model`: a spec ("gguf:default", "python:pkg.mod:fn"), a Model, or a function list[str] -> list[outcome].
     `dictionary`: None for the built-in one, a path, or a Dictionary. `pairs_per_attribute`: a seeded
-    sample of that many pairs per attribute (None: all). `progress(stage, done, total)` is called as work advances.
+    sample of that many pairs per attribute (None: all); `max_pairs_per_text`: per text and attribute, a seeded
+    sample of at most that many of the pairs present (None: all). An `out` folder holding a run with the same
+    settings is continued (texts already stored are skipped); one with other settings is an error unless `overwrite`. `progress(stage, done, total)` is called as work advances.
     """
     if order < 1:
         raise InputError(f"order must be at least 1, got {order}", where="order")
@@ -118,24 +144,29 @@ def run(texts: Sequence[str | TextRecord], model, attributes: Sequence[str] = ("
     parser = parser or SpacyParser()
     out_dir = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="hinter-run-"))
     out_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-    store = RunStore(out_dir / "run.sqlite")
-    store.save_settings({
+    settings = {
         "attributes": list(attributes), "order": order, "dictionary": d.source, "dictionary_pairs": len(d.pairs),
-        "dictionary_fingerprint": d.fingerprint(), "pairs_per_attribute": pairs_per_attribute, "seed": seed,
+        "dictionary_fingerprint": d.fingerprint(), "pairs_per_attribute": pairs_per_attribute,
+        "max_pairs_per_text": max_pairs_per_text, "seed": seed,
         "include_occupational": include_occupational, "model": model.fingerprint, "parser": parser.fingerprint,
         "query_discarded": query_discarded, "texts": len(records),
-    })
+        "texts_fingerprint": _texts_fingerprint(records),
+    }
+    store = _open_store(out_dir, settings, overwrite)
+    done = {row[0] for row in store.db.execute("SELECT text_id FROM texts")}
     validator = Validator(parser)
     cache = OutcomeCache(model, store)
     report = progress or (lambda stage, done, total: None)
     timings = {"mutation": 0.0, "validity": 0.0, "model": 0.0, "oracle_store": 0.0}
     overlaps = 0
     for start in range(0, len(records), batch_texts):
-        batch = list(enumerate(records[start:start + batch_texts], start=start))
+        batch = [(i, r) for i, r in enumerate(records[start:start + batch_texts], start=start) if i not in done]
+        if not batch:
+            continue
         t0 = time.perf_counter()
         mutants: list[Mutant] = []
         for text_id, rec in batch:
-            gen = generate(text_id, rec.text, d, attributes, order)
+            gen = generate(text_id, rec.text, d, attributes, order, max_pairs_per_text, seed)
             mutants.extend(gen.mutants)
             overlaps += gen.overlaps_skipped
         t1 = time.perf_counter()
@@ -143,7 +174,13 @@ def run(texts: Sequence[str | TextRecord], model, attributes: Sequence[str] = ("
         pairs = [changed_sentences(original_sentences[m.text_id], m.text) for m in mutants]
         valid = validator.validate(pairs)
         t2 = time.perf_counter()
-        ask = [rec.text for _, rec in batch] + [m.text for m, v in zip(mutants, valid) if v or query_discarded]
+        # Each original, then its mutants in sorted order: consecutive texts then share long prefixes, which
+        # a backend with a prefix cache (llama.cpp) does not compute again.
+        asked_mutants: dict[int, list[str]] = {text_id: [] for text_id, _ in batch}
+        for m, v in zip(mutants, valid):
+            if v or query_discarded:
+                asked_mutants[m.text_id].append(m.text)
+        ask = [t for text_id, rec in batch for t in [rec.text, *sorted(asked_mutants[text_id])]]
         outcomes = cache.predict(ask)
         t3 = time.perf_counter()
         original_outcome = {text_id: outcomes[text_key(rec.text)] for text_id, rec in batch}

@@ -6,6 +6,7 @@ can rewrite text that another one inserted. Combinations whose spans overlap are
 from __future__ import annotations
 
 import itertools
+import random
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -98,14 +99,22 @@ def mutate(text: str, replacements: tuple[Replacement, ...]) -> str:
     return apply_replacements(text, [(s, e, r.replacement) for r in replacements for s, e in r.spans])
 
 
-def generate(text_id: int, text: str, dictionary: Dictionary, attributes: tuple[str, ...], order: int) -> Generation:
-    """Atomic mutants for each attribute, then intersectional ones of order 2..`order` over distinct attributes."""
+def generate(text_id: int, text: str, dictionary: Dictionary, attributes: tuple[str, ...], order: int,
+             max_pairs_per_text: int | None = None, seed: int = 0) -> Generation:
+    """Atomic mutants for each attribute, then intersectional ones of order 2..`order` over distinct attributes.
+
+    `max_pairs_per_text`: keep a seeded sample of at most that many of the pairs present in this text, per
+    attribute (None: all); every intersectional mutant's components stay in the run.
+    """
     by_attribute: dict[str, list[Replacement]] = defaultdict(list)
     for pair, spans in find_pairs(text, dictionary):
         if pair.attribute in attributes:
             by_attribute[pair.attribute].append(_replacement(pair, spans))
-    for reps in by_attribute.values():
+    for attribute, reps in by_attribute.items():
         reps.sort(key=lambda r: r.pair_id)
+        if max_pairs_per_text is not None and len(reps) > max_pairs_per_text:
+            rng = random.Random(f"{seed}:{text_id}:{attribute}")
+            reps[:] = sorted(rng.sample(reps, max_pairs_per_text), key=lambda r: r.pair_id)
     gen = Generation()
     present = sorted(by_attribute)
     for k in range(1, min(order, len(present)) + 1):

