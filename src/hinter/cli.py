@@ -78,6 +78,9 @@ def _execute(dataset: str, model: str, attributes: str, order: int, limit: Optio
     if limit is not None and limit < 1:
         raise InputError(f"--limit must be at least 1, got {limit}", where="--limit")
     records = load_dataset(dataset, text_field=text_field, label_field=label_field, limit=limit)
+    from .dictionary import load_dictionary
+    dic = load_dictionary(dictionary)
+    dic.restrict(attrs)  # fail on an unknown attribute before loading any model
     with console.status("Loading the model and the parser..."):
         m = load_model(model, task=task)
         from .validity import SpacyParser
@@ -90,7 +93,7 @@ def _execute(dataset: str, model: str, attributes: str, order: int, limit: Optio
         def report(stage: str, done: int, total: int) -> None:
             progress.update(bar, completed=done, total=total)
 
-        result = run(records, m, attrs, order, dictionary, out=out, parser=parser,
+        result = run(records, m, attrs, order, dic, out=out, parser=parser,
                      pairs_per_attribute=pairs_per_attribute, max_pairs_per_text=max_pairs_per_text, seed=seed, include_occupational=not no_jobs,
                      query_discarded=query_discarded, overwrite=overwrite, progress=report)
     s = result.summary()
@@ -165,7 +168,7 @@ def main() -> None:
     except HinterError as e:
         if _debug:
             raise
-        console.print(f"[red]error:[/] {e.message}", highlight=False)
+        console.print(f"[red]error:[/] {e.message}", highlight=False, soft_wrap=True)
         sys.exit(e.exit_code)
     except (typer.Abort, KeyboardInterrupt):
         console.print("Interrupted.")

@@ -33,6 +33,25 @@ def default_gguf_path() -> Path:
     return target
 
 
+_quiet_callback = None
+
+
+def _silence_llama_logs() -> None:
+    """llama.cpp logs to stderr even with verbose=False; the CLI's output should stay readable."""
+    global _quiet_callback
+    if _quiet_callback is None:
+        import ctypes
+
+        from llama_cpp import llama_log_callback, llama_log_set
+
+        @llama_log_callback
+        def _drop(level, text, user_data):
+            return None
+
+        _quiet_callback = _drop  # keep a reference: llama.cpp holds the pointer
+        llama_log_set(_quiet_callback, ctypes.c_void_p(0))
+
+
 def _file_fingerprint(path: Path) -> str:
     h = hashlib.sha256()
     h.update(str(path.stat().st_size).encode())
@@ -57,6 +76,7 @@ class GGUFModel:
             from llama_cpp import Llama
         except ImportError:
             raise ModelError("llama-cpp-python is not installed", fix="pip install 'hinter[gguf]'.") from None
+        _silence_llama_logs()
         try:
             self.llm = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads or os.cpu_count(),
                              n_batch=512, logits_all=False, verbose=False, seed=0)
