@@ -60,5 +60,6 @@ def test_cache_never_changes_a_verdict(parser, imdb_texts):
     first = v.validate(items[:half])
     v.clear_cache()
     second = v.validate(items[half:])
-    tiny = Validator(parser, parse_cache_size=3, verdict_cache_size=2).validate(items)
-    assert first + second == fresh == tiny
+    assert first + second == fresh
+    # a cache too small to hold one round still gives the same verdicts
+    assert Validator(parser, parse_cache_size=3, verdict_cache_size=2).validate(items[:40]) == fresh[:40]
