@@ -63,3 +63,27 @@ def test_cache_never_changes_a_verdict(parser, imdb_texts):
     assert first + second == fresh
     # a cache too small to hold one round still gives the same verdicts
     assert Validator(parser, parse_cache_size=3, verdict_cache_size=2).validate(items[:40]) == fresh[:40]
+
+
+def test_worker_processes_give_the_same_verdicts(parser, imdb_texts):
+    from hinter.validity import SpacyParser
+
+    pairs = _mutants(imdb_texts[:15], ("gender", "race"))[:150]
+    items = [changed_sentences(o, m) for o, m in pairs]
+    pool = SpacyParser(n_process=2)
+    try:
+        sentences = sorted({s for it in items if it for pair in it for s in pair})[:80]
+        assert pool.tag(sentences) == parser.tag(sentences)
+        assert pool.parse(sentences) == parser.parse(sentences)
+        assert Validator(pool).validate(items) == Validator(parser).validate(items)
+    finally:
+        pool.close()
+
+
+def test_tags_first_parses_only_sentences_whose_tags_passed(parser):
+    v = Validator(parser)
+    # "him" for "his" changes a tag: decided by the tagger alone, no dependency parse
+    assert v.validate([[("The man loved his dog.", "The man loved him dog.")]]) == [False]
+    assert v.sentences_tagged == 2 and v.sentences_parsed == 0
+    assert v.validate([[("The man loved his dog.", "The man loved her dog.")]]) == [True]
+    assert v.sentences_tagged == 3 and v.sentences_parsed == 2

@@ -84,7 +84,8 @@ def _execute(dataset: str, model: str, attributes: str, order: int, limit: Optio
     with console.status("Loading the model and the parser..."):
         m = load_model(model, task=task)
         from .validity import SpacyParser
-        parser = SpacyParser()
+        from .validity.parsers import default_processes
+        parser = SpacyParser(n_process=default_processes())
     started = time.perf_counter()
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   TimeRemainingColumn(), console=console, transient=False) as progress:

@@ -14,6 +14,7 @@ from .models.base import Model, OutcomeCache, text_key
 from .mutation import Mutant, Replacement, components, generate
 from .store import MutantRow, RunStore
 from .validity import Parser, SpacyParser, Validator, changed_sentences, split_sentences
+from .validity.parsers import default_processes
 
 
 @dataclass(frozen=True)
@@ -141,7 +142,7 @@ def run(texts: Sequence[str | TextRecord], model, attributes: Sequence[str] = ("
     d = dictionary if isinstance(dictionary, Dictionary) else load_dictionary(dictionary)
     d = d.restrict(attributes, include_occupational).sample(pairs_per_attribute, seed)
     model = resolve_model(model)
-    parser = parser or SpacyParser()
+    parser = parser or SpacyParser(n_process=default_processes())
     out_dir = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="hinter-run-"))
     out_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     settings = {
@@ -203,6 +204,7 @@ def run(texts: Sequence[str | TextRecord], model, attributes: Sequence[str] = ("
         store.add_stat(f"seconds_{k}", v)
     store.add_stat("overlaps_skipped", overlaps)
     store.add_stat("model_calls", cache.calls)
+    store.add_stat("sentences_tagged", validator.sentences_tagged)
     store.add_stat("sentences_parsed", validator.sentences_parsed)
     result = Run(out_dir, store)
     from .report import write_outputs

@@ -81,35 +81,64 @@ class _LRU(OrderedDict):
 
 
 class Validator:
-    """The fast engine. `validate` takes, per mutant, its changed sentence pairs (None: sentence counts differ)."""
+    """The fast engine. `validate` takes, per mutant, its changed sentence pairs (None: sentence counts differ).
+
+    Each round asks, for every pending mutant, its first changed sentence whose verdict is unknown; the
+    distinct sentences of a round are tagged in one batch, and only those in pairs whose tags passed are
+    then given dependency labels (in a second batch).
+    """
 
     def __init__(self, parser: Parser, parse_cache_size: int = 200_000, verdict_cache_size: int = 1_000_000):
         self.parser = parser
-        self._parses: _LRU = _LRU(parse_cache_size)
+        self._tags: _LRU = _LRU(parse_cache_size)    # sentence -> tags
+        self._deps: _LRU = _LRU(parse_cache_size)    # sentence -> dependency labels
         self._verdicts: _LRU = _LRU(verdict_cache_size)
-        self.sentences_parsed = 0
+        self.sentences_tagged = 0
+        self.sentences_parsed = 0  # given dependency labels
 
     def clear_cache(self) -> None:
-        self._parses.clear()
+        self._tags.clear()
+        self._deps.clear()
         self._verdicts.clear()
 
-    def _parse_missing(self, sentences: set[str]) -> None:
-        todo = [s for s in sentences if s not in self._parses]
+    def _judge(self, asked: set[SentencePair]) -> dict[SentencePair, bool]:
+        """Compute (and cache) the verdict of each asked (original, mutated) sentence pair."""
+        result: dict[SentencePair, bool] = {}
+        sentences = {s for pair in asked for s in pair}
+        tags = {s: t for s in sentences if (t := self._tags.get_recent(s)) is not None}
+        todo = [s for s in sentences if s not in tags]
+        if todo:
+            self.sentences_tagged += len(todo)
+            for s, t in zip(todo, self.parser.tag(todo)):
+                tags[s] = t
+                self._tags.put(s, t)
+        passing = [(c, m) for c, m in asked if tolerant_compare(tags[c], tags[m])]
+        for pair in asked.difference(passing):
+            result[pair] = False
+        needed = {s for pair in passing for s in pair}
+        deps = {s: d for s in needed if (d := self._deps.get_recent(s)) is not None}
+        todo = [s for s in needed if s not in deps]
         if todo:
             self.sentences_parsed += len(todo)
             for s, p in zip(todo, self.parser.parse(todo)):
-                self._parses.put(s, p)
+                deps[s] = p.deps
+                self._deps.put(s, p.deps)
+        for c, m in passing:
+            result[(c, m)] = tolerant_compare(deps[c], deps[m])
+        for pair, verdict in result.items():
+            self._verdicts.put(pair, verdict)
+        return result
 
     def validate(self, mutants: Sequence[list[SentencePair] | None]) -> list[bool]:
-        verdicts: list[bool | None] = [False if pairs is None else None for pairs in mutants]
-        # Per pending mutant, the changed sentences not yet known to pass.
+        verdicts: list[bool] = [False] * len(mutants)
+        # Per pending mutant, the changed sentence pairs not yet known to pass.
         pending = {i: list(pairs) for i, pairs in enumerate(mutants) if pairs is not None}
+        decided: dict[SentencePair, bool] = {}  # this call's verdicts, safe from cache eviction
         while pending:
-            asked: dict[int, SentencePair] = {}
+            asked: set[SentencePair] = set()
             for i, pairs in list(pending.items()):
-                known = [self._verdicts.get_recent(p) for p in pairs]
-                if False in known:  # a cached failure decides the mutant without any parse
-                    verdicts[i] = False
+                known = [decided.get(p, self._verdicts.get_recent(p)) for p in pairs]
+                if False in known:  # a known failure decides the mutant without any parse
                     del pending[i]
                     continue
                 pairs[:] = [p for p, k in zip(pairs, known) if k is None]
@@ -117,19 +146,10 @@ class Validator:
                     verdicts[i] = True
                     del pending[i]
                 else:
-                    asked[i] = pairs[0]
-            if not asked:
-                break
-            wanted = {s for pair in set(asked.values()) for s in pair}
-            self._parse_missing(wanted)
-            for pair in set(asked.values()):
-                if pair not in self._verdicts:
-                    c, m = self._parses.get(pair[0]), self._parses.get(pair[1])
-                    if c is None or m is None:  # evicted mid-batch by a tiny cache: parse again
-                        c, m = self.parser.parse(list(pair))
-                        self.sentences_parsed += 2
-                    self._verdicts.put(pair, parses_conform(c, m))
-        return [bool(v) for v in verdicts]
+                    asked.add(pairs[0])
+            if asked:
+                decided.update(self._judge(asked))
+        return verdicts
 
 
 class ReferenceValidator:
