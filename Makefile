@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF \
 	-DLLAMA_BUILD_SERVER=OFF -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 
-.PHONY: demo test install clean
+.PHONY: demo test bench install clean
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -20,6 +20,11 @@ demo: $(VENV)/.installed
 
 test: $(VENV)/.installed
 	$(PY) -m pytest -q
+
+# Benchmarks print tables with the baseline measured in the same run; the last line sums up issue 3's targets.
+bench: $(VENV)/.installed
+	$(PY) bench/mutation.py --naive-texts 10
+	$(PY) bench/validity.py
 
 clean:
 	rm -rf $(VENV) runs

@@ -59,7 +59,10 @@ class _SpacyWorker:
         fresh = [s for s in sentences if s not in self._last_docs]
         docs = dict(zip(tagged, self.nlp.get_pipe("parser").pipe((self._last_docs[s] for s in tagged),
                                                                  batch_size=self.batch_size)))
-        docs.update(zip(fresh, self.nlp.pipe(fresh, batch_size=self.batch_size)))
+        if len(fresh) == 1:  # a batch of one (the reference loop): nlp() skips pipe()'s batching overhead
+            docs[fresh[0]] = self.nlp(fresh[0])
+        else:
+            docs.update(zip(fresh, self.nlp.pipe(fresh, batch_size=self.batch_size)))
         return [Parse(tuple(t.tag_ for t in docs[s]), tuple(t.dep_ for t in docs[s])) for s in sentences]
 
 
