@@ -31,7 +31,8 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from hinter.dictionary import load_dictionary  # noqa: E402
 from hinter.mutation import generate  # noqa: E402
-from hinter.validity import ReferenceValidator, SpacyParser, Validator, changed_sentences, split_sentences  # noqa: E402
+from hinter.validity import (ReferenceValidator, SpacyParser, Validator, changed_sentence_pairs,  # noqa: E402
+                             sentence_spans)
 
 GROUPS = {"race": ("european", "arab"), "gender": ("male", "female"), "body": ("common", "disorder")}
 CAMPAIGNS = [("imdb", 500, ("gender", "race")), ("imdb", 500, ("body", "gender")),
@@ -64,19 +65,18 @@ def campaign_dictionary(attributes):
     return type(d)(pairs, f"bench {'+'.join(attributes)}")
 
 
-def reference_parse_count(texts, mutants_by_text) -> int:
+def reference_parse_count(mutants_by_text, splits) -> int:
     """Single-sentence parses the reference loop makes: every changed sentence of every mutant, plus each
     changed original sentence once per text."""
     n = 0
     for tid, muts in mutants_by_text.items():
-        cs = split_sentences(texts[tid])
         originals = set()
         for m in muts:
-            pairs = changed_sentences(cs, m)
+            pairs = changed_sentence_pairs(m.original, *splits[tid], m.edits)
             if pairs is None:
                 continue
             n += len(pairs)
-            originals.update(i for i, (c, mm) in enumerate(zip(cs, split_sentences(m))) if c != mm)
+            originals.update(c for c, _ in pairs)
         n += len(originals)
     return n
 
@@ -87,23 +87,25 @@ def run_campaign(name, limit, attributes, shared, fast_parser, single_parser, sa
     t0 = time.perf_counter()
     mutants_by_text = defaultdict(list)
     for tid, text in enumerate(texts):
-        for m in generate(tid, text, d, attributes, 2).mutants:
-            mutants_by_text[tid].append(m.text)
+        mutants_by_text[tid].extend(generate(tid, text, d, attributes, 2).mutants)
     gen_s = time.perf_counter() - t0
     flat = [(tid, m) for tid, ms in mutants_by_text.items() for m in ms]
 
-    # fast engine, as the run engine drives it: batches of 8 texts
+    # fast engine, as the run engine drives it: batches of 8 texts, sentence-by-sentence mutated pairs
     recorder = RecordingParser(fast_parser)
     engine = Validator(recorder)
     t0 = time.perf_counter()
     fast = {}
+    splits = {}
     tids = sorted(mutants_by_text)
     for i in range(0, len(tids), 8):
         batch = tids[i:i + 8]
-        originals = {tid: split_sentences(texts[tid]) for tid in batch}
+        for tid in batch:
+            spans = sentence_spans(texts[tid])
+            splits[tid] = (spans, [texts[tid][a:b] for a, b in spans])
         items = [(tid, m) for tid in batch for m in mutants_by_text[tid]]
-        verdicts = engine.validate([changed_sentences(originals[tid], m) for tid, m in items])
-        fast.update(zip(items, verdicts))
+        verdicts = engine.validate([changed_sentence_pairs(m.original, *splits[tid], m.edits) for tid, m in items])
+        fast.update(((tid, m.key), v) for (tid, m), v in zip(items, verdicts))
     fast_s = time.perf_counter() - t0
 
     # parse floor: the same distinct sentences, full pipeline, one batch, same processes
@@ -122,10 +124,10 @@ def run_campaign(name, limit, attributes, shared, fast_parser, single_parser, sa
     t0 = time.perf_counter()
     identical = True
     for tid, ms in by_text.items():
-        got = reference.validate_text(texts[tid], ms)
-        identical &= got == [fast[(tid, m)] for m in ms]
+        got = reference.validate_text(texts[tid], [m.text for m in ms])
+        identical &= got == [fast[(tid, m.key)] for m in ms]
     ref_sample_s = time.perf_counter() - t0
-    full_parses = reference_parse_count(texts, mutants_by_text)
+    full_parses = reference_parse_count(mutants_by_text, splits)
     per_parse = ref_sample_s / max(1, reference.sentences_parsed)
     ref_s = full_parses * per_parse if len(sample) < len(flat) else ref_sample_s
     return {

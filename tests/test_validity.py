@@ -87,3 +87,20 @@ def test_tags_first_parses_only_sentences_whose_tags_passed(parser):
     assert v.sentences_tagged == 2 and v.sentences_parsed == 0
     assert v.validate([[("The man loved his dog.", "The man loved her dog.")]]) == [True]
     assert v.sentences_tagged == 3 and v.sentences_parsed == 2
+
+
+def test_sentence_by_sentence_pairs_equal_whole_text_splitting(imdb_texts):
+    from hinter.mutation import apply_replacements
+    from hinter.validity import changed_sentence_pairs, sentence_spans
+
+    dic = load_dictionary()
+    tricky = ["He met Mr. Smith and the man. The man left!", "A man.<br />The woman J. Doe met him. man? man."]
+    checked = 0
+    for i, t in enumerate(imdb_texts[:20] + tricky):
+        spans = sentence_spans(t)
+        sentences = [t[a:b] for a, b in spans]
+        for m in generate(i, t, dic, ("body", "gender", "race"), 2).mutants[:300]:
+            whole = changed_sentences(t, apply_replacements(t, m.edits))
+            assert changed_sentence_pairs(t, spans, sentences, m.edits) == whole
+            checked += 1
+    assert checked > 1000

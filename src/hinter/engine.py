@@ -13,7 +13,7 @@ from .errors import InputError
 from .models.base import Model, OutcomeCache, text_key
 from .mutation import Mutant, Replacement, components, generate
 from .store import MutantRow, RunStore
-from .validity import Parser, SpacyParser, Validator, changed_sentences, split_sentences
+from .validity import Parser, SpacyParser, Validator, changed_sentence_pairs, sentence_spans
 from .validity.parsers import default_processes
 
 
@@ -171,8 +171,11 @@ def run(texts: Sequence[str | TextRecord], model, attributes: Sequence[str] = ("
             mutants.extend(gen.mutants)
             overlaps += gen.overlaps_skipped
         t1 = time.perf_counter()
-        original_sentences = {text_id: split_sentences(rec.text) for text_id, rec in batch}
-        pairs = [changed_sentences(original_sentences[m.text_id], m.text) for m in mutants]
+        splits = {}
+        for text_id, rec in batch:
+            spans = sentence_spans(rec.text)
+            splits[text_id] = (spans, [rec.text[a:b] for a, b in spans])
+        pairs = [changed_sentence_pairs(m.original, *splits[m.text_id], m.edits) for m in mutants]
         valid = validator.validate(pairs)
         t2 = time.perf_counter()
         # Each original, then its mutants in sorted order: consecutive texts then share long prefixes, which
@@ -190,7 +193,9 @@ def run(texts: Sequence[str | TextRecord], model, attributes: Sequence[str] = ("
             o = outcomes.get(text_key(m.text)) if (v or query_discarded) else None
             rows.append(MutantRow(
                 m.text_id, m.order, "+".join(m.attributes), " & ".join(m.key),
-                [{**asdict(r), "spans": [list(s) for s in r.spans]} for r in m.replacements], m.text,
+                # discarded mutants' texts are not stored: the replacements' spans rebuild them on reading
+                [{**asdict(r), "spans": [list(s) for s in r.spans]} for r in m.replacements],
+                m.text if o is not None else None,
                 None if p is None else len(p), v, o.encode() if o else None, o.raw if o else None, o is not None,
                 oracle.is_bias(original_outcome[m.text_id].encode(), o.encode()) if o else None, None, None))
         _oracle(rows, _verdicts_by_key(rows), mutants)

@@ -9,6 +9,7 @@ import itertools
 import random
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from .dictionary import Dictionary, Pair
 
@@ -35,7 +36,17 @@ class Replacement:
 class Mutant:
     text_id: int
     replacements: tuple[Replacement, ...]  # one per attribute, sorted by attribute
-    text: str
+    original: str = field(repr=False, compare=False)
+
+    @property
+    def edits(self) -> list[tuple[int, int, str]]:
+        """(start, end, replacement) on the original text, for every span of every replacement."""
+        return [(s, e, r.replacement) for r in self.replacements for s, e in r.spans]
+
+    @cached_property
+    def text(self) -> str:
+        """The mutated text, built on first use: validity works sentence by sentence and rarely needs it."""
+        return apply_replacements(self.original, self.edits)
 
     @property
     def order(self) -> int:
@@ -95,10 +106,6 @@ def _overlap(spans_a: tuple[Span, ...], spans_b: tuple[Span, ...]) -> bool:
     return any(a0 < b1 and b0 < a1 for a0, a1 in spans_a for b0, b1 in spans_b)
 
 
-def mutate(text: str, replacements: tuple[Replacement, ...]) -> str:
-    return apply_replacements(text, [(s, e, r.replacement) for r in replacements for s, e in r.spans])
-
-
 def generate(text_id: int, text: str, dictionary: Dictionary, attributes: tuple[str, ...], order: int,
              max_pairs_per_text: int | None = None, seed: int = 0) -> Generation:
     """Atomic mutants for each attribute, then intersectional ones of order 2..`order` over distinct attributes.
@@ -123,7 +130,7 @@ def generate(text_id: int, text: str, dictionary: Dictionary, attributes: tuple[
                 if k > 1 and any(_overlap(a.spans, b.spans) for a, b in itertools.combinations(combo, 2)):
                     gen.overlaps_skipped += 1
                     continue
-                gen.mutants.append(Mutant(text_id, combo, mutate(text, combo)))
+                gen.mutants.append(Mutant(text_id, combo, text))
     return gen
 
 

@@ -28,7 +28,7 @@ CREATE TABLE IF NOT EXISTS mutants (
     attributes TEXT NOT NULL,         -- attributes changed, sorted, joined by '+'
     pair_key TEXT NOT NULL,           -- pair ids joined by ' & ': the mutant within its text
     replacements TEXT NOT NULL,       -- JSON list of {attribute, source_group, target_group, word, replacement, spans}
-    text TEXT NOT NULL,
+    text TEXT,                        -- NULL for mutants not sent to the model: rebuilt from the spans on reading
     changed_sentences INTEGER,        -- NULL when the sentence count changed
     valid INTEGER NOT NULL,           -- 1: passed the dependency invariant, 0: discarded
     outcome TEXT,                     -- NULL when not queried (discarded) or unparseable
@@ -120,11 +120,19 @@ class RunStore:
                  for m in mutants])
 
     def mutants(self, where: str = "1", params: Sequence = ()) -> Iterator[MutantRow]:
-        q = ("SELECT text_id, ord, attributes, pair_key, replacements, text, changed_sentences, valid, outcome, raw,"
-             f" queried, bias, hidden, strictly_hidden FROM mutants WHERE {where} ORDER BY mutant_id")
+        q = ("SELECT m.text_id, ord, attributes, pair_key, replacements, m.text, changed_sentences, valid, m.outcome,"
+             " m.raw, queried, bias, hidden, strictly_hidden, t.text FROM mutants m JOIN texts t USING (text_id)"
+             f" WHERE {where} ORDER BY mutant_id")
         for r in self.db.execute(q, params):
-            yield MutantRow(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5], r[6], bool(r[7]), r[8], r[9], bool(r[10]),
+            replacements = json.loads(r[4])
+            text = r[5] if r[5] is not None else rebuild_text(r[14], replacements)
+            yield MutantRow(r[0], r[1], r[2], r[3], replacements, text, r[6], bool(r[7]), r[8], r[9], bool(r[10]),
                             _bool(r[11]), _bool(r[12]), _bool(r[13]))
+
+
+def rebuild_text(original: str, replacements: list[dict]) -> str:
+    from .mutation import apply_replacements
+    return apply_replacements(original, [(s, e, r["replacement"]) for r in replacements for s, e in r["spans"]])
 
 
 def _int(v: bool | None) -> int | None:

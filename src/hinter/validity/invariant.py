@@ -8,11 +8,12 @@ kept for comparison: one mutant at a time, every changed sentence parsed alone.
 """
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import OrderedDict
 from typing import Callable, Sequence
 
 from .parsers import Parse, Parser
-from .sentences import split_sentences
+from .sentences import boundaries_kept, split_sentences
 
 SentencePair = tuple[str, str]
 
@@ -50,6 +51,33 @@ def changed_sentences(original: str | list[str], mutant: str | list[str]) -> lis
     if len(cs) != len(ms):
         return None
     return [(c, m) for c, m in zip(cs, ms) if c != m]
+
+
+def changed_sentence_pairs(original: str, spans: list[tuple[int, int]], sentences: list[str],
+                           edits: list[tuple[int, int, str]]) -> list[SentencePair] | None:
+    """`changed_sentences(original, mutant)` for the mutant made by `edits` on `original`, computed sentence
+    by sentence: only the sentences holding an edit are rebuilt, and the mutant is never split as a whole
+    unless an edit could move a sentence boundary. `spans`/`sentences`: the original's, from `sentence_spans`."""
+    from ..mutation import apply_replacements
+
+    starts = [a for a, _ in spans]
+    per_sentence: dict[int, list[tuple[int, int, str]]] = {}
+    local = boundaries_kept(original, edits)
+    if local:
+        for start, end, new in edits:
+            k = bisect_right(starts, start) - 1
+            if k < 0 or end > spans[k][1]:  # an edit outside every sentence (in a boundary's text)
+                local = False
+                break
+            per_sentence.setdefault(k, []).append((start - spans[k][0], end - spans[k][0], new))
+    if not local:
+        return changed_sentences(sentences, apply_replacements(original, edits))
+    pairs = []
+    for k in sorted(per_sentence):
+        mutated = apply_replacements(sentences[k], per_sentence[k])
+        if mutated != sentences[k]:
+            pairs.append((sentences[k], mutated))
+    return pairs
 
 
 def invariant_check(original: str, mutant: str, parse: Callable[[str], Parse]) -> bool:

@@ -15,22 +15,46 @@ _BOUNDARY = re.compile(r"""([.!?]+['")\]]*)(?=\s)|(?:<br\s*/?>\s*)+|\n\s*\n""", 
 _LAST_WORD = re.compile(r"(\S+)$")
 
 
-def split_sentences(text: str) -> list[str]:
-    sentences, start = [], 0
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) offsets of each sentence, white space stripped."""
+    spans, start = [], 0
+
+    def add(a: int, b: int) -> None:
+        while a < b and text[a].isspace():
+            a += 1
+        while b > a and text[b - 1].isspace():
+            b -= 1
+        if a < b:
+            spans.append((a, b))
+
     for m in _BOUNDARY.finditer(text):
         if m.group(1):
             word = _LAST_WORD.search(text, start, m.start())
             token = word.group(1).lower().lstrip("(\"'") if word else ""
             if m.group(1) == "." and (token in _ABBREVIATIONS or (len(token) == 1 and token.isalpha())):
                 continue  # "Mr." or an initial such as "J."
-            end = m.end()
+            add(start, m.end())
         else:
-            end = m.start()
-        piece = text[start:end].strip()
-        if piece:
-            sentences.append(piece)
+            add(start, m.start())
         start = m.end()
-    tail = text[start:].strip()
-    if tail:
-        sentences.append(tail)
-    return sentences
+    add(start, len(text))
+    return spans
+
+
+def split_sentences(text: str) -> list[str]:
+    return [text[a:b] for a, b in sentence_spans(text)]
+
+
+# A replacement can move a sentence boundary only if it writes or removes one of these characters, or
+# changes the word just before a full stop (the abbreviation check).
+_BOUNDARY_CHARS = frozenset(".!?<\n")
+
+
+def boundaries_kept(text: str, edits: list[tuple[int, int, str]]) -> bool:
+    """True when applying `edits` (start, end, new) to `text` cannot change its sentence boundaries."""
+    for start, end, new in edits:
+        if _BOUNDARY_CHARS.intersection(text[start:end]) or _BOUNDARY_CHARS.intersection(new):
+            return False
+        if end < len(text) and text[end] in ".!?":
+            return False
+    return True
