@@ -18,3 +18,22 @@ def atomic_gender(texts):
 
 def nonsense(texts):
     return [None for _ in texts]
+
+
+def counting(texts):
+    """The intersectional planted model, logging every text it is asked about (for the crash-and-resume test)."""
+    import hashlib
+    import os
+    import time
+
+    log = os.environ.get("HINTER_TEST_CALLS")
+    if log:
+        with open(log, "a") as f:
+            for t in texts:
+                f.write(f"{os.environ.get('HINTER_TEST_SESSION', '0')}\t{hashlib.sha256(t.encode()).hexdigest()}\n")
+    time.sleep(0.02 * len(texts))  # slow enough for kills to land inside batches
+    return intersectional(texts)
+
+
+def failing(texts):
+    raise ConnectionError("model server unreachable")

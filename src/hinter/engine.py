@@ -117,7 +117,7 @@ def _open_store(out_dir: Path, settings: dict, overwrite: bool) -> RunStore:
 def run(texts: Sequence[str | TextRecord], model, attributes: Sequence[str] = ("race", "gender"), order: int = 2,
         dictionary: str | Path | Dictionary | None = None, *, out: str | Path | None = None, parser: Parser | None = None,
         pairs_per_attribute: int | None = None, max_pairs_per_text: int | None = None, seed: int = 0, include_occupational: bool = True,
-        query_discarded: bool = False, batch_texts: int = 8, overwrite: bool = False,
+        query_discarded: bool = False, batch_texts: int = 8, overwrite: bool = False, extra_settings: dict | None = None,
         progress: Callable[[str, int, int], None] | None = None) -> Run:
     """Run a bias test: atomic mutants for each attribute and intersectional ones up to `order`.
 
@@ -151,20 +151,20 @@ def run(texts: Sequence[str | TextRecord], model, attributes: Sequence[str] = ("
         "max_pairs_per_text": max_pairs_per_text, "seed": seed,
         "include_occupational": include_occupational, "model": model.fingerprint, "parser": parser.fingerprint,
         "query_discarded": query_discarded, "texts": len(records),
-        "texts_fingerprint": _texts_fingerprint(records),
+        "texts_fingerprint": _texts_fingerprint(records), **(extra_settings or {}),
     }
     store = _open_store(out_dir, settings, overwrite)
     done = {row[0] for row in store.db.execute("SELECT text_id FROM texts")}
     validator = Validator(parser)
     cache = OutcomeCache(model, store)
     report = progress or (lambda stage, done, total: None)
-    timings = {"mutation": 0.0, "validity": 0.0, "model": 0.0, "oracle_store": 0.0}
-    overlaps = 0
     for start in range(0, len(records), batch_texts):
         batch = [(i, r) for i, r in enumerate(records[start:start + batch_texts], start=start) if i not in done]
         if not batch:
             continue
         t0 = time.perf_counter()
+        calls, tagged, parsed, errors = cache.calls, validator.sentences_tagged, validator.sentences_parsed, cache.errors
+        overlaps = 0
         mutants: list[Mutant] = []
         for text_id, rec in batch:
             gen = generate(text_id, rec.text, d, attributes, order, max_pairs_per_text, seed)
@@ -199,18 +199,16 @@ def run(texts: Sequence[str | TextRecord], model, attributes: Sequence[str] = ("
                 None if p is None else len(p), v, o.encode() if o else None, o.raw if o else None, o is not None,
                 oracle.is_bias(original_outcome[m.text_id].encode(), o.encode()) if o else None, None, None))
         _oracle(rows, _verdicts_by_key(rows), mutants)
+        # The batch's texts, mutants and counters are committed together: a run killed at any moment
+        # resumes at the first batch not committed, and its counters add up as if it had not stopped.
+        stats = {"overlaps_skipped": overlaps, "model_calls": cache.calls - calls, "model_errors": cache.errors - errors,
+                 "sentences_tagged": validator.sentences_tagged - tagged,
+                 "sentences_parsed": validator.sentences_parsed - parsed, "seconds_mutation": t1 - t0,
+                 "seconds_validity": t2 - t1, "seconds_model": t3 - t2,
+                 "seconds_oracle_store": time.perf_counter() - t3}
         store.save_batch([(tid, rec.source_id, rec.text, rec.gold, original_outcome[tid].encode(),
-                           original_outcome[tid].raw) for tid, rec in batch], rows)
-        t4 = time.perf_counter()
-        for k, dt in zip(timings, (t1 - t0, t2 - t1, t3 - t2, t4 - t3)):
-            timings[k] += dt
+                           original_outcome[tid].raw) for tid, rec in batch], rows, stats)
         report("texts", min(start + batch_texts, len(records)), len(records))
-    for k, v in timings.items():
-        store.add_stat(f"seconds_{k}", v)
-    store.add_stat("overlaps_skipped", overlaps)
-    store.add_stat("model_calls", cache.calls)
-    store.add_stat("sentences_tagged", validator.sentences_tagged)
-    store.add_stat("sentences_parsed", validator.sentences_parsed)
     result = Run(out_dir, store)
     from .report import write_outputs
     write_outputs(result)

@@ -109,8 +109,10 @@ class RunStore:
                                 [(model, k, o.encode(), o.raw) for k, o in items])
 
     # texts and mutants, written one batch of texts per transaction
-    def save_batch(self, texts: Sequence[tuple], mutants: Sequence[MutantRow]) -> None:
+    def save_batch(self, texts: Sequence[tuple], mutants: Sequence[MutantRow], stats: dict[str, float] | None = None) -> None:
         with self.db:
+            self.db.executemany("INSERT INTO stats VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = value + excluded.value",
+                                list((stats or {}).items()))
             self.db.executemany("INSERT OR REPLACE INTO texts VALUES (?, ?, ?, ?, ?, ?)", texts)
             self.db.executemany(
                 "INSERT OR REPLACE INTO mutants (text_id, ord, attributes, pair_key, replacements, text, changed_sentences,"

@@ -12,6 +12,7 @@ class Outcome:
 
     value: str | frozenset[str] | None
     raw: str = ""
+    error: bool = False  # the model failed (after retries): no outcome at all
 
     @property
     def parseable(self) -> bool:
@@ -56,10 +57,37 @@ def text_key(text: str) -> str:
 class OutcomeCache:
     """Outcomes per (model fingerprint, exact text): the same text is never sent twice in a run."""
 
-    def __init__(self, model: Model, store=None):
+    def __init__(self, model: Model, store=None, retries: int = 2, max_failed_batches: int = 5,
+                 backoff_s: float = 0.5):
         self.model, self.store = model, store
         self._memory: dict[str, Outcome] = {}
         self.calls = 0  # texts actually sent to the model
+        self.errors = 0  # texts whose batch failed every try: recorded as model errors, never as outcomes
+        self.retries, self.max_failed_batches, self.backoff_s = retries, max_failed_batches, backoff_s
+        self._failed_in_a_row = 0
+
+    def _predict_with_retries(self, texts: list[str]) -> list[Outcome] | str:
+        """The model's outcomes, or the text of its last error when every try failed."""
+        import time
+
+        from ..errors import ModelError
+        last = ""
+        for attempt in range(self.retries + 1):
+            try:
+                outs = self.model.predict(texts)
+                if len(outs) != len(texts):
+                    raise ModelError(f"the model returned {len(outs)} outcomes for {len(texts)} texts",
+                                     fix="A model must return exactly one outcome per input text, in order.")
+                return [normalise(o) for o in outs]
+            except ModelError as e:
+                if "outcomes for" in e.problem:  # a contract error: retrying cannot help
+                    raise
+                last = e.message
+            except Exception as e:  # a failing model must not become a verdict, nor end the run at once
+                last = f"{type(e).__name__}: {e}"
+            if attempt < self.retries:
+                time.sleep(self.backoff_s * 2 ** attempt)
+        return last
 
     def predict(self, texts: Iterable[str], progress=None) -> dict[str, Outcome]:
         wanted = {text_key(t): t for t in texts}
@@ -70,13 +98,21 @@ class OutcomeCache:
         bs = max(1, self.model.batch_size)
         for i in range(0, len(missing), bs):
             keys = missing[i:i + bs]
-            outs = self.model.predict([wanted[k] for k in keys])
-            if len(outs) != len(keys):
-                from ..errors import ModelError
-                raise ModelError(f"the model returned {len(outs)} outcomes for {len(keys)} texts",
-                                 fix="A model must return exactly one outcome per input text, in order.")
-            outs = [normalise(o) for o in outs]
+            outs = self._predict_with_retries([wanted[k] for k in keys])
             self.calls += len(keys)
+            if isinstance(outs, str):
+                self.errors += len(keys)
+                self._failed_in_a_row += 1
+                if self._failed_in_a_row >= self.max_failed_batches:
+                    from ..errors import ModelError
+                    raise ModelError(f"the model failed on {self._failed_in_a_row} batches in a row (last error: "
+                                     f"{outs})", fix="Check the model or its server; finished batches are saved, and "
+                                     "running the same command again continues the run.")
+                # not cached: a later run asks again; this run records a model error, never a verdict
+                errors = {k: Outcome(None, f"model error: {outs}", error=True) for k in keys}
+                self._memory.update(errors)
+                continue
+            self._failed_in_a_row = 0
             self._memory.update(zip(keys, outs))
             if self.store is not None:
                 self.store.save_outcomes(self.model.fingerprint, list(zip(keys, outs)))
