@@ -129,6 +129,10 @@ def run(texts: Sequence[str | TextRecord], model, attributes: Sequence[str] = ("
     """
     if order < 1:
         raise InputError(f"order must be at least 1, got {order}", where="order")
+    for name, value in (("pairs_per_attribute", pairs_per_attribute), ("max_pairs_per_text", max_pairs_per_text)):
+        if value is not None and value < 1:
+            raise InputError(f"{name} must be at least 1 (or unset for all pairs), got {value}",
+                             where=f"--{name.replace('_', '-')}")
     attributes = tuple(sorted(dict.fromkeys(attributes)))
     if not attributes:
         raise InputError("no attribute to test", where="attributes", fix="Name at least one, e.g. race,gender.")
