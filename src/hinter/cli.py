@@ -132,13 +132,23 @@ def run_cmd(
                                          "to count the false positives the invariant avoids."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace a run already in --out. Without it, a run "
                                    "with the same settings is continued where it stopped."),
+    fail_on: list[str] = typer.Option([], "--fail-on", help="CI gate: exit 1 when this condition on summary.json "
+                                      "holds (repeatable). Example: --fail-on \"intersectional.error_rate>0.05\" "
+                                      "--fail-on \"hidden>0\". Syntax: docs/summary-schema.md."),
+    junit: Optional[Path] = typer.Option(None, "--junit", help="Write a JUnit XML file: one test case per attribute "
+                                         "and attribute combination, failing where a --fail-on condition holds "
+                                         "(or, with none, where it has a bias)."),
 ) -> None:
     """Run a bias test. Example:
 
     hinter run --dataset imdb --model gguf:default --attributes race,gender,body --order 2 --limit 50 --out runs/imdb
+
+    In CI: hinter run ... --fail-on "intersectional.error_rate>0.05" --fail-on "hidden>0" --junit bias.xml
     """
-    _execute(dataset, model, attributes, order, limit, out, text_field, label_field, dictionary, pairs_per_attribute,
-             max_pairs_per_text, seed, task, no_jobs, query_discarded, overwrite)
+    _check_conditions_syntax(fail_on)
+    s = _execute(dataset, model, attributes, order, limit, out, text_field, label_field, dictionary,
+                 pairs_per_attribute, max_pairs_per_text, seed, task, no_jobs, query_discarded, overwrite)
+    _write_report_and_gate(out, s, fail_on, junit)
 
 
 @app.command("demo")
@@ -152,11 +162,138 @@ def demo_cmd(
     console.print(f"[bold]hinter demo[/]: the first {texts} of 200 bundled IMDB reviews; per review and attribute a "
                   f"seeded sample of at most {pairs} of the word pairs present; attributes race, gender, body; atomic "
                   "and order-2 intersectional mutants; the embedded Gemma 3 270M.", highlight=False)
-    _execute("imdb", "gguf:default", "race,gender,body", 2, texts, out, "text", "label", None, None, pairs, 0, "imdb",
-             False, False, True)
+    s = _execute("imdb", "gguf:default", "race,gender,body", 2, texts, out, "text", "label", None, None, pairs, 0,
+                 "imdb", False, False, True)
+    _write_report_and_gate(out, s, [], None)
     console.print("The full campaign (all 200 bundled reviews, every pair: about 170,000 candidate mutants, hours on "
                   "2 cores):\n  hinter run --dataset imdb --model gguf:default --attributes race,gender,body "
                   "--order 2 --out runs/full", highlight=False)
+
+
+# ---------------------------------------------------------------- report, gate, diff (issue 5)
+
+def _check_conditions_syntax(conditions: list[str]) -> None:
+    """Fail on a malformed --fail-on before a long run; paths are resolved against the summary afterwards."""
+    from .report.gate import _COND
+    for c in conditions:
+        if not _COND.match(c):
+            raise InputError(f"cannot read the condition {c!r}", where="--fail-on",
+                             fix="Write PATH OP NUMBER, e.g. \"intersectional.error_rate>0.05\" or \"hidden>0\" "
+                                 "(OP: > >= < <= == !=).")
+
+
+def _gate(s: dict, fail_on: list[str], junit: Optional[Path]) -> None:
+    """Evaluate --fail-on conditions (exit 1 naming each that holds) and write the JUnit file."""
+    from .report.gate import evaluate, parse_condition, write_junit
+    conditions = [parse_condition(c, s) for c in fail_on]
+    if junit is not None:
+        write_junit(junit, s, conditions)
+        console.print(f"JUnit: {junit}", highlight=False)
+    held = evaluate(conditions, s)
+    for c, path, value in held:
+        console.print(f"[red]FAIL[/] {c.text}: {path} = {value}", highlight=False)
+    if held:
+        raise typer.Exit(1)
+    if conditions:
+        console.print("Gate passed: " + "; ".join(c.text for c in conditions), highlight=False)
+
+
+def _write_report_and_gate(out: Path, s: dict, fail_on: list[str], junit: Optional[Path]) -> None:
+    from .report import write_report
+    r = write_report(out)
+    out_console.print(f"Report: {r['files'][0]}", highlight=False)
+    _gate(r["summary"], fail_on, junit)
+
+
+@app.command("report")
+def report_cmd(
+    run_dir: Path = typer.Argument(..., help="The output folder of a `hinter run`."),
+    baseline: Optional[Path] = typer.Option(None, "--baseline", help="Another run on the same data: adds a section "
+                                            "of biases new, fixed and kept since that run (and writes diff.json)."),
+    fail_on: list[str] = typer.Option([], "--fail-on", help="As for `hinter run`: exit 1 when the condition holds."),
+    junit: Optional[Path] = typer.Option(None, "--junit", help="As for `hinter run`: write a JUnit XML file."),
+) -> None:
+    """Write RUN_DIR/report.html: one self-contained page (no network) with the headline numbers, plots and every
+    bias side by side with its original and components; also instances.csv, instances.parquet (with pyarrow)
+    and an up-to-date summary.json. Example:
+
+    hinter report runs/demo && xdg-open runs/demo/report.html
+    """
+    _check_conditions_syntax(fail_on)
+    from .report import write_report
+    r = write_report(run_dir, baseline)
+    out_console.print("Written: " + ", ".join(str(f) for f in r["files"]), highlight=False)
+    _gate(r["summary"], fail_on, junit)
+
+
+@app.command("check")
+def check_cmd(
+    run_dir: Path = typer.Argument(..., help="The output folder of a `hinter run`."),
+    fail_on: list[str] = typer.Option(["biased>0"], "--fail-on", help="Exit 1 when this condition on the summary "
+                                      "holds (repeatable; default: any bias)."),
+    junit: Optional[Path] = typer.Option(None, "--junit", help="Write a JUnit XML file."),
+) -> None:
+    """The CI gate on a finished run, without running again. Example:
+
+    hinter check runs/nightly --fail-on "intersectional.error_rate>0.05" --fail-on "hidden>0" --junit bias.xml
+    """
+    _check_conditions_syntax(fail_on)
+    from .measures import summary
+    from .report.diff import open_run
+    store = open_run(run_dir, "RUN_DIR")
+    try:
+        s = summary(store)
+    finally:
+        store.close()
+    _gate(s, fail_on, junit)
+
+
+@app.command("diff")
+def diff_cmd(
+    run_a: Path = typer.Argument(..., help="The baseline run folder."),
+    run_b: Path = typer.Argument(..., help="The new run folder (same data and dictionary)."),
+    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the whole diff as JSON to this file "
+                                            "('-' for standard output)."),
+    show: int = typer.Option(10, "--show", help="How many biases of each kind to list."),
+) -> None:
+    """Biases new in RUN_B, fixed in RUN_B and present in both, hidden ones counted apart. Example:
+
+    hinter diff runs/model-v1 runs/model-v2 --json diff.json
+    """
+    import json as _json
+
+    from .report.diff import diff, open_run
+    a, b = open_run(run_a, "RUN_A"), open_run(run_b, "RUN_B")
+    try:
+        d = diff(a, b, str(run_a), str(run_b))
+    finally:
+        a.close()
+        b.close()
+    if json_out is not None and str(json_out) == "-":
+        sys.stdout.write(_json.dumps(d, indent=2) + "\n")
+        return
+    if json_out is not None:
+        json_out.write_text(_json.dumps(d, indent=2) + "\n", encoding="utf-8")
+    for w in d["warnings"]:
+        console.print(f"[yellow]warning:[/] {w}", highlight=False)
+    c = d["counts"]
+    table = Table(title=f"Biases of {run_b} against {run_a} ({d['compared_mutants']} mutants tested in both)",
+                  title_justify="left")
+    for col in ("", "all", "hidden", "not hidden"):
+        table.add_column(col, justify="right" if col else "left")
+    for k, label in (("new", "new in B"), ("fixed", "fixed in B"), ("both", "in both")):
+        table.add_row(label, str(c[k]), str(c[k + "_hidden"]), str(c[k] - c[k + "_hidden"]))
+    out_console.print(table)
+    un = d["unmatched_biases"]
+    if un["a"] or un["b"]:
+        out_console.print(f"Biases whose mutant the other run did not test: {un['a']} in A, {un['b']} in B.")
+    for k, label in (("new", "New in B"), ("fixed", "Fixed in B")):
+        for i in d["instances"][k][:show]:
+            out_console.print(f"{label}: text {i['text_id_b']}, {i['replacements']}"
+                              f"{' (hidden)' if i['hidden'] else ''}: A {i['original_outcome_a']} -> {i['outcome_a']},"
+                              f" B {i['original_outcome_b']} -> {i['outcome_b']}", highlight=False, soft_wrap=True)
+    if json_out is not None:
+        out_console.print(f"Written: {json_out}")
 
 
 def main() -> None:
@@ -165,7 +302,9 @@ def main() -> None:
         _debug = True
         sys.argv.remove("--debug")
     try:
-        app(standalone_mode=False)
+        code = app(standalone_mode=False)
+        if isinstance(code, int) and code:  # typer.Exit(n) is returned, not raised, outside standalone mode
+            sys.exit(code)
     except HinterError as e:
         if _debug:
             raise

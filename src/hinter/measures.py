@@ -1,18 +1,90 @@
 """Every measure of a run, computed from the run store alone (so anyone can recompute them with SQL).
 
-Definitions: ../shared/docs/METHOD.md "What a run reports". A valid mutant whose outcome (or whose
-original's outcome) is unparseable is counted under `unparseable` and left out of `tested`, the
-denominator of the error rate: it is neither a bias nor a non-bias.
+Definitions: ../shared/docs/METHOD.md "What a run reports"; the summary.json schema: docs/summary-schema.md.
+A valid mutant whose outcome (or whose original's outcome) is unparseable is counted under `unparseable` and
+left out of `tested`, the denominator of the error rate: it is neither a bias nor a non-bias.
 """
 from __future__ import annotations
 
+import itertools
+import math
+from collections import defaultdict
+from dataclasses import dataclass
+
 from .store import RunStore
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 def _rate(n: int, d: int) -> float | None:
     return round(n / d, 6) if d else None
+
+
+def wilson(k: int, n: int, z: float = 1.959964) -> list[float] | None:
+    """95% Wilson score interval of k successes in n trials (sound at small n and at 0 or n, unlike k/n +- ...)."""
+    if not n:
+        return None
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return [round(max(0.0, centre - half), 6), round(min(1.0, centre + half), 6)]
+
+
+def pair_id(r: dict) -> str:
+    """The id of a stored replacement, as the store's pair_key joins them (see mutation.Replacement.pair_id)."""
+    return f"{r['attribute']}:{r['source_group']}>{r['target_group']}:{r['word']}>{r['replacement']}"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the measures need of one stored mutant."""
+
+    text_id: int
+    order: int
+    attributes: str
+    pair_ids: tuple[str, ...]
+    target_groups: tuple[str, ...]
+    valid: bool
+    bias: bool | None
+    hidden: bool | None
+    strictly_hidden: bool | None
+
+
+def verdicts(store: RunStore) -> dict[tuple[int, tuple[str, ...]], Verdict]:
+    """Every mutant, keyed by (text_id, pair ids): sub-combinations are found by their key."""
+    import json
+    out = {}
+    for text_id, order, attrs, reps, valid, bias, hidden, strict in store.db.execute(
+            "SELECT text_id, ord, attributes, replacements, valid, bias, hidden, strictly_hidden FROM mutants"):
+        reps = json.loads(reps)
+        v = Verdict(text_id, order, attrs, tuple(pair_id(r) for r in reps), tuple(r["target_group"] for r in reps),
+                    bool(valid), None if bias is None else bool(bias), None if hidden is None else bool(hidden),
+                    None if strict is None else bool(strict))
+        out[(text_id, v.pair_ids)] = v
+    return out
+
+
+def _tested(v: Verdict | None) -> bool:
+    return v is not None and v.valid and v.bias is not None
+
+
+def attribution(v: Verdict, by_key: dict) -> dict:
+    """The smallest sub-combinations of an intersectional bias's replacements that already flip the outcome.
+
+    `flipped_by`: the pair-id tuples of minimal size among valid, biased sub-combinations ([] when none flips:
+    the bias needs every replacement together); `size`: their size (None); `untested`: sub-combinations that
+    cannot answer (missing, discarded or unparseable), so an empty `flipped_by` is only conclusive when 0.
+    """
+    untested, flipped = 0, []
+    for k in range(1, v.order):
+        for sub in itertools.combinations(v.pair_ids, k):
+            s = by_key.get((v.text_id, sub))
+            if not _tested(s):
+                untested += 1
+            elif s.bias and (not flipped or len(flipped[0]) == k):  # keep only the smallest size
+                flipped.append(sub)
+    return {"flipped_by": [list(s) for s in flipped], "size": len(flipped[0]) if flipped else None,
+            "untested": untested}
 
 
 def combination_measures(store: RunStore) -> dict[str, dict]:
@@ -25,15 +97,19 @@ def combination_measures(store: RunStore) -> dict[str, dict]:
     for attrs, order, n, valid, tested, biased, unparseable, hidden, strict, fp, fp_tested in rows:
         valid, tested, biased, unparseable = valid or 0, tested or 0, biased or 0, unparseable or 0
         m = {"order": order, "mutants": n, "valid": valid, "discarded": n - valid,
-             "discarded_share": _rate(n - valid, n), "tested": tested, "biased": biased,
-             "error_rate": _rate(biased, tested), "unparseable": unparseable}
+             "discarded_share": _rate(n - valid, n), "discarded_share_ci": wilson(n - valid, n),
+             "tested": tested, "biased": biased,
+             "error_rate": _rate(biased, tested), "error_rate_ci": wilson(biased, tested), "unparseable": unparseable}
         if order >= 2:
             m["hidden"] = hidden or 0
             m["hidden_rate"] = _rate(hidden or 0, biased)
+            m["hidden_rate_ci"] = wilson(hidden or 0, biased)
             if order >= 3:
                 m["strictly_hidden"] = strict or 0
         if fp_tested:
-            m["discarded_biased"] = fp or 0  # false positives avoided (only with query_discarded)
+            # Biases among discarded mutants: false positives the invariant avoids (only with query_discarded).
+            m["discarded_tested"] = fp_tested
+            m["discarded_biased"] = fp or 0
         out[attrs] = m
     return out
 
@@ -43,15 +119,114 @@ def _totals(per_combo: dict[str, dict], intersectional: bool) -> dict:
     chosen = [m for m in per_combo.values() if (m["order"] >= 2) == intersectional]
     t = {k: sum(m[k] for m in chosen) for k in keys}
     t["discarded_share"] = _rate(t["discarded"], t["mutants"])
+    t["discarded_share_ci"] = wilson(t["discarded"], t["mutants"])
     t["error_rate"] = _rate(t["biased"], t["tested"])
+    t["error_rate_ci"] = wilson(t["biased"], t["tested"])
     if intersectional:
         t["hidden_rate"] = _rate(t["hidden"], t["biased"])
+        t["hidden_rate_ci"] = wilson(t["hidden"], t["biased"])
+        if any(m["order"] >= 3 for m in chosen):
+            t["strictly_hidden"] = sum(m.get("strictly_hidden", 0) for m in chosen)
     return t
+
+
+def truth_table(by_key: dict) -> dict[str, dict]:
+    """MutaInT Table 6: per combination, how many intersectional mutants show each pattern of
+    (bias of each atomic component, bias of the intersectional mutant), over those whose components and
+    themselves are valid with parseable outcomes. Every pattern is listed, zeros included."""
+    counts: dict[str, dict[tuple, int]] = defaultdict(lambda: defaultdict(int))
+    excluded: dict[str, int] = defaultdict(int)
+    orders = {}
+    for v in by_key.values():
+        if v.order < 2:
+            continue
+        orders[v.attributes] = v.order
+        comps = [by_key.get((v.text_id, (p,))) for p in v.pair_ids]
+        if not _tested(v) or not all(_tested(c) for c in comps):
+            excluded[v.attributes] += 1
+            continue
+        counts[v.attributes][tuple(c.bias for c in comps) + (v.bias,)] += 1
+    out = {}
+    for combo in sorted(orders, key=lambda c: (orders[c], c)):
+        k = orders[combo]
+        rows = []
+        for pattern in itertools.product((False, True), repeat=k + 1):
+            comps, inter = pattern[:k], pattern[k]
+            rows.append({"components": list(comps), "intersectional": inter, "count": counts[combo].get(pattern, 0),
+                         "hidden": inter and not any(comps)})
+        out[combo] = {"attributes": combo.split("+"), "rows": rows,
+                      "counted": sum(counts[combo].values()), "left_out": excluded[combo]}
+    return out
+
+
+def group_bias(by_key: dict) -> dict:
+    """MutaInT Table 4: error rate by target group (atomic, per attribute) and by tuple of target groups
+    (intersectional, per combination); a group is flagged where its rate exceeds the unweighted mean rate of
+    the groups of its family (attribute or combination)."""
+    cells: dict[str, dict[str, dict[str, dict]]] = {"atomic": defaultdict(dict), "intersectional": defaultdict(dict)}
+    for v in by_key.values():
+        if not _tested(v):
+            continue
+        kind = "atomic" if v.order == 1 else "intersectional"
+        g = cells[kind][v.attributes].setdefault("+".join(v.target_groups), {"tested": 0, "biased": 0})
+        g["tested"] += 1
+        g["biased"] += int(v.bias)
+    out = {}
+    for kind, families in cells.items():
+        out[kind] = {}
+        for family in sorted(families):
+            groups = families[family]
+            for g in groups.values():
+                g["error_rate"] = _rate(g["biased"], g["tested"])
+                g["error_rate_ci"] = wilson(g["biased"], g["tested"])
+            mean = round(sum(g["error_rate"] for g in groups.values()) / len(groups), 6)
+            for g in groups.values():
+                g["flagged"] = g["error_rate"] > mean
+            out[kind][family] = {"mean_error_rate": mean, "groups": dict(sorted(groups.items()))}
+    return out
+
+
+def attribution_summary(by_key: dict) -> dict:
+    """Intersectional biases by the size of the smallest sub-combination that already flips the outcome,
+    in total and per combination."""
+    def empty():
+        return {"biases": 0, "flipped_by_size": {}, "no_sub_combination_flips": 0, "of_which_hidden": 0,
+                "of_which_with_untested_parts": 0}
+
+    total, per = empty(), defaultdict(empty)
+    for v in by_key.values():
+        if v.order < 2 or not v.valid or not v.bias:
+            continue
+        a = attribution(v, by_key)
+        for t in (total, per[v.attributes]):
+            t["biases"] += 1
+            if a["size"] is not None:
+                t["flipped_by_size"][str(a["size"])] = t["flipped_by_size"].get(str(a["size"]), 0) + 1
+            else:
+                t["no_sub_combination_flips"] += 1
+                t["of_which_hidden"] += int(bool(v.hidden))
+                t["of_which_with_untested_parts"] += int(a["untested"] > 0)
+    return {"totals": total, "by_combination": dict(sorted(per.items()))}
+
+
+def false_positives(store: RunStore, per_combo: dict[str, dict]) -> dict:
+    """RQ3.2: biases among discarded mutants (asked only with query_discarded) and their ratio to real biases."""
+    queried = bool(store.settings().get("query_discarded"))
+    out = {"queried": queried}
+    for kind, chosen in (("atomic", [m for m in per_combo.values() if m["order"] == 1]),
+                         ("intersectional", [m for m in per_combo.values() if m["order"] >= 2])):
+        tested = sum(m.get("discarded_tested", 0) for m in chosen)
+        fp = sum(m.get("discarded_biased", 0) for m in chosen)
+        real = sum(m["biased"] for m in chosen)
+        out[kind] = {"discarded_tested": tested, "discarded_biased": fp, "valid_biased": real,
+                     "ratio_to_valid_biases": _rate(fp, real) if queried else None}
+    return out
 
 
 def summary(store: RunStore) -> dict:
     per_combo = combination_measures(store)
     db = store.db
+    by_key = verdicts(store)
     texts = db.execute("SELECT COUNT(*) FROM texts").fetchone()[0]
     originals_unparseable = db.execute("SELECT COUNT(*) FROM texts WHERE outcome IS NULL").fetchone()[0]
     with_valid = db.execute("SELECT COUNT(DISTINCT text_id) FROM mutants WHERE valid = 1").fetchone()[0]
@@ -70,12 +245,19 @@ def summary(store: RunStore) -> dict:
         "intersectional": {k: v for k, v in per_combo.items() if v["order"] >= 2},
         "totals": {"atomic": _totals(per_combo, False), "intersectional": _totals(per_combo, True)},
         "originals_with_bias": {"count": with_bias, "of_originals_with_valid_mutants": with_valid,
-                                "rate": _rate(with_bias, with_valid)},
+                                "rate": _rate(with_bias, with_valid), "rate_ci": wilson(with_bias, with_valid)},
         "originals_venn": {k: venn.get(k, 0) for k in ("atomic_only", "intersectional_only", "both")},
+        "truth_table": truth_table(by_key),
+        "group_bias": group_bias(by_key),
+        "attribution": attribution_summary(by_key),
+        "false_positives_avoided": false_positives(store, per_combo),
         "unparseable": {"originals": originals_unparseable,
                         "mutants": sum(m["unparseable"] for m in per_combo.values())},
         "overlaps_skipped": int(stats.get("overlaps_skipped", 0)),
-        "model_calls": int(stats.get("model_calls", 0)),
+        # texts the model answered, from the outcome cache: the same after a crash and resume as without one
+        "model_calls": db.execute("SELECT COUNT(*) FROM outcomes").fetchone()[0] + int(stats.get("model_errors", 0)),
+        "model_errors": int(stats.get("model_errors", 0)),
+        "sentences_tagged": int(stats.get("sentences_tagged", 0)),
         "sentences_parsed": int(stats.get("sentences_parsed", 0)),
         "seconds": {k[len("seconds_"):]: round(v, 2) for k, v in stats.items() if k.startswith("seconds_")},
     }

@@ -1,10 +1,13 @@
-"""Stage 7: what a run writes for people and tools: summary.json and biases.csv."""
+"""What a run writes for tools: summary.json and biases.csv (every run), instances.csv/.parquet (hinter report)."""
 from __future__ import annotations
 
 import csv
 import json
+from pathlib import Path
 
-from .measures import summary
+from ..measures import summary
+from ..store import RunStore
+from .instances import EXPORT_COLUMNS, export_rows, load_instances
 
 BIAS_COLUMNS = ("text_id", "order", "attributes", "replacements", "hidden", "strictly_hidden", "original_outcome",
                 "mutant_outcome", "original_text", "mutant_text", "mutant_raw")
@@ -25,3 +28,55 @@ def write_outputs(run) -> dict:
                         "" if m.strictly_hidden is None else int(m.strictly_hidden), original_outcomes[m.text_id],
                         m.outcome, originals[m.text_id], m.text, m.raw))
     return s
+
+
+def write_exports(store: RunStore, out_dir: Path, instances=None) -> list[Path]:
+    """instances.csv, and instances.parquet when pyarrow is installed (the `parquet` extra): one row per bias,
+    with its groups, hidden flags, attribution and component outcomes."""
+    rows = export_rows(instances if instances is not None else load_instances(store))
+    written = [out_dir / "instances.csv"]
+    with open(written[0], "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, EXPORT_COLUMNS)
+        w.writeheader()
+        w.writerows({k: "" if v is None else (int(v) if isinstance(v, bool) else v) for k, v in r.items()}
+                    for r in rows)
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        return written
+    types = {"mutant_id": pa.int64(), "text_id": pa.int64(), "order": pa.int64(), "hidden": pa.bool_(),
+             "strictly_hidden": pa.bool_()}
+    schema = pa.schema([(c, types.get(c, pa.string())) for c in EXPORT_COLUMNS])
+    table = pa.Table.from_pylist(rows, schema=schema)
+    pq.write_table(table, out_dir / "instances.parquet")
+    return written + [out_dir / "instances.parquet"]
+
+
+def write_report(folder: str | Path, baseline: str | Path | None = None) -> dict:
+    """report.html (and instances.csv/.parquet, summary.json refreshed from the store; diff.json with a baseline)
+    for the run in `folder`. Returns {"summary", "files", "diff"}."""
+    from .diff import diff, open_run
+    from .html import render
+    folder = Path(folder)
+    store = open_run(folder, "RUN_DIR")
+    try:
+        s = summary(store)
+        # The summary is derived data: refresh it so the page and summary.json always agree (and old runs upgrade).
+        (folder / "summary.json").write_text(json.dumps(s, indent=2) + "\n", encoding="utf-8")
+        instances = load_instances(store)
+        files = [folder / "summary.json"] + write_exports(store, folder, instances)
+        d = None
+        if baseline is not None:
+            base = open_run(baseline, "--baseline")
+            try:
+                d = diff(base, store, Path(baseline).name or str(baseline), folder.name or str(folder))
+            finally:
+                base.close()
+            (folder / "diff.json").write_text(json.dumps(d, indent=2) + "\n", encoding="utf-8")
+            files.append(folder / "diff.json")
+        (folder / "report.html").write_text(render(s, instances, folder.resolve().name, d), encoding="utf-8")
+        files.insert(0, folder / "report.html")
+        return {"summary": s, "files": files, "diff": d}
+    finally:
+        store.close()

@@ -1,0 +1,79 @@
+"""Regression diff of two runs (two models, or two versions of one, on the same data and dictionary).
+
+Mutants are matched by their original text and their pairs, so the runs may order or subset texts differently.
+Only mutants tested in both runs (valid, with parseable outcomes) are compared: a bias of B is `new` when A
+tested the same mutant without bias, `fixed` when A had it and B does not, `both` when both have it. Hidden
+biases are counted apart. Biases whose mutant the other run did not test are `unmatched`.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import defaultdict
+from pathlib import Path
+
+from ..errors import InputError
+from ..store import RunStore
+
+CATEGORIES = ("new", "fixed", "both")
+
+
+def open_run(folder: str | Path, where: str) -> RunStore:
+    path = Path(folder) / "run.sqlite"
+    if not path.is_file():
+        raise InputError(f"no run.sqlite in {folder}", where=where,
+                         fix="Give the --out folder of a finished `hinter run`.")
+    return RunStore(path)
+
+
+def _rows(store: RunStore) -> dict[tuple[str, str], dict]:
+    texts = {tid: (hashlib.sha256(text.encode()).hexdigest()[:16], text, outcome)
+             for tid, text, outcome in store.db.execute("SELECT text_id, text, outcome FROM texts")}
+    out = {}
+    for tid, order, attrs, key, reps, text, outcome, bias, hidden in store.db.execute(
+            "SELECT text_id, ord, attributes, pair_key, replacements, text, outcome, bias, hidden FROM mutants "
+            "WHERE valid = 1 AND bias IS NOT NULL"):
+        h, original, original_outcome = texts[tid]
+        out[(h, key)] = {"text_id": tid, "order": order, "attributes": attrs,
+                         "replacements": "; ".join(f"{r['attribute']}: {r['word']} -> {r['replacement']}"
+                                                   for r in json.loads(reps)),
+                         "original_text": original, "mutant_text": text, "original_outcome": original_outcome,
+                         "outcome": outcome, "bias": bool(bias), "hidden": bool(hidden)}
+    return out
+
+
+def diff(a: RunStore, b: RunStore, name_a: str = "A", name_b: str = "B") -> dict:
+    sa, sb = a.settings(), b.settings()
+    warnings = [f"{k} differs: {sa.get(k)!r} in {name_a}, {sb.get(k)!r} in {name_b}"
+                for k in ("texts_fingerprint", "dictionary_fingerprint", "attributes", "order", "parser")
+                if sa.get(k) != sb.get(k)]
+    ra, rb = _rows(a), _rows(b)
+    instances: dict[str, list] = {c: [] for c in CATEGORIES}
+    unmatched = {"a": 0, "b": 0}
+    by_combo: dict[str, dict[str, int]] = defaultdict(lambda: {c: 0 for c in CATEGORIES})
+    for key in sorted(set(ra) | set(rb)):
+        x, y = ra.get(key), rb.get(key)
+        if x is None or y is None:
+            if (x or y)["bias"]:
+                unmatched["a" if y is None else "b"] += 1
+            continue
+        cat = "both" if x["bias"] and y["bias"] else "new" if y["bias"] else "fixed" if x["bias"] else None
+        if cat is None:
+            continue
+        ref = x if cat == "fixed" else y
+        # Hidden in the run that shows the bias (both: in either run).
+        hidden = (x["hidden"] or y["hidden"]) if cat == "both" else ref["hidden"]
+        by_combo[ref["attributes"]][cat] += 1
+        instances[cat].append({"text_id_a": x["text_id"], "text_id_b": y["text_id"], "order": ref["order"],
+                               "attributes": ref["attributes"], "replacements": ref["replacements"],
+                               "hidden": hidden, "original_outcome_a": x["original_outcome"],
+                               "outcome_a": x["outcome"], "original_outcome_b": y["original_outcome"],
+                               "outcome_b": y["outcome"], "original_text": ref["original_text"],
+                               "mutant_text": ref["mutant_text"]})
+    counts = {}
+    for c in CATEGORIES:
+        counts[c] = len(instances[c])
+        counts[f"{c}_hidden"] = sum(i["hidden"] for i in instances[c])
+    return {"a": {"name": name_a, "model": sa.get("model")}, "b": {"name": name_b, "model": sb.get("model")},
+            "warnings": warnings, "compared_mutants": len(set(ra) & set(rb)), "counts": counts,
+            "unmatched_biases": unmatched, "by_combination": dict(sorted(by_combo.items())), "instances": instances}
