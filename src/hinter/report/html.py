@@ -151,7 +151,7 @@ def error_chart(s: dict) -> str:
     for t in range(5):
         v = top * t / 4
         parts.append(f'<line x1="{x(v):.1f}" y1="18" x2="{x(v):.1f}" y2="{height - 4}" class="grid"/>'
-                     f'<text x="{x(v):.1f}" y="12" class="axis" text-anchor="middle">{pct(v, 0)}</text>')
+                     f'<text x="{x(v):.1f}" y="12" class="axis" text-anchor="middle">{100 * v:g}%</text>')
     y, prev = 22, None
     for kind, combo, m in rows:
         if prev and kind != prev:
