@@ -139,13 +139,38 @@ def run_campaign(name, limit, attributes, shared, fast_parser, single_parser, sa
     }
 
 
+def memory_campaign(shared: Path, processes: int) -> None:
+    """A whole engine run (generation, validity, a constant model, the store) on ECtHR with all three attribute
+    pairs; prints this process tree's peak resident memory in MiB."""
+    import tempfile
+
+    import hinter
+
+    texts = load_texts(shared, "ecthr", None)
+    attributes = ("body", "gender", "race")
+    with tempfile.TemporaryDirectory() as out:
+        run = hinter.run(texts, lambda batch: ["same"] * len(batch), attributes=attributes, order=2,
+                         dictionary=campaign_dictionary(attributes), out=out,
+                         parser=SpacyParser(n_process=processes))
+        n = run.summary()["totals"]
+        mutants = n["atomic"]["mutants"] + n["intersectional"]["mutants"]
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    print(json.dumps({"mutants": mutants, "main_mib": own, "largest_worker_mib": children,
+                      "total_mib": own + processes * children}))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--shared", type=Path, default=ROOT.parent / "shared")
     ap.add_argument("--sample", type=int, default=1000, help="reference-loop sample per campaign (mutants)")
     ap.add_argument("--processes", type=int, default=2, help="spaCy worker processes of the fast engine")
     ap.add_argument("--only", default=None, help="run only campaigns whose name contains this")
+    ap.add_argument("--memory-child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.memory_child:
+        memory_campaign(args.shared, args.processes)
+        return
     fast_parser = SpacyParser(n_process=args.processes)
     single_parser = SpacyParser(n_process=1)
     rows = []
@@ -170,6 +195,17 @@ def main() -> None:
     print(f"\n* reference loop: run on a seeded sample of each campaign's mutants (the 'on N' column); its time for "
           f"the whole campaign = the exact count of its single-sentence parses x their mean time on the sample.")
     print(f"peak memory: main process {peak:.0f} MiB, largest worker {peak_children:.0f} MiB")
+    import subprocess
+    t0 = time.perf_counter()
+    child = subprocess.run([sys.executable, __file__, "--memory-child", "--shared", str(args.shared), "--processes",
+                            str(args.processes)], capture_output=True, text=True)
+    if child.returncode == 0:
+        mem = json.loads(child.stdout.strip().splitlines()[-1])
+        print(f"peak memory of a whole run on ECtHR with all three attribute pairs ({mem['mutants']} mutants, "
+              f"{time.perf_counter() - t0:.0f} s): main {mem['main_mib']:.0f} MiB + {args.processes} workers of at "
+              f"most {mem['largest_worker_mib']:.0f} MiB = at most {mem['total_mib']:.0f} MiB")
+    else:
+        print(f"memory campaign failed: {child.stderr[-500:]}")
     speed = defaultdict(list)
     for r in rows:
         speed[r["campaign"].split()[0]].append(r["speedup"])

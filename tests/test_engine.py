@@ -103,3 +103,11 @@ def test_order_three_strictly_hidden(parser, tmp_path):
     for m in third:
         if m.valid and m.bias:
             assert m.hidden and m.strictly_hidden
+
+
+def test_run_folder_is_private(planted_run, tmp_path, parser):
+    import stat
+
+    out = tmp_path / "new" / "run"
+    hinter.run(TEXTS[:1], planted.intersectional, attributes=("gender", "race"), dictionary=DIC, parser=parser, out=out)
+    assert stat.S_IMODE(out.stat().st_mode) & 0o077 == 0

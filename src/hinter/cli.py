@@ -59,7 +59,11 @@ def _print_summary(s: dict, out_dir: Path, seconds: float) -> None:
         f"Texts tested: {s['texts']}. Originals with at least one bias: {ob['count']} of {ob['of_originals_with_valid_mutants']} "
         f"with a valid mutant. Unparseable outcomes: {s['unparseable']['originals']} originals, "
         f"{s['unparseable']['mutants']} mutants. Overlapping combinations skipped: {s['overlaps_skipped']}.")
-    out_console.print(f"Model calls: {s['model_calls']}, sentences parsed: {s['sentences_parsed']}, "
+    if s.get("model_errors"):
+        out_console.print(f"[red]Model errors: {s['model_errors']} texts got no answer after retries[/] (counted "
+                          "apart, never as bias or as no bias; their raw error is in run.sqlite).")
+    out_console.print(f"Model calls: {s['model_calls']}, sentences tagged: {s.get('sentences_tagged', 0)}, "
+                      f"given dependencies: {s['sentences_parsed']}, "
                       f"wall time {seconds:.1f} s.")
     out_console.print(f"Written: {out_dir / 'run.sqlite'}, {out_dir / 'summary.json'}, {out_dir / 'biases.csv'}")
 
@@ -96,7 +100,13 @@ def _execute(dataset: str, model: str, attributes: str, order: int, limit: Optio
 
         result = run(records, m, attrs, order, dic, out=out, parser=parser,
                      pairs_per_attribute=pairs_per_attribute, max_pairs_per_text=max_pairs_per_text, seed=seed, include_occupational=not no_jobs,
-                     query_discarded=query_discarded, overwrite=overwrite, progress=report)
+                     query_discarded=query_discarded, overwrite=overwrite, progress=report,
+                     extra_settings={"cli": {  # what `hinter resume` needs to run the same command again
+                         "dataset": dataset, "model": model, "attributes": attributes, "order": order, "limit": limit,
+                         "text_field": text_field, "label_field": label_field,
+                         "dictionary": None if dictionary is None else str(dictionary),
+                         "pairs_per_attribute": pairs_per_attribute, "max_pairs_per_text": max_pairs_per_text,
+                         "seed": seed, "task": task, "no_jobs": no_jobs, "query_discarded": query_discarded}})
     s = result.summary()
     _print_summary(s, out, time.perf_counter() - started)
     return s
@@ -168,6 +178,32 @@ def demo_cmd(
     console.print("The full campaign (all 200 bundled reviews, every pair: about 170,000 candidate mutants, hours on "
                   "2 cores):\n  hinter run --dataset imdb --model gguf:default --attributes race,gender,body "
                   "--order 2 --out runs/full", highlight=False)
+
+
+@app.command("resume")
+def resume_cmd(run_dir: Path = typer.Argument(..., help="The output folder of an interrupted `hinter run`.")) -> None:
+    """Continue an interrupted run where it stopped: no finished batch is redone, no answered model call repeated.
+
+    Example: hinter resume runs/imdb
+    """
+    import json
+    import sqlite3
+
+    db_path = run_dir / "run.sqlite"
+    if not db_path.is_file():
+        raise InputError("no run.sqlite here", where=str(run_dir), fix="Give the --out folder of a `hinter run`.")
+    try:
+        row = sqlite3.connect(db_path).execute("SELECT value FROM settings WHERE key = 'cli'").fetchone()
+    except sqlite3.DatabaseError as e:
+        raise InputError(f"run.sqlite cannot be read ({e})", where=str(db_path)) from None
+    if row is None:
+        raise InputError("this run was not started by `hinter run`", where=str(run_dir),
+                         fix="Resume it the way it was started (hinter.run(...) with the same arguments and out=).")
+    c = json.loads(row[0])
+    s = _execute(c["dataset"], c["model"], c["attributes"], c["order"], c["limit"], run_dir, c["text_field"],
+             c["label_field"], None if c["dictionary"] is None else Path(c["dictionary"]), c["pairs_per_attribute"],
+             c["max_pairs_per_text"], c["seed"], c["task"], c["no_jobs"], c["query_discarded"], False)
+    _write_report_and_gate(run_dir, s, [], None)
 
 
 # ---------------------------------------------------------------- report, gate, diff (issue 5)
@@ -311,14 +347,16 @@ def main() -> None:
         console.print(f"[red]error:[/] {e.message}", highlight=False, soft_wrap=True)
         sys.exit(e.exit_code)
     except (typer.Abort, KeyboardInterrupt):
-        console.print("Interrupted.")
+        console.print("Interrupted. Every finished batch is saved in the run folder: run the same command again, "
+                      "or `hinter resume OUT_FOLDER`, to continue where it stopped.", soft_wrap=True)
         sys.exit(130)
-    except Exception as e:  # click usage errors
+    except Exception as e:
+        # Usage errors (a bad option value, an unknown option). Typer vendors its own copy of click, so
+        # match both its classes and click's.
         import click
-        if isinstance(e, click.exceptions.ClickException):
+        from typer._click import exceptions as typer_click
+        if isinstance(e, (click.exceptions.ClickException, typer_click.ClickException)):
             e.show()
-            sys.exit(e.exit_code)
-        if isinstance(e, click.exceptions.Exit):
             sys.exit(e.exit_code)
         raise
 

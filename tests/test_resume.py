@@ -1,0 +1,121 @@
+"""Nothing lost: a real `hinter run` killed with SIGKILL at random points resumes to the same results,
+never asking the model again about a text it had answered; a failing model stops the run cleanly."""
+import json
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).parent
+WORDS = ["A white man", "The man and a white boy", "A boy", "The white house and the man", "Nobody"]
+
+
+@pytest.fixture(scope="module")
+def campaign(tmp_path_factory):
+    root = tmp_path_factory.mktemp("campaign")
+    rng = random.Random(7)
+    rows = [{"id": f"r{i}", "text": f"{rng.choice(WORDS)} came home on day {i}. The film was {rng.choice(['fine', 'long'])}."
+             f" {rng.choice(WORDS)} liked it."} for i in range(48)]
+    (root / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (root / "dic.csv").write_text("attribute,source_group,target_group,word,replacement\n"
+                                  "gender,male,female,man,woman\ngender,male,female,boy,girl\n"
+                                  "race,european,african,white,black\nrace,european,asian,white,asian\n")
+    return root
+
+
+def start(campaign, out, session, calls):
+    env = {**os.environ, "PYTHONPATH": str(HERE), "HINTER_TEST_CALLS": str(calls), "HINTER_TEST_SESSION": str(session)}
+    cmd = [sys.executable, "-m", "hinter.cli", "run", "-d", str(campaign / "data.jsonl"), "-m", "python:planted:counting",
+           "-a", "gender,race", "--dictionary", str(campaign / "dic.csv"), "-o", str(out)]
+    return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+
+
+def answered(out):
+    if not (out / "run.sqlite").exists():
+        return set()
+    db = sqlite3.connect(out / "run.sqlite")
+    try:
+        return {h for (h,) in db.execute("SELECT text_hash FROM outcomes")}
+    except sqlite3.OperationalError:  # killed before the schema was written
+        return set()
+    finally:
+        db.close()
+
+
+def results(out):
+    db = sqlite3.connect(out / "run.sqlite")
+    texts = sorted(db.execute("SELECT text_id, source_id, text, outcome, raw FROM texts"))
+    mutants = sorted(db.execute("SELECT text_id, pair_key, ord, attributes, replacements, text, changed_sentences, "
+                                "valid, outcome, raw, queried, bias, hidden, strictly_hidden FROM mutants"))
+    summary = json.loads((out / "summary.json").read_text())
+    for volatile in ("seconds", "sentences_tagged", "sentences_parsed"):  # timing and in-memory cache effects
+        summary.pop(volatile, None)
+    summary["settings"].pop("cli", None)  # holds the output folder's siblings' names only through paths
+    return texts, mutants, summary
+
+
+def test_killed_runs_resume_to_the_uninterrupted_result(campaign, tmp_path):
+    reference = tmp_path / "reference"
+    p = start(campaign, reference, 0, tmp_path / "ref_calls.log")
+    assert p.wait(timeout=300) == 0, p.stderr.read().decode()
+
+    out, calls = tmp_path / "killed", tmp_path / "calls.log"
+    rng = random.Random(2026)
+    kills, session = 0, 0
+    before: dict[int, set] = {}
+    while True:
+        before[session] = answered(out)
+        p = start(campaign, out, session, calls)
+        if kills < 4:
+            time.sleep(rng.uniform(1.0, 6.0))
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+                kills += 1
+                session += 1
+                continue
+        assert p.wait(timeout=300) == 0, p.stderr.read().decode()
+        break
+    assert kills >= 3, "the run finished before it could be killed: make the campaign longer"
+    assert results(out) == results(reference)
+    # no model call that had completed (its answer saved) was made again by a later session
+    for line in calls.read_text().splitlines():
+        s, h = line.split("\t")
+        assert h not in before[int(s)], f"session {s} asked again about a text answered before it started"
+
+
+def test_resume_command_and_changed_settings(campaign, tmp_path):
+    out = tmp_path / "run"
+    p = start(campaign, out, 0, tmp_path / "c.log")
+    deadline = time.time() + 120
+    while not answered(out) and time.time() < deadline:  # kill once the run has started answering
+        time.sleep(0.1)
+    os.killpg(p.pid, signal.SIGKILL)
+    p.wait()
+    env = {**os.environ, "PYTHONPATH": str(HERE)}
+    other = subprocess.run([sys.executable, "-m", "hinter.cli", "run", "-d", str(campaign / "data.jsonl"), "-m",
+                            "python:planted:counting", "-a", "gender", "--dictionary", str(campaign / "dic.csv"),
+                            "-o", str(out)], env=env, capture_output=True, text=True, timeout=300)
+    assert other.returncode == 2 and "attributes" in other.stderr and "Traceback" not in other.stderr
+    done = subprocess.run([sys.executable, "-m", "hinter.cli", "resume", str(out)], env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert json.loads((out / "summary.json").read_text())["texts"] == 48
+
+
+def test_a_model_failing_on_every_call_stops_cleanly(campaign, tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(HERE)}
+    r = subprocess.run([sys.executable, "-m", "hinter.cli", "run", "-d", str(campaign / "data.jsonl"), "-m",
+                        "python:planted:failing", "-a", "gender,race", "--dictionary", str(campaign / "dic.csv"),
+                        "-o", str(tmp_path / "o")], env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert "failed on 5 batches in a row" in r.stderr and "ConnectionError" in r.stderr
+    # nothing was recorded as a verdict
+    db = sqlite3.connect(tmp_path / "o" / "run.sqlite")
+    assert db.execute("SELECT COUNT(*) FROM mutants WHERE bias IS NOT NULL").fetchone()[0] == 0
