@@ -6,11 +6,17 @@ PY := $(VENV)/bin/python
 LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF \
 	-DLLAMA_BUILD_SERVER=OFF -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 
+# torch first and pinned: this version's CPU wheel is on the machine's disk (pip finds it through its find-links);
+# letting pip pick another would download several GB. The package itself keeps an open range (the hf extra).
+TORCH ?= 2.13.0
+EXTRAS ?= gguf,hf,openai,server,data,test,testmodels
+
 .PHONY: demo test bench install clean
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
-	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=2 $(PY) -m pip install -q -e '.[gguf,test]'
+	$(PY) -m pip install -q 'torch==$(TORCH)'
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=2 $(PY) -m pip install -q -e '.[$(EXTRAS)]' 'torch==$(TORCH)'
 	touch $@
 
 install: $(VENV)/.installed

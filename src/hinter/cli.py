@@ -114,11 +114,14 @@ def _execute(dataset: str, model: str, attributes: str, order: int, limit: Optio
 
 @app.command("run")
 def run_cmd(
-    dataset: str = typer.Option(..., "--dataset", "-d", help="A JSONL or CSV file with a text column, or the name of a "
-                                "bundled dataset (imdb). Example: --dataset reviews.jsonl"),
+    dataset: str = typer.Option(..., "--dataset", "-d", help="A JSONL, CSV or Parquet file with a text column, a "
+                                "Hugging Face datasets folder (save_to_disk), or a bundled sample: imdb, ecthr, "
+                                "eurlex, ledgar, scotus. Example: --dataset reviews.jsonl"),
     model: str = typer.Option("gguf:default", "--model", "-m", help="The model under test: gguf:default (embedded "
-                              "Gemma 3 270M), gguf:PATH, or python:package.module:function (a function taking a list "
-                              "of texts and returning one label per text)."),
+                              "Gemma 3 270M), gguf:PATH, hf:FOLDER (a Hugging Face sequence classifier), "
+                              "openai:MODEL@BASE_URL (completions endpoint; key from OPENAI_API_KEY), "
+                              "openai-chat:MODEL@BASE_URL (chat endpoint), or python:package.module:function (a "
+                              "function taking a list of texts and returning one label per text)."),
     attributes: str = typer.Option("race,gender", "--attributes", "-a", help="Sensitive attributes, comma-separated, "
                                    "from the dictionary (built-in: race, gender, body). Example: -a race,gender,body"),
     order: int = typer.Option(2, "--order", "-k", help="Highest order of intersectional mutants: 1 = atomic only, "
@@ -136,7 +139,8 @@ def run_cmd(
                                                      "a seeded sample of at most this many of the pairs present "
                                                      "(default: all). Bounds the campaign on long texts."),
     seed: int = typer.Option(0, "--seed", help="Seed of the pair samples."),
-    task: str = typer.Option("imdb", "--task", help="The task generative models are prompted for (imdb)."),
+    task: str = typer.Option("imdb", "--task", help="The task: its prompt and answer parser for generative models "
+                             "(the paper's imdb, ecthr, eurlex, ledgar, scotus), or a YAML/JSON task file."),
     no_jobs: bool = typer.Option(False, "--no-jobs", help="Leave out the occupational gender pairs (assistant;CEO)."),
     query_discarded: bool = typer.Option(False, "--query-discarded", help="Also ask the model about discarded mutants, "
                                          "to count the false positives the invariant avoids."),

@@ -1,4 +1,4 @@
-"""Reading datasets: JSONL or CSV files with a text column, and the bundled IMDB sample."""
+"""Reading datasets: JSONL, CSV, Parquet or a Hugging Face `datasets` folder, and the bundled samples."""
 from __future__ import annotations
 
 import csv
@@ -10,13 +10,15 @@ from pathlib import Path
 from .engine import TextRecord
 from .errors import InputError
 
-BUNDLED = {"imdb": "data/imdb/sample.jsonl"}
+# Samples of the paper's five datasets (see each folder's SOURCE.md); all use the fields id, text, label.
+BUNDLED = {name: f"data/{name}/sample.jsonl" for name in ("imdb", "ecthr", "eurlex", "ledgar", "scotus")}
+FORMATS = "a JSONL, CSV or Parquet file, or a Hugging Face datasets folder (save_to_disk)"
 
 
 def bundled_path(name: str) -> Path:
     if name not in BUNDLED:
         raise InputError(f"no bundled dataset named {name!r}", where="--dataset",
-                         fix=f"Bundled datasets: {', '.join(BUNDLED)}; or give a path to a JSONL or CSV file.")
+                         fix=f"Bundled datasets: {', '.join(BUNDLED)}; or give {FORMATS}.")
     return Path(str(resources.files("hinter") / BUNDLED[name]))
 
 
@@ -36,25 +38,82 @@ def _record(row: dict, where: str, text_field: str, label_field: str | None, id_
                       None if label is None else json.dumps(label) if not isinstance(label, str) else label)
 
 
+def _rows_from_table(table, where: str, class_names: dict[str, list[str]]):
+    """Rows of a pyarrow Table (Parquet, or a datasets folder), with their row numbers; class indices as names."""
+    for i, row in enumerate(table.to_pylist(), start=1):
+        for column, names in class_names.items():
+            v = row.get(column)
+            if isinstance(v, int) and 0 <= v < len(names):
+                row[column] = names[v]
+            elif isinstance(v, list):
+                row[column] = [names[x] if isinstance(x, int) and 0 <= x < len(names) else x for x in v]
+        yield row, f"{where}, row {i}"
+
+
+def _hf_folder_table(p: Path):
+    """A `datasets.save_to_disk` folder: one Dataset, or a DatasetDict whose split must be chosen."""
+    try:
+        import datasets as hf_datasets
+    except ImportError:
+        raise InputError("reading a Hugging Face datasets folder needs the datasets package", where=f"dataset {p}",
+                         fix="pip install 'hinter[data]' (or pip install datasets).") from None
+    try:
+        ds = hf_datasets.load_from_disk(str(p))
+    except (FileNotFoundError, ValueError) as e:
+        raise InputError(f"not a Hugging Face datasets folder ({e})", where=f"dataset {p}",
+                         fix=f"Give {FORMATS}.") from None
+    if isinstance(ds, hf_datasets.DatasetDict):
+        splits = list(ds)
+        if len(splits) != 1:
+            raise InputError(f"the folder holds several splits ({', '.join(splits)})", where=f"dataset {p}",
+                             fix=f"Give one split's folder, e.g. --dataset {p / splits[0]}.")
+        ds = ds[splits[0]]
+    class_names = {}  # ClassLabel columns store indices: read them as their names
+    for column, feature in ds.features.items():
+        feature = getattr(feature, "feature", feature)  # Sequence(ClassLabel) for multi-label
+        if isinstance(feature, hf_datasets.ClassLabel):
+            class_names[column] = feature.names
+    return ds.with_format("arrow")[:], class_names
+
+
 def load_dataset(path: str | Path, text_field: str = "text", label_field: str | None = "label",
                  id_field: str = "id", limit: int | None = None) -> list[TextRecord]:
-    """Read texts from a JSONL or CSV file (or a bundled dataset's name). Errors name the file and line."""
+    """Read texts from a file or folder (see FORMATS) or a bundled dataset's name. Errors name the file and line."""
     p = Path(path)
     if not p.exists() and str(path) in BUNDLED:
         p = bundled_path(str(path))
     if not p.exists():
         raise InputError("no such file", where=f"dataset {path}",
-                         fix=f"Give a JSONL or CSV file, or a bundled dataset ({', '.join(BUNDLED)}).")
-    if p.is_dir():
-        raise InputError("is a folder, not a file", where=f"dataset {path}", fix="Give a JSONL or CSV file.")
+                         fix=f"Give {FORMATS}, or a bundled dataset ({', '.join(BUNDLED)}).")
+    records: list[TextRecord] = []
+    suffix = p.suffix.lower()
+    if p.is_dir() or suffix in {".parquet", ".pq"}:
+        class_names: dict[str, list[str]] = {}
+        if p.is_dir():
+            table, class_names = _hf_folder_table(p)
+        else:
+            try:
+                import pyarrow.parquet as pq
+            except ImportError:
+                raise InputError("reading Parquet needs pyarrow", where=f"dataset {p}",
+                                 fix="pip install 'hinter[data]' (or pip install pyarrow).") from None
+            try:
+                table = pq.read_table(p)
+            except Exception as e:  # pyarrow.ArrowInvalid and friends
+                raise InputError(f"not a readable Parquet file ({e})", where=f"dataset {p}", fix="Check the file.") from None
+        if limit is not None:
+            table = table.slice(0, limit)
+        for row, where in _rows_from_table(table, str(p), class_names):
+            records.append(_record(row, where, text_field, label_field, id_field))
+        if not records:
+            raise InputError("the dataset holds no records", where=str(p), fix="Add at least one record with a text.")
+        return records
     try:
         content = p.read_bytes().decode("utf-8")
     except UnicodeDecodeError as e:
         line = p.read_bytes()[: e.start].count(b"\n") + 1
         raise InputError(f"invalid UTF-8 at byte {e.start}", where=f"{p}, line {line}",
                          fix="Save the file as UTF-8.") from None
-    records: list[TextRecord] = []
-    suffix = p.suffix.lower()
     if suffix in {".jsonl", ".json", ".ndjson"}:
         for lineno, line in enumerate(content.splitlines(), start=1):
             if limit is not None and len(records) >= limit:
@@ -77,7 +136,7 @@ def load_dataset(path: str | Path, text_field: str = "text", label_field: str | 
                 break
             records.append(_record(row, f"{p}, line {reader.line_num}", text_field, label_field, id_field))
     else:
-        raise InputError(f"unknown dataset format {p.suffix!r}", where=str(p), fix="Use a .jsonl or .csv file.")
+        raise InputError(f"unknown dataset format {p.suffix!r}", where=str(p), fix=f"Give {FORMATS}.")
     if not records:
         raise InputError("the dataset holds no records", where=str(p), fix="Add at least one record with a text.")
     return records

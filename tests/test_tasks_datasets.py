@@ -1,0 +1,158 @@
+"""The paper's five task presets, the answer parser, user task files, and datasets in every format."""
+import json
+
+import pytest
+
+from hinter.datasets import BUNDLED, load_dataset
+from hinter.errors import InputError
+from hinter.tasks import TASKS, get_task, load_task_file
+
+
+def test_five_presets_with_labels_prompts_and_three_examples():
+    assert set(TASKS) == {"imdb", "ecthr", "eurlex", "ledgar", "scotus"}
+    sizes = {"imdb": 2, "ecthr": 10, "eurlex": 100, "ledgar": 100, "scotus": 14}
+    for name, task in TASKS.items():
+        assert len(task.labels) == len(set(task.labels)) == sizes[name]
+        assert len(task.examples) == 3
+        for _, answer in task.examples:  # every example answer is readable by the task's own parser
+            assert task.parse_answer(answer).parseable, (name, answer)
+        prompt = task.completion_prompt("THE TEXT")
+        assert "[LABELS]" not in prompt and prompt.endswith(f"THE TEXT\n{task.answer_prefix}")
+    assert TASKS["ecthr"].multi_label and TASKS["eurlex"].multi_label and not TASKS["ledgar"].multi_label
+    assert '"Article 1 of Protocol 1"' in TASKS["ecthr"].completion_prompt("x")  # [LABELS] filled in
+
+
+@pytest.mark.parametrize("answer, expected", [
+    ("Answer: Article 3, Article 6", {"Article 3", "Article 6"}),
+    ("article 3; ARTICLE 6.", {"Article 3", "Article 6"}),
+    ("Articles 3, 6 and 8", {"Article 3", "Article 6", "Article 8"}),
+    ("Article 1 of Protocol No. 1 and Article 10", {"Article 1 of Protocol 1", "Article 10"}),
+    ("P1-1", {"Article 1 of Protocol 1"}),
+    ("Article 14", {"Article 14"}),
+    ("None", set()), ("none.", set()), ("Answer: None", set()), ("No violation", set()),
+    ("I do not know", None), ("Article 1", None), ("", None),
+])
+def test_multi_label_parser(answer, expected):
+    value = get_task("ecthr").parse_answer(answer).value
+    assert (value if value is None else set(value)) == expected
+
+
+@pytest.mark.parametrize("task, answer, expected", [
+    ("imdb", " positive.", "Positive"), ("imdb", "Sentiment: NEGATIVE!", "Negative"),
+    ("imdb", "positive or negative", None), ("imdb", "I cannot tell", None),
+    ("ledgar", "No Waivers", "No Waivers"), ("ledgar", "waivers", "Waivers"),
+    ("ledgar", "Waiver of Jury Trials.", "Waiver Of Jury Trials"), ("ledgar", "Governing Laws and Notices", None),
+    ("scotus", "Answer: criminal procedure", "Criminal Procedure"), ("scotus", "Taxes", None),
+])
+def test_single_label_parser(task, answer, expected):
+    assert get_task(task).parse_answer(answer).value == expected
+
+
+def test_eurlex_longest_label_wins():
+    value = get_task("eurlex").parse_answer("international trade, trade policy").value
+    assert value == frozenset({"international trade", "trade policy"})  # not also "trade"
+
+
+def test_user_task_from_yaml_and_json(tmp_path):
+    (tmp_path / "t.yaml").write_text(
+        "name: toxicity\nlabels: [Toxic, Fine]\nsystem_prompt: Classify the comment among [LABELS].\n"
+        "question: Is it toxic?\nexamples:\n  - {text: You idiot, answer: Toxic}\n  - [Nice work, Fine]\n"
+        "text_name: Comment\n")
+    task = get_task(str(tmp_path / "t.yaml"))
+    assert task.name == "toxicity" and task.examples == (("You idiot", "Toxic"), ("Nice work", "Fine"))
+    assert 'among "Toxic", "Fine".' in task.completion_prompt("x") and task.parse_answer("fine").value == "Fine"
+    (tmp_path / "m.json").write_text(json.dumps({"labels": ["A", "B", "C"], "system_prompt": "s", "question": "q",
+                                                 "multi_label": True}))
+    multi = load_task_file(tmp_path / "m.json")
+    assert multi.name == "m" and multi.parse_answer("A and C").value == frozenset({"A", "C"})
+
+
+@pytest.mark.parametrize("content, problem", [
+    ("labels: [A]\nsystem_prompt: s\nquestion: q\n", "at least two"),
+    ("labels: [A, B]\nquestion: q\n", "missing field(s) system_prompt"),
+    ("labels: [A, B]\nsystem_prompt: s\nquestion: q\ncolour: red\n", "unknown field(s) colour"),
+    ("labels: [A, B]\nsystem_prompt: s\nquestion: q\nexamples: [[only text]]\n", "example 1"),
+    ("labels: [A, B\n", "not valid YAML"),
+])
+def test_bad_task_files(tmp_path, content, problem):
+    (tmp_path / "t.yml").write_text(content)
+    with pytest.raises(InputError) as e:
+        get_task(str(tmp_path / "t.yml"))
+    assert problem in e.value.problem and "t.yml" in e.value.where
+
+
+def test_unknown_task_names_the_presets():
+    with pytest.raises(InputError) as e:
+        get_task("sentiment")
+    assert "ecthr" in e.value.fix and e.value.where == "--task"
+
+
+def test_bundled_samples_load_by_name_with_task_labels():
+    counts = {name: len(load_dataset(name)) for name in BUNDLED}
+    assert counts["imdb"] == 200 and counts["ecthr"] == 63 and 1 <= counts["scotus"] <= 6
+    assert all(1 <= n <= 300 for n in counts.values())
+    for name in ("ecthr", "eurlex"):  # multi-label gold labels are written in the task's label names
+        task = get_task(name)
+        golds = [json.loads(r.gold) for r in load_dataset(name) if r.gold is not None]
+        assert golds and all(set(g) <= set(task.labels) for g in golds)
+    assert all(r.gold in get_task("ledgar").labels for r in load_dataset("ledgar"))
+    assert all(r.gold in get_task("scotus").labels for r in load_dataset("scotus"))
+    assert all(r.source_id.startswith("lexglue_") for r in load_dataset("scotus"))  # no Oyez summaries shipped
+
+
+def test_bundled_samples_carry_their_source_notes():
+    from importlib import resources
+    for name in BUNDLED:
+        note = (resources.files("hinter") / "data" / name / "SOURCE.md").read_text(encoding="utf-8")
+        assert "icen" in note and "## In this package" in note  # licence (Licence/License) and what was taken
+
+
+ROWS = [{"id": "a", "body": "A man walked in.", "gold": "x"}, {"id": "b", "body": "A woman left.", "gold": "y"}]
+
+
+def test_csv_parquet_and_hf_folder_with_field_options(tmp_path):
+    import csv
+    with open(tmp_path / "d.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=["id", "body", "gold"])
+        w.writeheader()
+        w.writerows(ROWS)
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+    pq.write_table(pa.Table.from_pylist(ROWS), tmp_path / "d.parquet")
+    datasets = pytest.importorskip("datasets")
+    datasets.Dataset.from_list(ROWS).save_to_disk(str(tmp_path / "hf"))
+    for path in ("d.csv", "d.parquet", "hf"):
+        recs = load_dataset(tmp_path / path, text_field="body", label_field="gold")
+        assert [(r.text, r.source_id, r.gold) for r in recs] == [("A man walked in.", "a", "x"), ("A woman left.", "b", "y")]
+        assert len(load_dataset(tmp_path / path, text_field="body", limit=1)) == 1
+
+
+def test_hf_folder_class_labels_become_names_and_splits_must_be_chosen(tmp_path):
+    datasets = pytest.importorskip("datasets")
+    features = datasets.Features({"text": datasets.Value("string"),
+                                  "label": datasets.ClassLabel(names=["negative", "positive"])})
+    ds = datasets.Dataset.from_dict({"text": ["Good.", "Bad."], "label": [1, 0]}, features=features)
+    datasets.DatasetDict({"train": ds, "test": ds}).save_to_disk(str(tmp_path / "dd"))
+    with pytest.raises(InputError) as e:
+        load_dataset(tmp_path / "dd")
+    assert "several splits" in e.value.problem and "dd/train" in e.value.fix
+    assert [r.gold for r in load_dataset(tmp_path / "dd" / "test")] == ["positive", "negative"]
+
+
+def test_dataset_errors_name_the_row(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+    pq.write_table(pa.Table.from_pylist([{"text": "fine"}, {"text": ""}]), tmp_path / "e.parquet")
+    with pytest.raises(InputError) as e:
+        load_dataset(tmp_path / "e.parquet")
+    assert "row 2" in e.value.where
+    (tmp_path / "x.parquet").write_text("not parquet")
+    with pytest.raises(InputError):
+        load_dataset(tmp_path / "x.parquet")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(InputError) as e:
+        load_dataset(tmp_path / "empty")
+    assert "datasets folder" in e.value.problem
+    with pytest.raises(InputError) as e:
+        load_dataset("ecthr2")
+    assert "ecthr" in e.value.fix
