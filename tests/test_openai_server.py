@@ -1,0 +1,153 @@
+"""The OpenAI-compatible backend against a real server on loopback: llama.cpp's server (`python -m
+llama_cpp.server`) serving the embedded Gemma 3 270M, started and stopped here. The same model runs
+in-process (gguf:default) for comparison.
+
+Why outcomes may differ on borderline texts: the in-process backend tokenizes the prompt head, the text and
+the prompt tail separately and evaluates them in fixed chunks (see gguf.py), while the server tokenizes the
+whole prompt at once and evaluates it in one batch. Token boundaries at the joins and batch shapes change the
+two label logits by up to about 0.2, so the labels are compared where the in-process margin is wider than that.
+"""
+import os
+import re
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+for module in ("llama_cpp", "openai", "uvicorn", "fastapi", "sse_starlette", "starlette_context", "pydantic_settings"):
+    pytest.importorskip(module)
+
+from hinter.errors import InputError, ModelError  # noqa: E402
+from hinter.models import load_model  # noqa: E402
+
+from campaign import REVIEWS, run_campaign  # noqa: E402
+
+MARGIN = 0.3  # logits; see the module docstring
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    from hinter.models.gguf import default_gguf_path
+    port = free_port()
+    log = open(tmp_path_factory.mktemp("server") / "server.log", "w")
+    proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(default_gguf_path()),
+                             "--host", "127.0.0.1", "--port", str(port), "--n_threads", "2", "--n_ctx", "2048"],
+                            stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}/v1"
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            try:
+                urllib.request.urlopen(url + "/models", timeout=2)
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    log.flush()
+                    pytest.fail("llama.cpp's server did not start: " + Path(log.name).read_text()[-2000:])
+                time.sleep(0.5)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+def logit_margin(raw: str) -> float:
+    """Positive minus Negative, from the raw answer of either backend."""
+    scores = dict(re.findall(r"(Positive|Negative)=(-?\d+\.\d+)", raw))
+    return float(scores["Positive"]) - float(scores["Negative"])
+
+
+def test_server_completions_give_the_in_process_labels(server, gemma):
+    from hinter.datasets import load_dataset
+    texts = [r.text for r in load_dataset("imdb", limit=40) if len(r.text) < 900][:6] + [r["text"] for r in REVIEWS]
+    remote = load_model(f"openai:gemma@{server}", "imdb")
+    assert remote.fingerprint.startswith("openai-completions:gemma@http://127.0.0.1:")
+    served, local = remote.predict(texts), gemma.predict(texts)
+    compared = 0
+    for s, g in zip(served, local):
+        assert "first-token logprobs" in s.raw  # decided from the server's logprobs, as in-process from logits
+        assert abs(logit_margin(s.raw) - logit_margin(g.raw)) < MARGIN
+        if abs(logit_margin(g.raw)) > MARGIN:
+            assert s.value == g.value
+            compared += 1
+    assert compared >= 3
+
+
+def test_chat_endpoint_and_answer_text(server):
+    """Chat messages through the server's default chat handling; the answer text is parsed."""
+    model = load_model(f"openai-chat:gemma@{server}", "imdb")
+    out, = model.predict(["Dull, predictable and far too long."])
+    assert model.fingerprint.startswith("openai-chat:") and out.raw
+    assert out.value in {"Positive", "Negative", None}
+
+
+def test_multi_label_task_parses_generated_answers(server):
+    model = load_model(f"openai:gemma@{server}", "ecthr")
+    out, = model.predict(["5. The applicant was born in 1970 and lives in Ankara. He was detained for ten years."])
+    assert out.value is None or (isinstance(out.value, frozenset) and out.value <= set(model.task.labels))
+    assert "logprobs" not in out.raw  # multi-label: never decided by a first token
+
+
+def test_a_text_longer_than_the_context_is_unparseable_not_fatal(server):
+    model = load_model(f"openai:gemma@{server}", "imdb")
+    long, short = model.predict(["word " * 5000, "A wonderful film."])
+    assert long.value is None and long.raw.startswith("error:") and short.value in {"Positive", "Negative"}
+
+
+def test_unreachable_server_is_retried_then_a_model_error():
+    from hinter.models.openai_api import OpenAIModel
+    from hinter.tasks import get_task
+    model = OpenAIModel("gemma", get_task("imdb"), base_url=f"http://127.0.0.1:{free_port()}/v1", retries=2,
+                        backoff=0.01, timeout=2)
+    with pytest.raises(ModelError) as e:
+        model.predict(["A film."])
+    assert "failed 3 times" in e.value.problem and model.retried == 2
+
+
+def test_api_key_only_from_the_environment(monkeypatch, server, tmp_path):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-never-stored")
+    model = load_model(f"openai:gemma@{server}", "imdb")
+    assert "sk-secret" not in model.fingerprint
+    monkeypatch.delenv("OPENAI_API_KEY")
+    monkeypatch.delenv("HINTER_OPENAI_API_KEY", raising=False)
+    with pytest.raises(ModelError) as e:
+        load_model("openai:gpt-4o-mini", "imdb")  # the real OpenAI API needs a key
+    assert "OPENAI_API_KEY" in e.value.fix
+    with pytest.raises(InputError):
+        load_model("openai:gemma@127.0.0.1:8080", "imdb")  # not a URL
+
+
+def test_same_campaign_in_process_and_behind_the_server(server, tmp_path):
+    env_key = {"OPENAI_API_KEY": "sk-secret-never-stored"}
+    os.environ.update(env_key)
+    try:
+        runs = {}
+        for name, spec in (("local", "gguf:default"), ("served", f"openai:gemma@{server}")):
+            r = run_campaign(tmp_path, spec, name)
+            assert r.returncode == 0, r.stderr
+            with sqlite3.connect(tmp_path / name / "run.sqlite") as db:
+                runs[name] = {h: (o, raw) for h, o, raw in db.execute("SELECT text_hash, outcome, raw FROM outcomes")}
+                dump = "\n".join(" ".join(map(str, row)) for table in ("settings", "outcomes", "texts", "mutants")
+                                 for row in db.execute(f"SELECT * FROM {table}"))
+            assert "sk-secret" not in dump + r.stdout + r.stderr
+    finally:
+        os.environ.pop("OPENAI_API_KEY")
+    assert set(runs["local"]) == set(runs["served"]) and len(runs["local"]) > len(REVIEWS)  # the same texts asked
+    for h, (outcome, raw) in runs["local"].items():
+        if abs(logit_margin(raw)) > MARGIN:
+            assert runs["served"][h][0] == outcome
