@@ -91,15 +91,15 @@ def run_campaign(name, limit, attributes, shared, fast_parser, single_parser, sa
     gen_s = time.perf_counter() - t0
     flat = [(tid, m) for tid, ms in mutants_by_text.items() for m in ms]
 
-    # fast engine, as the run engine drives it: batches of 8 texts, sentence-by-sentence mutated pairs
+    # fast engine, as the run engine drives it: batches of 32 texts, sentence-by-sentence mutated pairs
     recorder = RecordingParser(fast_parser)
     engine = Validator(recorder)
     t0 = time.perf_counter()
     fast = {}
     splits = {}
     tids = sorted(mutants_by_text)
-    for i in range(0, len(tids), 8):
-        batch = tids[i:i + 8]
+    for i in range(0, len(tids), 32):
+        batch = tids[i:i + 32]
         for tid in batch:
             spans = sentence_spans(texts[tid])
             splits[tid] = (spans, [texts[tid][a:b] for a, b in spans])

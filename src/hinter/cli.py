@@ -85,11 +85,11 @@ def _execute(dataset: str, model: str, attributes: str, order: int, limit: Optio
     from .dictionary import load_dictionary
     dic = load_dictionary(dictionary)
     dic.restrict(attrs)  # fail on an unknown attribute before loading any model
-    with console.status("Loading the model and the parser..."):
-        m = load_model(model, task=task)
+    with console.status("Loading the parser and the model..."):
         from .validity import SpacyParser
         from .validity.parsers import default_processes
-        parser = SpacyParser(n_process=default_processes())
+        parser = SpacyParser(n_process=default_processes())  # first: its workers fork before model threads exist
+        m = load_model(model, task=task)
     started = time.perf_counter()
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   TimeRemainingColumn(), console=console, transient=False) as progress:

@@ -117,7 +117,7 @@ def _open_store(out_dir: Path, settings: dict, overwrite: bool) -> RunStore:
 def run(texts: Sequence[str | TextRecord], model, attributes: Sequence[str] = ("race", "gender"), order: int = 2,
         dictionary: str | Path | Dictionary | None = None, *, out: str | Path | None = None, parser: Parser | None = None,
         pairs_per_attribute: int | None = None, max_pairs_per_text: int | None = None, seed: int = 0, include_occupational: bool = True,
-        query_discarded: bool = False, batch_texts: int = 8, overwrite: bool = False, extra_settings: dict | None = None,
+        query_discarded: bool = False, batch_texts: int = 32, overwrite: bool = False, extra_settings: dict | None = None,
         progress: Callable[[str, int, int], None] | None = None) -> Run:
     """Run a bias test: atomic mutants for each attribute and intersectional ones up to `order`.
 
@@ -145,8 +145,8 @@ def run(texts: Sequence[str | TextRecord], model, attributes: Sequence[str] = ("
                              fix="Remove empty texts or fill them in.")
     d = dictionary if isinstance(dictionary, Dictionary) else load_dictionary(dictionary)
     d = d.restrict(attributes, include_occupational).sample(pairs_per_attribute, seed)
+    parser = parser or SpacyParser(n_process=default_processes())  # before the model: workers fork first
     model = resolve_model(model)
-    parser = parser or SpacyParser(n_process=default_processes())
     out_dir = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="hinter-run-"))
     out_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     settings = {

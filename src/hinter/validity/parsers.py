@@ -104,7 +104,10 @@ class SpacyParser:
         if self.n_process > 1:
             import multiprocessing
 
-            ctx = multiprocessing.get_context("spawn")  # no fork of a process that may hold llama.cpp threads
+            # fork: spawn would re-import the user's main script, which breaks any script without an
+            # `if __name__ == "__main__"` guard. Callers create the parser before loading a model, so the
+            # fork happens before llama.cpp or torch start threads.
+            ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
             self._pool = ctx.Pool(self.n_process, initializer=_init_worker, initargs=(model, batch_size))
             # end the workers at exit at the latest, before the interpreter tears down what Pool needs
             self._finalizer = weakref.finalize(self, self._pool.terminate)
