@@ -29,6 +29,7 @@ def train(dataset: str, out: str | Path, epochs: int = 10, lr: float = 2e-4, max
     """Train a MiniLM classifier on a bundled dataset (`imdb`: single-label; `ecthr`/`eurlex`: multi-label); save to `out`."""
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
+    from transformers.utils import logging as hf_logging
 
     from hinter.datasets import load_dataset
     from hinter.tasks import get_task
@@ -50,6 +51,8 @@ def train(dataset: str, out: str | Path, epochs: int = 10, lr: float = 2e-4, max
         index = {lab.lower(): i for i, lab in enumerate(labels)}
         targets = torch.tensor([index[g.lower()] for g in golds])
     torch.manual_seed(seed)
+    hf_logging.set_verbosity_error()  # the new head's "newly initialized" report is expected here
+    hf_logging.disable_progress_bar()
     tok = AutoTokenizer.from_pretrained(minilm_path())
     model = AutoModelForSequenceClassification.from_pretrained(
         minilm_path(), num_labels=len(labels), id2label=dict(enumerate(labels)),
