@@ -24,4 +24,9 @@ class InputError(HinterError):
 
 
 class ModelError(HinterError):
-    """The model under test could not be loaded or called."""
+    """The model under test could not be loaded or called. `fatal`: retrying cannot help (a refused key, an
+    unknown model), so the run stops at once rather than recording the failure and going on."""
+
+    def __init__(self, problem: str, *, where: str | None = None, fix: str | None = None, fatal: bool = False):
+        super().__init__(problem, where=where, fix=fix)
+        self.fatal = fatal

@@ -228,7 +228,10 @@ def summary(store: RunStore) -> dict:
     db = store.db
     by_key = verdicts(store)
     texts = db.execute("SELECT COUNT(*) FROM texts").fetchone()[0]
-    originals_unparseable = db.execute("SELECT COUNT(*) FROM texts WHERE outcome IS NULL").fetchone()[0]
+    # a model error (no answer after retries) is not an unparseable answer: counted apart
+    originals_unparseable = db.execute("SELECT COUNT(*) FROM texts WHERE outcome IS NULL AND "
+                                       "(raw IS NULL OR raw NOT LIKE 'model error:%')").fetchone()[0]
+    originals_errors = db.execute("SELECT COUNT(*) FROM texts WHERE raw LIKE 'model error:%'").fetchone()[0]
     with_valid = db.execute("SELECT COUNT(DISTINCT text_id) FROM mutants WHERE valid = 1").fetchone()[0]
     with_bias = db.execute("SELECT COUNT(DISTINCT text_id) FROM mutants WHERE valid = 1 AND bias = 1").fetchone()[0]
     venn = dict(db.execute(
@@ -252,7 +255,8 @@ def summary(store: RunStore) -> dict:
         "attribution": attribution_summary(by_key),
         "false_positives_avoided": false_positives(store, per_combo),
         "unparseable": {"originals": originals_unparseable,
-                        "mutants": sum(m["unparseable"] for m in per_combo.values())},
+                        "mutants": sum(m["unparseable"] for m in per_combo.values()),
+                        "originals_model_errors": originals_errors},
         "overlaps_skipped": int(stats.get("overlaps_skipped", 0)),
         # texts the model answered, from the outcome cache: the same after a crash and resume as without one
         "model_calls": db.execute("SELECT COUNT(*) FROM outcomes").fetchone()[0] + int(stats.get("model_errors", 0)),

@@ -77,10 +77,11 @@ class OutcomeCache:
                 outs = self.model.predict(texts)
                 if len(outs) != len(texts):
                     raise ModelError(f"the model returned {len(outs)} outcomes for {len(texts)} texts",
-                                     fix="A model must return exactly one outcome per input text, in order.")
+                                     fix="A model must return exactly one outcome per input text, in order.",
+                                     fatal=True)
                 return [normalise(o) for o in outs]
             except ModelError as e:
-                if "outcomes for" in e.problem:  # a contract error: retrying cannot help
+                if e.fatal:
                     raise
                 last = e.message
             except Exception as e:  # a failing model must not become a verdict, nor end the run at once
@@ -114,8 +115,9 @@ class OutcomeCache:
                 continue
             self._failed_in_a_row = 0
             self._memory.update(zip(keys, outs))
-            if self.store is not None:
-                self.store.save_outcomes(self.model.fingerprint, list(zip(keys, outs)))
+            self.errors += sum(o.error for o in outs)
+            if self.store is not None:  # errors are not cached: a later run asks again
+                self.store.save_outcomes(self.model.fingerprint, [(k, o) for k, o in zip(keys, outs) if not o.error])
             if progress is not None:
                 progress(len(keys))
         return {k: self._memory[k] for k in wanted}

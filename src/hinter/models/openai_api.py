@@ -110,7 +110,8 @@ class OpenAIModel:
             except o.APIStatusError as e:  # 401, 403, 404...: retrying will not help
                 raise ModelError(f"the API at {self.base_url or 'api.openai.com'} refused the request "
                                  f"({e.status_code}: {_message(e)})",
-                                 fix="Check the model name, the base URL and the API key variable.") from None
+                                 fix="Check the model name, the base URL and the API key variable.",
+                                 fatal=True) from None
         raise AssertionError("unreachable")
 
     # --- from a response to an outcome ------------------------------------------------------------------------
@@ -156,11 +157,26 @@ class OpenAIModel:
             return Outcome(label, answer.strip() + note)
         return self.task.parse_answer(answer)
 
+    def _request_or_error(self, text: str):
+        try:
+            return self._request(text)
+        except ModelError as e:
+            if e.fatal:
+                raise
+            return e
+
     def predict(self, texts: Sequence[str]) -> list[Outcome]:
         if len(texts) <= 1 or self.concurrency == 1:
-            return [self._outcome(self._request(t)) for t in texts]
-        with ThreadPoolExecutor(max_workers=min(self.concurrency, len(texts))) as pool:
-            return [self._outcome(r) for r in pool.map(self._request, texts)]
+            responses = [self._request_or_error(t) for t in texts]
+        else:
+            with ThreadPoolExecutor(max_workers=min(self.concurrency, len(texts))) as pool:
+                responses = list(pool.map(self._request_or_error, texts))
+        # One text that fails after its retries is a model error for that text alone; a batch that fails
+        # whole (the server is down) is raised, so that the run can stop after a few such batches.
+        if responses and all(isinstance(r, ModelError) for r in responses):
+            raise responses[0]
+        return [Outcome(None, f"model error: {r.message}", error=True) if isinstance(r, ModelError)
+                else self._outcome(r) for r in responses]
 
 
 def _message(e: Exception) -> str:
