@@ -96,11 +96,22 @@ def test_chat_endpoint_and_answer_text(server):
     assert out.value in {"Positive", "Negative", None}
 
 
+FACTS = "5. The applicant was born in 1970 and lives in Ankara. He was detained for ten years without trial."
+
+
 def test_multi_label_task_parses_generated_answers(server):
     model = load_model(f"openai:gemma@{server}", "ecthr")
-    out, = model.predict(["5. The applicant was born in 1970 and lives in Ankara. He was detained for ten years."])
+    out, = model.predict([FACTS])
     assert out.value is None or (isinstance(out.value, frozenset) and out.value <= set(model.task.labels))
     assert "logprobs" not in out.raw  # multi-label: never decided by a first token
+
+
+def test_in_process_generation_stops_at_the_end_of_the_answer_line():
+    """Gemma writes "\n\n" as one token, then invents the next example ("Facts: ... Answer: Article 6"):
+    only the answer line may be parsed."""
+    model = load_model("gguf:default", "ecthr")
+    out, = model.predict([FACTS])
+    assert out.raw.strip() and "\n" not in out.raw and "Facts" not in out.raw
 
 
 def test_a_text_longer_than_the_context_is_unparseable_not_fatal(server):

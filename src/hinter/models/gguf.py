@@ -150,8 +150,12 @@ class GGUFModel:
             if nxt == self.llm.token_eos() or nxt == self.llm.token_nl():
                 break
             out.append(nxt)
+            # Gemma has tokens for "\n\n" and more besides token_nl: without this, the model's next invented
+            # example ("\n\nFacts: ... Answer: Article 6") would be parsed as part of the answer.
+            if b"\n" in self.llm.detokenize([nxt]):
+                break
             self.llm.eval([nxt])
-        answer = self.llm.detokenize(out).decode("utf-8", errors="replace")
+        answer = self.llm.detokenize(out).decode("utf-8", errors="replace").split("\n")[0]
         return self.task.parse_answer(answer)
 
     def predict(self, texts: Sequence[str]) -> list[Outcome]:
