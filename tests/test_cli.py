@@ -78,3 +78,30 @@ def test_unknown_attribute(tmp_path):
 def test_unknown_model_spec(tmp_path):
     data = write_jsonl(tmp_path / "d.jsonl", [{"text": "A man."}])
     _assert_clear_error(hinter("run", "-d", str(data), "-m", "bert:foo", "-o", str(tmp_path / "o")), "--model")
+
+
+def test_bad_rows_stop_or_are_skipped_and_listed(tmp_path):
+    rows = [{"id": "a", "text": "A white man came."}, {"id": "b", "text": ""}, {"id": "a", "text": "A man left."},
+            {"id": "c", "text": "x" * 1_000_001}, {"id": "d", "text": "The white boy sang."}]
+    data = write_jsonl(tmp_path / "d.jsonl", rows)
+    (tmp_path / "bad.jsonl").write_text('{"text": "A man."}\n{"text": "broken\n')
+    base = ["-m", "python:planted:intersectional", "-a", "gender,race"]
+    _assert_clear_error(hinter("run", "-d", str(data), *base, "-o", str(tmp_path / "o1")), "d.jsonl, line 2", "empty")
+    _assert_clear_error(hinter("run", "-d", str(tmp_path / "bad.jsonl"), *base, "-o", str(tmp_path / "o0")),
+                        "bad.jsonl, line 2", "JSON")
+    r = hinter("run", "-d", str(data), *base, "-o", str(tmp_path / "o2"), "--skip-bad-rows")
+    assert r.returncode == 0, r.stderr
+    listed = (tmp_path / "o2" / "skipped_rows.txt").read_text().splitlines()
+    assert len(listed) == 3 and "line 2" in listed[0] and "line 3" in listed[1] and "already used at line 1" in listed[1]
+    assert "line 4" in listed[2] and "1,000,000" in listed[2]
+    assert json.loads((tmp_path / "o2" / "summary.json").read_text())["texts"] == 2
+    assert "Skipped 3 bad row(s)" in r.stderr
+
+
+def test_invalid_utf8_and_csv_errors(tmp_path):
+    (tmp_path / "u.jsonl").write_bytes(b'{"text": "ok"}\n{"text": "\xff\xfe"}\n')
+    _assert_clear_error(hinter("run", "-d", str(tmp_path / "u.jsonl"), "-m", "python:planted:intersectional",
+                               "-o", str(tmp_path / "o")), "u.jsonl, line 2", "UTF-8")
+    (tmp_path / "n.csv").write_text("text\n\"A man\x00.\"\n")
+    r = hinter("run", "-d", str(tmp_path / "n.csv"), "-m", "python:planted:intersectional", "-o", str(tmp_path / "o3"))
+    assert r.returncode in (0, 2) and "Traceback" not in r.stderr

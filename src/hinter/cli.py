@@ -71,8 +71,8 @@ def _print_summary(s: dict, out_dir: Path, seconds: float) -> None:
 def _execute(dataset: str, model: str, attributes: str, order: int, limit: Optional[int], out: Path, text_field: str,
              label_field: str, dictionary: Optional[Path], pairs_per_attribute: Optional[int],
              max_pairs_per_text: Optional[int], seed: int, task: str, no_jobs: bool, query_discarded: bool,
-             overwrite: bool) -> dict:
-    from .datasets import load_dataset
+             overwrite: bool, skip_bad_rows: bool = False) -> dict:
+    from .datasets import read_dataset
     from .engine import run
     from .models import load_model
 
@@ -81,7 +81,14 @@ def _execute(dataset: str, model: str, attributes: str, order: int, limit: Optio
         raise InputError(f"--order must be at least 1, got {order}", where="--order")
     if limit is not None and limit < 1:
         raise InputError(f"--limit must be at least 1, got {limit}", where="--limit")
-    records = load_dataset(dataset, text_field=text_field, label_field=label_field, limit=limit)
+    read = read_dataset(dataset, text_field=text_field, label_field=label_field, limit=limit,
+                        skip_bad_rows=skip_bad_rows)
+    records = read.records
+    if read.skipped:
+        out.mkdir(parents=True, exist_ok=True, mode=0o700)
+        (out / "skipped_rows.txt").write_text("\n".join(read.skipped) + "\n", encoding="utf-8")
+        console.print(f"[yellow]Skipped {len(read.skipped)} bad row(s)[/], listed in {out / 'skipped_rows.txt'}; "
+                      f"the first: {read.skipped[0]}", highlight=False, soft_wrap=True)
     from .dictionary import load_dictionary
     dic = load_dictionary(dictionary)
     dic.restrict(attrs)  # fail on an unknown attribute before loading any model
@@ -106,7 +113,8 @@ def _execute(dataset: str, model: str, attributes: str, order: int, limit: Optio
                          "text_field": text_field, "label_field": label_field,
                          "dictionary": None if dictionary is None else str(dictionary),
                          "pairs_per_attribute": pairs_per_attribute, "max_pairs_per_text": max_pairs_per_text,
-                         "seed": seed, "task": task, "no_jobs": no_jobs, "query_discarded": query_discarded}})
+                         "seed": seed, "task": task, "no_jobs": no_jobs, "query_discarded": query_discarded,
+                         "skip_bad_rows": skip_bad_rows}})
     s = result.summary()
     _print_summary(s, out, time.perf_counter() - started)
     return s
@@ -146,6 +154,9 @@ def run_cmd(
                                          "to count the false positives the invariant avoids."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace a run already in --out. Without it, a run "
                                    "with the same settings is continued where it stopped."),
+    skip_bad_rows: bool = typer.Option(False, "--skip-bad-rows", help="Leave out dataset rows that cannot be used "
+                                       "(no text, empty text, a repeated id, a text over 1,000,000 characters) "
+                                       "instead of stopping; they are counted and listed in OUT/skipped_rows.txt."),
     fail_on: list[str] = typer.Option([], "--fail-on", help="CI gate: exit 1 when this condition on summary.json "
                                       "holds (repeatable). Example: --fail-on \"intersectional.error_rate>0.05\" "
                                       "--fail-on \"hidden>0\". Syntax: docs/summary-schema.md."),
@@ -161,7 +172,8 @@ def run_cmd(
     """
     _check_conditions_syntax(fail_on)
     s = _execute(dataset, model, attributes, order, limit, out, text_field, label_field, dictionary,
-                 pairs_per_attribute, max_pairs_per_text, seed, task, no_jobs, query_discarded, overwrite)
+                 pairs_per_attribute, max_pairs_per_text, seed, task, no_jobs, query_discarded, overwrite,
+                 skip_bad_rows)
     _write_report_and_gate(out, s, fail_on, junit)
 
 
@@ -206,7 +218,8 @@ def resume_cmd(run_dir: Path = typer.Argument(..., help="The output folder of an
     c = json.loads(row[0])
     s = _execute(c["dataset"], c["model"], c["attributes"], c["order"], c["limit"], run_dir, c["text_field"],
              c["label_field"], None if c["dictionary"] is None else Path(c["dictionary"]), c["pairs_per_attribute"],
-             c["max_pairs_per_text"], c["seed"], c["task"], c["no_jobs"], c["query_discarded"], False)
+             c["max_pairs_per_text"], c["seed"], c["task"], c["no_jobs"], c["query_discarded"], False,
+             c.get("skip_bad_rows", False))
     _write_report_and_gate(run_dir, s, [], None)
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 import csv
 import io
 import json
+import sys
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
@@ -22,6 +24,15 @@ def bundled_path(name: str) -> Path:
     return Path(str(resources.files("hinter") / BUNDLED[name]))
 
 
+MAX_TEXT_CHARS = 1_000_000  # spaCy's own limit for one text; longer ones need splitting by the user
+
+
+@dataclass
+class DatasetRead:
+    records: list[TextRecord]
+    skipped: list[str] = field(default_factory=list)  # "where: problem" for every row left out
+
+
 def _record(row: dict, where: str, text_field: str, label_field: str | None, id_field: str) -> TextRecord:
     if text_field not in row:
         raise InputError(f"no field {text_field!r} (fields: {', '.join(map(str, row)) or 'none'})", where=where,
@@ -32,6 +43,9 @@ def _record(row: dict, where: str, text_field: str, label_field: str | None, id_
                          fix="Make every text a string, or remove the row.")
     if not text.strip():
         raise InputError(f"field {text_field!r} is empty", where=where, fix="Fill in the text or remove the row.")
+    if len(text) > MAX_TEXT_CHARS:
+        raise InputError(f"the text has {len(text):,} characters, more than {MAX_TEXT_CHARS:,}", where=where,
+                         fix="Split it into several records (e.g. by section), or skip it with --skip-bad-rows.")
     label = row.get(label_field) if label_field else None
     source_id = row.get(id_field)
     return TextRecord(text, None if source_id is None else str(source_id),
@@ -79,13 +93,43 @@ def _hf_folder_table(p: Path):
 def load_dataset(path: str | Path, text_field: str = "text", label_field: str | None = "label",
                  id_field: str = "id", limit: int | None = None) -> list[TextRecord]:
     """Read texts from a file or folder (see FORMATS) or a bundled dataset's name. Errors name the file and line."""
+    return read_dataset(path, text_field, label_field, id_field, limit).records
+
+
+def read_dataset(path: str | Path, text_field: str = "text", label_field: str | None = "label",
+                 id_field: str = "id", limit: int | None = None, skip_bad_rows: bool = False) -> DatasetRead:
+    """Like load_dataset; with `skip_bad_rows`, a bad row (no text, a repeated id, ...) is left out and listed
+    in `skipped` instead of stopping the read. Valid rows are never dropped silently."""
+    result = DatasetRead([])
+    seen_ids: dict[str, str] = {}
+
+    def add(row_reader) -> None:
+        try:
+            rec = row_reader()
+        except InputError as e:
+            if not skip_bad_rows:
+                raise
+            result.skipped.append(e.message)
+            return
+        if rec.source_id is not None:
+            if rec.source_id in seen_ids:
+                where = _where(row_reader)
+                e = InputError(f"the id {rec.source_id!r} was already used at {seen_ids[rec.source_id]}", where=where,
+                               fix="Give each record its own id, or skip repeats with --skip-bad-rows.")
+                if not skip_bad_rows:
+                    raise e
+                result.skipped.append(e.message)
+                return
+            seen_ids[rec.source_id] = _where(row_reader).rsplit(", ", 1)[-1]
+        result.records.append(rec)
+
+    records = result.records
     p = Path(path)
     if not p.exists() and str(path) in BUNDLED:
         p = bundled_path(str(path))
     if not p.exists():
         raise InputError("no such file", where=f"dataset {path}",
                          fix=f"Give {FORMATS}, or a bundled dataset ({', '.join(BUNDLED)}).")
-    records: list[TextRecord] = []
     suffix = p.suffix.lower()
     if p.is_dir() or suffix in {".parquet", ".pq"}:
         class_names: dict[str, list[str]] = {}
@@ -104,10 +148,10 @@ def load_dataset(path: str | Path, text_field: str = "text", label_field: str | 
         if limit is not None:
             table = table.slice(0, limit)
         for row, where in _rows_from_table(table, str(p), class_names):
-            records.append(_record(row, where, text_field, label_field, id_field))
+            add(_reader(row, where, text_field, label_field, id_field))
         if not records:
-            raise InputError("the dataset holds no records", where=str(p), fix="Add at least one record with a text.")
-        return records
+            raise InputError("the dataset holds no usable records", where=str(p), fix="Add at least one record with a text.")
+        return result
     try:
         content = p.read_bytes().decode("utf-8")
     except UnicodeDecodeError as e:
@@ -123,20 +167,51 @@ def load_dataset(path: str | Path, text_field: str = "text", label_field: str | 
             try:
                 row = json.loads(line)
             except json.JSONDecodeError as e:
-                raise InputError(f"not valid JSON ({e.msg})", where=f"{p}, line {lineno}",
-                                 fix="Write one JSON object per line.") from None
+                row = _BadJSON(e.msg)
             if not isinstance(row, dict):
-                raise InputError("expected a JSON object", where=f"{p}, line {lineno}",
-                                 fix='Write one object per line, e.g. {"text": "..."}.')
-            records.append(_record(row, f"{p}, line {lineno}", text_field, label_field, id_field))
+                row = _NotAnObject(row)
+            add(_reader(row, f"{p}, line {lineno}", text_field, label_field, id_field))
     elif suffix in {".csv", ".tsv"}:
+        csv.field_size_limit(sys.maxsize)  # long texts are checked by _record, with a clear message
         reader = csv.DictReader(io.StringIO(content), delimiter="\t" if suffix == ".tsv" else ",")
-        for row in reader:
-            if limit is not None and len(records) >= limit:
+        while limit is None or len(records) < limit:
+            try:
+                row = next(reader)
+            except StopIteration:
                 break
-            records.append(_record(row, f"{p}, line {reader.line_num}", text_field, label_field, id_field))
+            except csv.Error as e:
+                raise InputError(f"not valid CSV ({e})", where=f"{p}, line {reader.line_num}",
+                                 fix="Quote fields that hold commas, quotes or line breaks.") from None
+            add(_reader(row, f"{p}, line {reader.line_num}", text_field, label_field, id_field))
     else:
         raise InputError(f"unknown dataset format {p.suffix!r}", where=str(p), fix=f"Give {FORMATS}.")
     if not records:
-        raise InputError("the dataset holds no records", where=str(p), fix="Add at least one record with a text.")
-    return records
+        problem = "the dataset holds no records" if not result.skipped else "every row was skipped"
+        raise InputError(problem, where=str(p), fix="Add at least one record with a text.")
+    return result
+
+
+class _BadJSON(str):
+    """A JSONL line that does not parse (kept so that the error is raised, or skipped, in order)."""
+
+
+class _NotAnObject:
+    def __init__(self, value):
+        self.value = value
+
+
+def _reader(row, where: str, text_field: str, label_field: str | None, id_field: str):
+    def read() -> TextRecord:
+        if isinstance(row, _BadJSON):
+            raise InputError(f"not valid JSON ({row})", where=where, fix="Write one JSON object per line.")
+        if isinstance(row, _NotAnObject):
+            raise InputError("expected a JSON object", where=where,
+                             fix='Write one object per line, e.g. {"text": "..."}.')
+        return _record(row, where, text_field, label_field, id_field)
+
+    read.where = where
+    return read
+
+
+def _where(reader) -> str:
+    return reader.where
