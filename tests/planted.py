@@ -1,6 +1,24 @@
 """Models with planted biases, importable from the CLI as python:planted:NAME (tests add this folder to the path)."""
 import re
 
+from hinter.dictionary import Dictionary, Pair
+
+# A small dictionary and texts shared by the engine and report tests.
+PAIRS = (
+    Pair("gender", "male", "female", "man", "woman"),
+    Pair("gender", "male", "female", "boy", "girl"),
+    Pair("race", "european", "african", "white", "black"),
+    Pair("race", "european", "asian", "white", "asian"),
+)
+DIC = Dictionary(PAIRS, "planted")
+TEXTS = [
+    "A white man walked into the shop. The film was fine.",
+    "The old man liked the white house. It was big.",
+    "A white boy and a man met. They talked for hours.",
+    "Nothing to see here. The plot was thin.",
+    "The black man sang well. I liked it.",
+]
+
 
 def _has(text, word):
     return re.search(rf"\b{word}\b", text, re.IGNORECASE) is not None

@@ -12,20 +12,7 @@ from hinter.dictionary import Dictionary, Pair
 sys.path.insert(0, str(Path(__file__).parent))
 import planted  # noqa: E402
 
-DIC = Dictionary((
-    Pair("gender", "male", "female", "man", "woman"),
-    Pair("gender", "male", "female", "boy", "girl"),
-    Pair("race", "european", "african", "white", "black"),
-    Pair("race", "european", "asian", "white", "asian"),
-), "planted")
-
-TEXTS = [
-    "A white man walked into the shop. The film was fine.",
-    "The old man liked the white house. It was big.",
-    "A white boy and a man met. They talked for hours.",
-    "Nothing to see here. The plot was thin.",
-    "The black man sang well. I liked it.",
-]
+DIC, TEXTS = planted.DIC, planted.TEXTS
 
 
 @pytest.fixture(scope="module")

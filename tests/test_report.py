@@ -27,20 +27,8 @@ HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
 import planted  # noqa: E402
 
-DIC = Dictionary((
-    Pair("gender", "male", "female", "man", "woman"),
-    Pair("gender", "male", "female", "boy", "girl"),
-    Pair("race", "european", "african", "white", "black"),
-    Pair("race", "european", "asian", "white", "asian"),
-    Pair("body", "young", "old", "young", "old"),
-), "planted-report")
-
-TEXTS = [
-    "A white man walked into the shop. The film was fine.",
-    "The old man liked the white house. It was big.",
-    "A white boy and a man met. They talked for hours.",
-    "Nothing to see here. The plot was thin.",
-    "The black man sang well. I liked it.",
+DIC = Dictionary(planted.PAIRS + (Pair("body", "young", "old", "young", "old"),), "planted-report")
+TEXTS = planted.TEXTS + [
     "A white man walked into the shop. The sign said <script>window.pwned = 1</script> and more.",
 ]
 

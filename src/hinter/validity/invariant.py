@@ -129,28 +129,28 @@ class Validator:
         self._deps.clear()
         self._verdicts.clear()
 
+    def _lookup(self, cache: _LRU, sentences: set[str], compute) -> dict[str, tuple[str, ...]]:
+        """Values for `sentences`: cached ones, and the others computed in one batch (and cached)."""
+        found = {s: v for s in sentences if (v := cache.get_recent(s)) is not None}
+        todo = [s for s in sentences if s not in found]
+        self._last_computed = len(todo)
+        if todo:
+            for s, v in zip(todo, compute(todo)):
+                found[s] = v
+                cache.put(s, v)
+        return found
+
     def _judge(self, asked: set[SentencePair]) -> dict[SentencePair, bool]:
         """Compute (and cache) the verdict of each asked (original, mutated) sentence pair."""
         result: dict[SentencePair, bool] = {}
-        sentences = {s for pair in asked for s in pair}
-        tags = {s: t for s in sentences if (t := self._tags.get_recent(s)) is not None}
-        todo = [s for s in sentences if s not in tags]
-        if todo:
-            self.sentences_tagged += len(todo)
-            for s, t in zip(todo, self.parser.tag(todo)):
-                tags[s] = t
-                self._tags.put(s, t)
+        tags = self._lookup(self._tags, {s for pair in asked for s in pair}, self.parser.tag)
+        self.sentences_tagged += self._last_computed
         passing = [(c, m) for c, m in asked if tolerant_compare(tags[c], tags[m])]
         for pair in asked.difference(passing):
             result[pair] = False
-        needed = {s for pair in passing for s in pair}
-        deps = {s: d for s in needed if (d := self._deps.get_recent(s)) is not None}
-        todo = [s for s in needed if s not in deps]
-        if todo:
-            self.sentences_parsed += len(todo)
-            for s, p in zip(todo, self.parser.parse(todo)):
-                deps[s] = p.deps
-                self._deps.put(s, p.deps)
+        deps = self._lookup(self._deps, {s for pair in passing for s in pair},
+                            lambda todo: [p.deps for p in self.parser.parse(todo)])
+        self.sentences_parsed += self._last_computed
         for c, m in passing:
             result[(c, m)] = tolerant_compare(deps[c], deps[m])
         for pair, verdict in result.items():
