@@ -21,7 +21,7 @@ from hinter.tasks import get_task  # noqa: E402
 
 @pytest.fixture(scope="session")
 def imdb_classifier(tmp_path_factory):
-    return train_minilm.train("imdb", tmp_path_factory.mktemp("minilm") / "imdb")
+    return train_minilm.train("imdb", tmp_path_factory.mktemp("minilm") / "imdb", limit=100)  # speed, not accuracy
 
 
 @pytest.fixture(scope="session")
