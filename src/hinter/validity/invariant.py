@@ -111,9 +111,9 @@ class _LRU(OrderedDict):
 class Validator:
     """The fast engine. `validate` takes, per mutant, its changed sentence pairs (None: sentence counts differ).
 
-    Each round asks, for every pending mutant, its first changed sentence whose verdict is unknown; the
-    distinct sentences of a round are tagged in one batch, and only those in pairs whose tags passed are
-    then given dependency labels (in a second batch).
+    Each round asks, for every pending mutant, its first changed sentences whose verdict is unknown (one in
+    the first round, then twice as many each round); the distinct sentences of a round are tagged in one
+    batch, and only those in pairs whose tags passed are then given dependency labels (a second batch).
     """
 
     def __init__(self, parser: Parser, parse_cache_size: int = 200_000, verdict_cache_size: int = 1_000_000):
@@ -162,6 +162,7 @@ class Validator:
         # Per pending mutant, the changed sentence pairs not yet known to pass.
         pending = {i: list(pairs) for i, pairs in enumerate(mutants) if pairs is not None}
         decided: dict[SentencePair, bool] = {}  # this call's verdicts, safe from cache eviction
+        width = 1
         while pending:
             asked: set[SentencePair] = set()
             for i, pairs in list(pending.items()):
@@ -174,9 +175,12 @@ class Validator:
                     verdicts[i] = True
                     del pending[i]
                 else:
-                    asked.add(pairs[0])
+                    asked.update(pairs[:width])
             if asked:
                 decided.update(self._judge(asked))
+            # Most mutants that fail, fail on their first sentences; those still pending after a round are
+            # mostly valid, so each round asks twice as many of their sentences: few rounds, few extra parses.
+            width *= 2
         return verdicts
 
 
