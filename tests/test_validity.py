@@ -93,13 +93,20 @@ def test_sentence_by_sentence_pairs_equal_whole_text_splitting(imdb_texts):
     from hinter.mutation import apply_replacements
     from hinter.validity import changed_sentence_pairs, sentence_spans
 
+    from hinter.dictionary import Dictionary, Pair
+
     dic = load_dictionary()
-    tricky = ["He met Mr. Smith and the man. The man left!", "A man.<br />The woman J. Doe met him. man? man."]
+    # replacements that make or unmake an abbreviation or an initial before a full stop move a boundary
+    abbreviating = Dictionary((Pair("gender", "male", "female", "man", "Mr"), Pair("gender", "male", "female", "he", "J"),
+                               Pair("race", "a", "b", "st", "saint"), Pair("race", "a", "b", "white", "e.g")), "tricky")
+    tricky = ["He met Mr. Smith and the man. The man left!", "A man.<br />The woman J. Doe met him. man? man.",
+              "It was he. Then the man. White st. Later.", "(the man). He went to the white. Or st. he."]
     checked = 0
-    for i, t in enumerate(imdb_texts[:20] + tricky):
+    for i, t in enumerate(imdb_texts[:20] + tricky * 2):
         spans = sentence_spans(t)
         sentences = [t[a:b] for a, b in spans]
-        for m in generate(i, t, dic, ("body", "gender", "race"), 2).mutants[:300]:
+        d = abbreviating if i >= 20 + len(tricky) else dic
+        for m in generate(i, t, d, ("body", "gender", "race"), 2).mutants[:300]:
             whole = changed_sentences(t, apply_replacements(t, m.edits))
             assert changed_sentence_pairs(t, spans, sentences, m.edits) == whole
             checked += 1

@@ -50,11 +50,28 @@ def split_sentences(text: str) -> list[str]:
 _BOUNDARY_CHARS = frozenset(".!?<\n")
 
 
+def _ends_sentence(token: str) -> bool:
+    """Whether a full stop after `token` ends a sentence (the abbreviation check of `sentence_spans`)."""
+    token = token.lower().lstrip("(\"'")
+    return not (token in _ABBREVIATIONS or (len(token) == 1 and token.isalpha()))
+
+
 def boundaries_kept(text: str, edits: list[tuple[int, int, str]]) -> bool:
     """True when applying `edits` (start, end, new) to `text` cannot change its sentence boundaries."""
     for start, end, new in edits:
         if _BOUNDARY_CHARS.intersection(text[start:end]) or _BOUNDARY_CHARS.intersection(new):
             return False
-        if end < len(text) and text[end] in ".!?":
-            return False
+        if end < len(text) and text[end] == ".":
+            # The edit ends the word before a full stop: the boundary stays if the abbreviation check
+            # gives the same answer for the old and the new last word.
+            run_start = start
+            while run_start > 0 and not text[run_start - 1].isspace():
+                run_start -= 1
+            prefix = text[run_start:start]
+            if "<" in prefix or ">" in prefix:
+                return False
+            old_token = (prefix + text[start:end]).split()[-1]
+            new_token = (prefix + new).split()[-1] if (prefix + new).split() else ""
+            if _ends_sentence(old_token) != _ends_sentence(new_token):
+                return False
     return True
