@@ -5,7 +5,8 @@ from ..errors import InputError
 from .base import Model, Outcome, OutcomeCache, normalise
 
 SPEC_HELP = ("gguf:default (the embedded Gemma 3 270M), gguf:PATH (any GGUF file), hf:FOLDER (a Hugging Face "
-             "sequence classifier), openai:MODEL[@BASE_URL] (completions endpoint, plain prompt), "
+             "sequence classifier), hf-causal:FOLDER (a Hugging Face causal LM, plain prompt), "
+             "openai:MODEL[@BASE_URL] (completions endpoint, plain prompt), "
              "openai-chat:MODEL[@BASE_URL] (chat endpoint), python:package.module:function")
 
 
@@ -23,6 +24,10 @@ def load_model(spec: str, task=None) -> Model:
         from ..tasks import get_task
         from .hf import HFClassifier
         return HFClassifier(rest, get_task(task) if task else None)
+    if kind == "hf-causal":
+        from ..tasks import get_task
+        from .hf_causal import HFCausalLM
+        return HFCausalLM(rest, get_task(task or "imdb"))
     if kind in ("openai", "openai-chat"):
         from ..tasks import get_task
         from .openai_api import OpenAIModel, parse_spec

@@ -1,0 +1,83 @@
+"""Hugging Face causal language models (`AutoModelForCausalLM`) from a folder on disk, with the paper's prompts.
+
+Like the GGUF backend: the task's plain few-shot completion prompt; for a single-label task whose labels
+start with distinct tokens, one forward pass, and the label whose first token has the highest logit wins;
+otherwise greedy decoding up to the end of the answer line, parsed by the task. Each text is run alone (no
+padding), so its outcome never depends on the other texts of its batch.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+from ..errors import InputError, ModelError
+from ..tasks import Task
+from .base import Outcome
+from .hf import _folder_fingerprint
+
+
+class HFCausalLM:
+    batch_size = 8
+
+    def __init__(self, path: str | Path, task: Task, max_answer_tokens: int = 48, device: str | None = None):
+        path = Path(path)
+        if not (path / "config.json").is_file():
+            raise InputError("no Hugging Face model folder here (no config.json)", where=f"--model hf-causal:{path}",
+                             fix="Give a folder written by save_pretrained() holding config.json, the weights and "
+                                 "the tokenizer files.")
+        try:
+            import torch
+            from transformers import AutoModelForCausalLM, AutoTokenizer
+            from transformers.utils import logging as hf_logging
+        except ImportError:
+            raise ModelError("the Hugging Face backend needs torch and transformers", fix="pip install 'hinter[hf]'.") from None
+        hf_logging.set_verbosity_error()
+        hf_logging.disable_progress_bar()
+        try:
+            self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
+            self.model = AutoModelForCausalLM.from_pretrained(path, local_files_only=True)
+        except (OSError, ValueError, KeyError) as e:
+            raise ModelError(f"transformers cannot load {path} ({str(e).splitlines()[0]})",
+                             fix="Check that the folder holds a causal language model and its tokenizer.") from None
+        self.torch, self.task, self.max_answer_tokens = torch, task, max_answer_tokens
+        self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+        self.model.to(self.device).eval()
+        head, tail = task.prompt_prefix_and_suffix()
+        bos = [self.tokenizer.bos_token_id] if self.tokenizer.bos_token_id is not None else []
+        self._head = bos + self._encode(head)
+        self._tail = self._encode(tail)
+        firsts = [self._encode(" " + label)[0] for label in task.labels]
+        self._label_tokens = firsts if not task.multi_label and len(set(firsts)) == len(firsts) else None
+        limit = getattr(self.model.config, "max_position_embeddings", None) or 2048
+        self._room = limit - len(self._head) - len(self._tail) - max_answer_tokens
+        if self._room < 16:
+            raise ModelError(f"the prompt leaves no room for a text in the model's {limit} positions",
+                             fix="Use a task with shorter examples, or a model with a longer context.")
+        mode = "logits" if self._label_tokens else "greedy"
+        self.fingerprint = f"hf-causal:{path.name}:{_folder_fingerprint(path)}:{task.name}:{mode}"
+
+    def _encode(self, text: str) -> list[int]:
+        return self.tokenizer(text, add_special_tokens=False)["input_ids"]
+
+    def _ids(self, text: str):
+        body = self._encode(text)[: self._room]  # keep the start of long texts, alike for originals and mutants
+        return self.torch.tensor([self._head + body + self._tail], device=self.device)
+
+    def _one(self, text: str) -> Outcome:
+        torch = self.torch
+        ids = self._ids(text)
+        with torch.inference_mode():
+            if self._label_tokens:
+                logits = self.model(input_ids=ids).logits[0, -1].float().cpu()
+                scores = [float(logits[t]) for t in self._label_tokens]
+                best = max(range(len(scores)), key=scores.__getitem__)
+                raw = self.task.labels[best] + "  (first-token logits: " + ", ".join(
+                    f"{lab}={s:.3f}" for lab, s in zip(self.task.labels, scores)) + ")"
+                return Outcome(self.task.labels[best], raw)
+            out = self.model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=self.max_answer_tokens,
+                                      do_sample=False, pad_token_id=self.tokenizer.pad_token_id or 0)
+        answer = self.tokenizer.decode(out[0, ids.shape[1]:], skip_special_tokens=True).split("\n")[0]
+        return self.task.parse_answer(answer)
+
+    def predict(self, texts: Sequence[str]) -> list[Outcome]:
+        return [self._one(t) for t in texts]
