@@ -100,7 +100,7 @@ class RunStore:
             chunk = keys[i:i + 500]
             q = f"SELECT text_hash, outcome, raw FROM outcomes WHERE model = ? AND text_hash IN ({','.join('?' * len(chunk))})"
             for h, outcome, raw in self.db.execute(q, (model, *chunk)):
-                found[h] = Outcome(_decode(outcome), raw or "")
+                found[h] = Outcome(outcome, raw or "")  # the encoded form compares like the original
         return found
 
     def save_outcomes(self, model: str, items: Sequence[tuple[str, Outcome]]) -> None:
@@ -143,9 +143,3 @@ def _int(v: bool | None) -> int | None:
 
 def _bool(v: int | None) -> bool | None:
     return None if v is None else bool(v)
-
-
-def _decode(outcome: str | None):
-    if outcome is None:
-        return None
-    return outcome
