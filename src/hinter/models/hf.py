@@ -39,29 +39,36 @@ def _folder_fingerprint(path: Path) -> str:
     return h.hexdigest()[:16]
 
 
+def load_pretrained(path: Path, spec: str, model_class: str, kind: str):
+    """(torch, tokenizer, model) from a save_pretrained() folder, with errors that say what to do; transformers'
+    load reports and progress bars are silenced (they would drown the CLI's output)."""
+    if not (path / "config.json").is_file():
+        raise InputError("no Hugging Face model folder here (no config.json)", where=f"--model {spec}:{path}",
+                         fix="Give a folder written by save_pretrained() holding config.json, the weights and "
+                             "the tokenizer files.")
+    try:
+        import torch
+        import transformers
+        from transformers.utils import logging as hf_logging
+    except ImportError:
+        raise ModelError("the Hugging Face backend needs torch and transformers", fix="pip install 'hinter[hf]'.") from None
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    try:
+        tokenizer = transformers.AutoTokenizer.from_pretrained(path, local_files_only=True)
+        model = getattr(transformers, model_class).from_pretrained(path, local_files_only=True)
+    except (OSError, ValueError, KeyError) as e:
+        raise ModelError(f"transformers cannot load {path} ({str(e).splitlines()[0]})",
+                         fix=f"Check that the folder holds a {kind} and its tokenizer.") from None
+    return torch, tokenizer, model
+
+
 class HFClassifier:
     def __init__(self, path: str | Path, task: Task | None = None, batch_size: int = 32, max_length: int | None = None,
                  device: str | None = None):
         path = Path(path)
-        if not (path / "config.json").is_file():
-            raise InputError("no Hugging Face model folder here (no config.json)", where=f"--model hf:{path}",
-                             fix="Give a folder written by save_pretrained() holding config.json, the weights and "
-                                 "the tokenizer files.")
-        try:
-            import torch
-            from transformers import AutoModelForSequenceClassification, AutoTokenizer
-            from transformers.utils import logging as hf_logging
-        except ImportError:
-            raise ModelError("the Hugging Face backend needs torch and transformers",
-                             fix="pip install 'hinter[hf]'.") from None
-        hf_logging.set_verbosity_error()  # load reports and progress bars would drown the CLI's output
-        hf_logging.disable_progress_bar()
-        try:
-            self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
-            self.model = AutoModelForSequenceClassification.from_pretrained(path, local_files_only=True)
-        except (OSError, ValueError, KeyError) as e:
-            raise ModelError(f"transformers cannot load {path} ({str(e).splitlines()[0]})",
-                             fix="Check that the folder holds a sequence-classification model and its tokenizer.") from None
+        torch, self.tokenizer, self.model = load_pretrained(path, "hf", "AutoModelForSequenceClassification",
+                                                            "sequence-classification model")
         self.torch = torch
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         self.model.to(self.device).eval()

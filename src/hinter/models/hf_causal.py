@@ -10,10 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
-from ..errors import InputError, ModelError
+from ..errors import ModelError
 from ..tasks import Task
 from .base import Outcome
-from .hf import _folder_fingerprint
+from .hf import _folder_fingerprint, load_pretrained
 
 
 class HFCausalLM:
@@ -21,24 +21,8 @@ class HFCausalLM:
 
     def __init__(self, path: str | Path, task: Task, max_answer_tokens: int = 48, device: str | None = None):
         path = Path(path)
-        if not (path / "config.json").is_file():
-            raise InputError("no Hugging Face model folder here (no config.json)", where=f"--model hf-causal:{path}",
-                             fix="Give a folder written by save_pretrained() holding config.json, the weights and "
-                                 "the tokenizer files.")
-        try:
-            import torch
-            from transformers import AutoModelForCausalLM, AutoTokenizer
-            from transformers.utils import logging as hf_logging
-        except ImportError:
-            raise ModelError("the Hugging Face backend needs torch and transformers", fix="pip install 'hinter[hf]'.") from None
-        hf_logging.set_verbosity_error()
-        hf_logging.disable_progress_bar()
-        try:
-            self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
-            self.model = AutoModelForCausalLM.from_pretrained(path, local_files_only=True)
-        except (OSError, ValueError, KeyError) as e:
-            raise ModelError(f"transformers cannot load {path} ({str(e).splitlines()[0]})",
-                             fix="Check that the folder holds a causal language model and its tokenizer.") from None
+        torch, self.tokenizer, self.model = load_pretrained(path, "hf-causal", "AutoModelForCausalLM",
+                                                            "causal language model")
         self.torch, self.task, self.max_answer_tokens = torch, task, max_answer_tokens
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         self.model.to(self.device).eval()
