@@ -32,14 +32,17 @@ def test_dictionary_folder_never_crashes(content, name):
             assert all(p.word and p.replacement and p.word.lower() != p.replacement.lower() for p in dic.pairs)
 
 
-@settings(max_examples=200, deadline=None)
-@given(raw_bytes, st.sampled_from([".csv", ".json", ".txt"]))
-def test_dictionary_file_never_crashes(data, suffix):
+@settings(max_examples=400, deadline=None)
+@given(raw_bytes, st.sampled_from([(load_dictionary, ".csv"), (load_dictionary, ".json"), (load_dictionary, ".txt"),
+                                   (load_dataset, ".csv"), (load_dataset, ".jsonl"), (load_dataset, ".tsv"),
+                                   (load_dataset, ".xml")]))
+def test_loaders_never_crash_on_raw_bytes(data, loader_and_suffix):
+    loader, suffix = loader_and_suffix
     with tempfile.TemporaryDirectory() as d:
-        path = Path(d) / f"dic{suffix}"
+        path = Path(d) / f"input{suffix}"
         path.write_bytes(data)
         try:
-            load_dictionary(path)
+            loader(path)
         except InputError:
             pass
 
@@ -62,18 +65,6 @@ def test_jsonl_dataset_never_crashes(rows):
             assert "data.jsonl" in e.message
         else:
             assert records and all(isinstance(r.text, str) and r.text.strip() for r in records)
-
-
-@settings(max_examples=200, deadline=None)
-@given(raw_bytes, st.sampled_from([".csv", ".jsonl", ".tsv", ".xml"]))
-def test_dataset_bytes_never_crash(data, suffix):
-    with tempfile.TemporaryDirectory() as d:
-        path = Path(d) / f"data{suffix}"
-        path.write_bytes(data)
-        try:
-            load_dataset(path)
-        except InputError:
-            pass
 
 
 options = st.fixed_dictionaries({}, optional={

@@ -112,10 +112,8 @@ class SpacyParser:
             # end the workers at exit at the latest, before the interpreter tears down what Pool needs
             self._finalizer = weakref.finalize(self, self._pool.terminate)
         self.fingerprint = f"spacy:{meta.get('lang')}_{meta.get('name')}-{meta.get('version')}"
-        self.calls = 0  # sentences analysed, for benchmarks and tests
 
     def _run(self, method: str, sentences: Sequence[str]):
-        self.calls += len(sentences)
         if self._pool is None:
             return getattr(self._local, method)(list(sentences))
         shards: list[list[int]] = [[] for _ in range(self.n_process)]
