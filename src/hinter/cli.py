@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
@@ -28,6 +29,33 @@ _debug = False
 
 DEMO_TEXTS = 40
 DEMO_PAIRS = 4
+
+
+@dataclass(frozen=True)
+class Execution:
+    """Where the work runs: not a setting of the run (the results are the same), so `resume` may change it."""
+
+    executor: str = "local"
+    ray_address: Optional[str] = None
+    workers: Optional[int] = None
+    cpus_per_worker: float = 1.0
+    gpus_per_worker: float = 0.0
+    concurrency: Optional[int] = None
+
+
+EXECUTOR_OPT = typer.Option("local", "--executor", help="Where parsing and model calls run: local (this machine: "
+                            "spaCy on each core, the model in this process) or ray (the workers of a Ray cluster; "
+                            "pip install 'hinter[ray]'). The results are the same.")
+RAY_ADDRESS_OPT = typer.Option(None, "--ray-address", help="With --executor ray: the cluster to join (HOST:PORT of its "
+                               "head, ray://HOST:10001, or auto). Default: RAY_ADDRESS, else Ray is started on this machine.")
+WORKERS_OPT = typer.Option(None, "--workers", help="Worker processes: spaCy processes for local (default: one per "
+                           "core, at most 4), Ray actors for ray (default: as many as the cluster's CPUs allow).")
+CPUS_OPT = typer.Option(1.0, "--cpus-per-worker", help="With --executor ray: CPUs each worker reserves (and gives a "
+                        "local model's threads).")
+GPUS_OPT = typer.Option(0.0, "--gpus-per-worker", help="With --executor ray: GPUs each worker reserves, e.g. 1 for "
+                        "one hf: or gguf: model copy per GPU (0.5: two workers share one).")
+CONCURRENCY_OPT = typer.Option(None, "--concurrency", help="API models (openai:...): requests at once, in all (default "
+                               "4). With Ray the bound is global: the workers share it.")
 
 
 def _parse_attributes(value: str) -> tuple[str, ...]:
@@ -71,10 +99,9 @@ def _print_summary(s: dict, out_dir: Path, seconds: float) -> None:
 def _execute(dataset: str, model: str, attributes: str, order: int, limit: Optional[int], out: Path, text_field: str,
              label_field: str, dictionary: Optional[Path], pairs_per_attribute: Optional[int],
              max_pairs_per_text: Optional[int], seed: int, task: str, no_jobs: bool, query_discarded: bool,
-             overwrite: bool, skip_bad_rows: bool = False) -> dict:
+             overwrite: bool, skip_bad_rows: bool = False, execution: Execution = Execution()) -> dict:
     from .datasets import read_dataset
     from .engine import run
-    from .models import load_model
 
     attrs = _parse_attributes(attributes)
     if order < 1:
@@ -92,20 +119,26 @@ def _execute(dataset: str, model: str, attributes: str, order: int, limit: Optio
     from .dictionary import load_dictionary
     dic = load_dictionary(dictionary)
     dic.restrict(attrs)  # fail on an unknown attribute before loading any model
-    with console.status("Loading the parser and the model..."):
-        from .validity import SpacyParser
-        from .validity.parsers import default_processes
-        parser = SpacyParser(n_process=default_processes())  # first: its workers fork before model threads exist
-        m = load_model(model, task=task)
+    from .executor import make_executor
+    from .models import ModelSpec
+    ex = make_executor(execution.executor, address=execution.ray_address, workers=execution.workers,
+                       cpus_per_worker=execution.cpus_per_worker, gpus_per_worker=execution.gpus_per_worker)
+    where = "this machine" if ex.name == "local" else "the Ray workers"
     started = time.perf_counter()
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   TimeRemainingColumn(), console=console, transient=False) as progress:
-        bar = progress.add_task("Mutating, validating, querying", total=len(records))
+        bar = progress.add_task(f"Loading the parser and the model on {where}...", total=len(records))
 
         def report(stage: str, done: int, total: int) -> None:
+            if stage == "load":
+                if done and ex.name == "ray":
+                    progress.console.print(f"Ray: {len(ex.actors)} workers on {len(set(ex.hosts))} host(s), the "
+                                           f"model on {len(ex.model_actors)} of them.", highlight=False)
+                progress.update(bar, description="Mutating, validating, querying")
+                return
             progress.update(bar, completed=done, total=total)
 
-        result = run(records, m, attrs, order, dic, out=out, parser=parser,
+        result = run(records, ModelSpec(model, task, execution.concurrency), attrs, order, dic, out=out, executor=ex,
                      pairs_per_attribute=pairs_per_attribute, max_pairs_per_text=max_pairs_per_text, seed=seed, include_occupational=not no_jobs,
                      query_discarded=query_discarded, overwrite=overwrite, progress=report,
                      extra_settings={"cli": {  # what `hinter resume` needs to run the same command again
@@ -163,17 +196,21 @@ def run_cmd(
     junit: Optional[Path] = typer.Option(None, "--junit", help="Write a JUnit XML file: one test case per attribute "
                                          "and attribute combination, failing where a --fail-on condition holds "
                                          "(or, with none, where it has a bias)."),
+    executor: str = EXECUTOR_OPT, ray_address: Optional[str] = RAY_ADDRESS_OPT, workers: Optional[int] = WORKERS_OPT,
+    cpus_per_worker: float = CPUS_OPT, gpus_per_worker: float = GPUS_OPT, concurrency: Optional[int] = CONCURRENCY_OPT,
 ) -> None:
     """Run a bias test. Example:
 
     hinter run --dataset imdb --model gguf:default --attributes race,gender,body --order 2 --limit 50 --out runs/imdb
 
     In CI: hinter run ... --fail-on "intersectional.error_rate>0.05" --fail-on "hidden>0" --junit bias.xml
+
+    On a Ray cluster: hinter run ... --executor ray --ray-address HEAD_IP:6379
     """
     _check_conditions_syntax(fail_on)
     s = _execute(dataset, model, attributes, order, limit, out, text_field, label_field, dictionary,
                  pairs_per_attribute, max_pairs_per_text, seed, task, no_jobs, query_discarded, overwrite,
-                 skip_bad_rows)
+                 skip_bad_rows, Execution(executor, ray_address, workers, cpus_per_worker, gpus_per_worker, concurrency))
     _write_report_and_gate(out, s, fail_on, junit)
 
 
@@ -197,8 +234,13 @@ def demo_cmd(
 
 
 @app.command("resume")
-def resume_cmd(run_dir: Path = typer.Argument(..., help="The output folder of an interrupted `hinter run`.")) -> None:
+def resume_cmd(
+    run_dir: Path = typer.Argument(..., help="The output folder of an interrupted `hinter run`."),
+    executor: str = EXECUTOR_OPT, ray_address: Optional[str] = RAY_ADDRESS_OPT, workers: Optional[int] = WORKERS_OPT,
+    cpus_per_worker: float = CPUS_OPT, gpus_per_worker: float = GPUS_OPT, concurrency: Optional[int] = CONCURRENCY_OPT,
+) -> None:
     """Continue an interrupted run where it stopped: no finished batch is redone, no answered model call repeated.
+    The executor options may differ from the first run's (a run started here may finish on a Ray cluster).
 
     Example: hinter resume runs/imdb
     """
@@ -219,7 +261,8 @@ def resume_cmd(run_dir: Path = typer.Argument(..., help="The output folder of an
     s = _execute(c["dataset"], c["model"], c["attributes"], c["order"], c["limit"], run_dir, c["text_field"],
              c["label_field"], None if c["dictionary"] is None else Path(c["dictionary"]), c["pairs_per_attribute"],
              c["max_pairs_per_text"], c["seed"], c["task"], c["no_jobs"], c["query_discarded"], False,
-             c.get("skip_bad_rows", False))
+             c.get("skip_bad_rows", False),
+             Execution(executor, ray_address, workers, cpus_per_worker, gpus_per_worker, concurrency))
     _write_report_and_gate(run_dir, s, [], None)
 
 

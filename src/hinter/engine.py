@@ -10,11 +10,11 @@ from typing import Callable, Iterator, Sequence
 from . import oracle
 from .dictionary import Dictionary, load_dictionary
 from .errors import InputError
-from .models.base import Model, OutcomeCache, text_key
+from .executor import Executor, LocalExecutor
+from .models.base import OutcomeCache, text_key
 from .mutation import Mutant, Replacement, components, generate
 from .store import MutantRow, RunStore
-from .validity import Parser, SpacyParser, Validator, changed_sentence_pairs, sentence_spans
-from .validity.parsers import default_processes
+from .validity import Parser, changed_sentence_pairs, sentence_spans
 
 
 @dataclass(frozen=True)
@@ -62,19 +62,6 @@ class Run:
         return summary(self.store)
 
 
-def resolve_model(model) -> Model:
-    if isinstance(model, str):
-        from .models import load_model
-        return load_model(model)
-    if hasattr(model, "predict") and hasattr(model, "fingerprint"):
-        return model
-    if callable(model):
-        from .models.callable import CallableModel
-        return CallableModel(model)
-    raise InputError(f"cannot use {model!r} as a model",
-                     fix="Pass a model spec string, an object with predict() and fingerprint, or a function.")
-
-
 def _verdicts_by_key(mutants: Sequence[MutantRow]) -> dict[tuple[int, str], tuple[bool, bool | None]]:
     return {(m.text_id, m.pair_key): (m.valid, m.bias) for m in mutants}
 
@@ -118,14 +105,18 @@ def run(texts: Sequence[str | TextRecord], model, attributes: Sequence[str] = ("
         dictionary: str | Path | Dictionary | None = None, *, out: str | Path | None = None, parser: Parser | None = None,
         pairs_per_attribute: int | None = None, max_pairs_per_text: int | None = None, seed: int = 0, include_occupational: bool = True,
         query_discarded: bool = False, batch_texts: int = 32, overwrite: bool = False, extra_settings: dict | None = None,
-        progress: Callable[[str, int, int], None] | None = None) -> Run:
+        progress: Callable[[str, int, int], None] | None = None, executor: Executor | None = None) -> Run:
     """Run a bias test: atomic mutants for each attribute and intersectional ones up to `order`.
 
-    `model`: a spec ("gguf:default", "python:pkg.mod:fn"), a Model, or a function list[str] -> list[outcome].
+    `model`: a spec ("gguf:default", "python:pkg.mod:fn"), a ModelSpec, a Model, or a function list[str] -> list[outcome].
     `dictionary`: None for the built-in one, a path, or a Dictionary. `pairs_per_attribute`: a seeded
     sample of that many pairs per attribute (None: all); `max_pairs_per_text`: per text and attribute, a seeded
     sample of at most that many of the pairs present (None: all). An `out` folder holding a run with the same
-    settings is continued (texts already stored are skipped); one with other settings is an error unless `overwrite`. `progress(stage, done, total)` is called as work advances.
+    settings is continued (texts already stored are skipped); one with other settings is an error unless `overwrite`. `progress(stage, done, total)` is called as work advances (stage "load" around loading the parser and the
+    model, then "texts").
+    `executor`: where parsing and model calls run (default: LocalExecutor(); hinter.executor.make_executor("ray")
+    spreads them over a Ray cluster with the same results). The executor is not a setting: a run started on one
+    may be continued on another.
     """
     if order < 1:
         raise InputError(f"order must be at least 1, got {order}", where="order")
@@ -145,43 +136,62 @@ def run(texts: Sequence[str | TextRecord], model, attributes: Sequence[str] = ("
                              fix="Remove empty texts or fill them in.")
     d = dictionary if isinstance(dictionary, Dictionary) else load_dictionary(dictionary)
     d = d.restrict(attributes, include_occupational).sample(pairs_per_attribute, seed)
-    parser = parser or SpacyParser(n_process=default_processes())  # before the model: workers fork first
-    model = resolve_model(model)
+    executor = executor or LocalExecutor()
+    report = progress or (lambda stage, done, total: None)
+    report("load", 0, 1)
+    model = executor.start(model, parser)
+    report("load", 1, 1)
+    try:
+        return _run_batches(records, model, executor, attributes, order, d, out, max_pairs_per_text, seed,
+                            pairs_per_attribute, include_occupational, query_discarded, batch_texts, overwrite,
+                            extra_settings, progress)
+    finally:
+        executor.close()
+
+
+def _run_batches(records, model, executor, attributes, order, d, out, max_pairs_per_text, seed, pairs_per_attribute,
+                 include_occupational, query_discarded, batch_texts, overwrite, extra_settings, progress) -> Run:
     out_dir = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="hinter-run-"))
     out_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     settings = {
         "attributes": list(attributes), "order": order, "dictionary": d.source, "dictionary_pairs": len(d.pairs),
         "dictionary_fingerprint": d.fingerprint(), "pairs_per_attribute": pairs_per_attribute,
         "max_pairs_per_text": max_pairs_per_text, "seed": seed,
-        "include_occupational": include_occupational, "model": model.fingerprint, "parser": parser.fingerprint,
+        "include_occupational": include_occupational, "model": model.fingerprint, "parser": executor.parser_fingerprint,
         "query_discarded": query_discarded, "texts": len(records),
         "texts_fingerprint": _texts_fingerprint(records), **(extra_settings or {}),
     }
     store = _open_store(out_dir, settings, overwrite)
     done = {row[0] for row in store.db.execute("SELECT text_id FROM texts")}
-    validator = Validator(parser)
     cache = OutcomeCache(model, store)
     report = progress or (lambda stage, done, total: None)
-    for start in range(0, len(records), batch_texts):
-        batch = [(i, r) for i, r in enumerate(records[start:start + batch_texts], start=start) if i not in done]
-        if not batch:
-            continue
-        t0 = time.perf_counter()
-        calls, tagged, parsed, errors = cache.calls, validator.sentences_tagged, validator.sentences_parsed, cache.errors
-        overlaps = 0
-        mutants: list[Mutant] = []
-        for text_id, rec in batch:
-            gen = generate(text_id, rec.text, d, attributes, order, max_pairs_per_text, seed)
-            mutants.extend(gen.mutants)
-            overlaps += gen.overlaps_skipped
-        t1 = time.perf_counter()
-        splits = {}
-        for text_id, rec in batch:
-            spans = sentence_spans(rec.text)
-            splits[text_id] = (spans, [rec.text[a:b] for a, b in spans])
-        pairs = [changed_sentence_pairs(m.original, *splits[m.text_id], m.edits) for m in mutants]
-        valid = validator.validate(pairs)
+
+    def jobs():
+        """Per batch of texts not yet stored: its mutants and their changed sentence pairs (the executor
+        validates them, possibly ahead of the batch being stored)."""
+        for start in range(0, len(records), batch_texts):
+            batch = [(i, r) for i, r in enumerate(records[start:start + batch_texts], start=start) if i not in done]
+            if not batch:
+                continue
+            t0 = time.perf_counter()
+            overlaps = 0
+            mutants: list[Mutant] = []
+            for text_id, rec in batch:
+                gen = generate(text_id, rec.text, d, attributes, order, max_pairs_per_text, seed)
+                mutants.extend(gen.mutants)
+                overlaps += gen.overlaps_skipped
+            splits = {}
+            for text_id, rec in batch:
+                spans = sentence_spans(rec.text)
+                splits[text_id] = (spans, [rec.text[a:b] for a, b in spans])
+            pairs = [changed_sentence_pairs(m.original, *splits[m.text_id], m.edits) for m in mutants]
+            yield (start, batch, mutants, pairs, overlaps, time.perf_counter() - t0), pairs
+
+    t1 = time.perf_counter()
+    for (start, batch, mutants, pairs, overlaps, seconds_mutation), checked in executor.validate(jobs()):
+        valid = checked.valid
         t2 = time.perf_counter()
+        calls, errors = cache.calls, cache.errors
         # Each original, then its mutants in sorted order: consecutive texts then share long prefixes, which
         # a backend with a prefix cache (llama.cpp) does not compute again.
         asked_mutants: dict[int, list[str]] = {text_id: [] for text_id, _ in batch}
@@ -206,13 +216,15 @@ def run(texts: Sequence[str | TextRecord], model, attributes: Sequence[str] = ("
         # The batch's texts, mutants and counters are committed together: a run killed at any moment
         # resumes at the first batch not committed, and its counters add up as if it had not stopped.
         stats = {"overlaps_skipped": overlaps, "model_calls": cache.calls - calls, "model_errors": cache.errors - errors,
-                 "sentences_tagged": validator.sentences_tagged - tagged,
-                 "sentences_parsed": validator.sentences_parsed - parsed, "seconds_mutation": t1 - t0,
-                 "seconds_validity": t2 - t1, "seconds_model": t3 - t2,
-                 "seconds_oracle_store": time.perf_counter() - t3}
+                 "sentences_tagged": checked.sentences_tagged, "sentences_parsed": checked.sentences_parsed,
+                 # the time the driver waited for the verdicts (mutation included): with an executor working
+                 # ahead, validity time is hidden behind the model stage
+                 "seconds_mutation": seconds_mutation, "seconds_validity": t2 - t1 - seconds_mutation,
+                 "seconds_model": t3 - t2, "seconds_oracle_store": time.perf_counter() - t3}
         store.save_batch([(tid, rec.source_id, rec.text, rec.gold, original_outcome[tid].encode(),
                            original_outcome[tid].raw) for tid, rec in batch], rows, stats)
         report("texts", min(start + batch_texts, len(records)), len(records))
+        t1 = time.perf_counter()
     result = Run(out_dir, store)
     from .report import write_outputs
     write_outputs(result)

@@ -54,6 +54,31 @@ def text_key(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def predict_with_retries(model: Model, texts: list[str], retries: int = 2, backoff_s: float = 0.5) -> list[Outcome] | str:
+    """The model's outcomes for one batch, or the text of its last error when every try failed. A fatal
+    ModelError (retrying cannot help) is raised."""
+    import time
+
+    from ..errors import ModelError
+    last = ""
+    for attempt in range(retries + 1):
+        try:
+            outs = model.predict(texts)
+            if len(outs) != len(texts):
+                raise ModelError(f"the model returned {len(outs)} outcomes for {len(texts)} texts",
+                                 fix="A model must return exactly one outcome per input text, in order.", fatal=True)
+            return [normalise(o) for o in outs]
+        except ModelError as e:
+            if e.fatal:
+                raise
+            last = e.message
+        except Exception as e:  # a failing model must not become a verdict, nor end the run at once
+            last = f"{type(e).__name__}: {e}"
+        if attempt < retries:
+            time.sleep(backoff_s * 2 ** attempt)
+    return last
+
+
 class OutcomeCache:
     """Outcomes per (model fingerprint, exact text): the same text is never sent twice in a run."""
 
@@ -66,30 +91,6 @@ class OutcomeCache:
         self.retries, self.max_failed_batches, self.backoff_s = retries, max_failed_batches, backoff_s
         self._failed_in_a_row = 0
 
-    def _predict_with_retries(self, texts: list[str]) -> list[Outcome] | str:
-        """The model's outcomes, or the text of its last error when every try failed."""
-        import time
-
-        from ..errors import ModelError
-        last = ""
-        for attempt in range(self.retries + 1):
-            try:
-                outs = self.model.predict(texts)
-                if len(outs) != len(texts):
-                    raise ModelError(f"the model returned {len(outs)} outcomes for {len(texts)} texts",
-                                     fix="A model must return exactly one outcome per input text, in order.",
-                                     fatal=True)
-                return [normalise(o) for o in outs]
-            except ModelError as e:
-                if e.fatal:
-                    raise
-                last = e.message
-            except Exception as e:  # a failing model must not become a verdict, nor end the run at once
-                last = f"{type(e).__name__}: {e}"
-            if attempt < self.retries:
-                time.sleep(self.backoff_s * 2 ** attempt)
-        return last
-
     def predict(self, texts: Iterable[str], progress=None) -> dict[str, Outcome]:
         wanted = {text_key(t): t for t in texts}
         missing = [k for k in wanted if k not in self._memory]
@@ -97,9 +98,14 @@ class OutcomeCache:
             self._memory.update(self.store.cached_outcomes(self.model.fingerprint, missing))
             missing = [k for k in missing if k not in self._memory]
         bs = max(1, self.model.batch_size)
-        for i in range(0, len(missing), bs):
-            keys = missing[i:i + bs]
-            outs = self._predict_with_retries([wanted[k] for k in keys])
+        key_chunks = [missing[i:i + bs] for i in range(0, len(missing), bs)]
+        text_chunks = [[wanted[k] for k in keys] for keys in key_chunks]
+        # A model spread over workers (the Ray executor) runs the batches at once, retrying where it runs;
+        # here they run one after the other. Either way the results arrive in order.
+        spread = getattr(self.model, "predict_batches", None)
+        results = (spread(text_chunks, self.retries, self.backoff_s) if spread is not None else
+                   (predict_with_retries(self.model, c, self.retries, self.backoff_s) for c in text_chunks))
+        for keys, outs in zip(key_chunks, results):
             self.calls += len(keys)
             if isinstance(outs, str):
                 self.errors += len(keys)

@@ -1,0 +1,87 @@
+"""Where the heavy stages run: validity parsing and model calls.
+
+`local` (the default) parses in this process or a local process pool and asks the model in this process;
+`ray` spreads both over the workers of a Ray cluster (`executor/ray_cluster.py`, `pip install 'hinter[ray]'`).
+Either way the driver generates the mutants, applies the oracle and alone writes the run store, so results,
+resume and the store are the same whichever executor ran.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Iterator, Protocol, Sequence, TypeVar
+
+from ..models import Model, resolve_model
+from ..validity import Parser, SpacyParser, Validator
+from ..validity.invariant import SentencePair
+from ..validity.parsers import default_processes
+
+P = TypeVar("P")
+Pairs = Sequence[Sequence[SentencePair] | None]  # per mutant: its changed sentence pairs (None: counts differ)
+
+
+@dataclass(frozen=True)
+class ValidityResult:
+    valid: list[bool]
+    sentences_tagged: int
+    sentences_parsed: int
+
+
+class Executor(Protocol):
+    name: str
+    parser_fingerprint: str
+
+    def start(self, model, parser: Parser | None = None) -> Model:
+        """Load the parser(s) and model(s) where they run; returns the model to ask (through an OutcomeCache)."""
+        ...
+
+    def validate(self, jobs: Iterable[tuple[P, Pairs]]) -> Iterator[tuple[P, ValidityResult]]:
+        """Verdicts for each job (a batch of texts' mutants), in the jobs' order. Jobs are read lazily, and
+        an executor may work ahead on later jobs while the caller handles the one it was given."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class LocalExecutor:
+    """This machine: spaCy in `processes` worker processes (default: one per core, at most 4), the model here."""
+
+    name = "local"
+
+    def __init__(self, processes: int | None = None):
+        self.processes = processes
+        self._owned: SpacyParser | None = None
+
+    def start(self, model, parser: Parser | None = None) -> Model:
+        if parser is None:  # before the model: the parser's workers fork before llama.cpp or torch start threads
+            parser = self._owned = SpacyParser(n_process=self.processes or default_processes())
+        self.validator = Validator(parser)
+        self.parser_fingerprint = parser.fingerprint
+        return resolve_model(model)
+
+    def validate(self, jobs: Iterable[tuple[P, Pairs]]) -> Iterator[tuple[P, ValidityResult]]:
+        v = self.validator
+        for payload, pairs in jobs:
+            tagged, parsed = v.sentences_tagged, v.sentences_parsed
+            valid = v.validate(pairs)
+            yield payload, ValidityResult(valid, v.sentences_tagged - tagged, v.sentences_parsed - parsed)
+
+    def close(self) -> None:
+        if self._owned is not None:
+            self._owned.close()
+            self._owned = None
+
+
+def make_executor(name: str = "local", *, address: str | None = None, workers: int | None = None,
+                  cpus_per_worker: float = 1.0, gpus_per_worker: float = 0.0) -> Executor:
+    """An executor by name, as the CLI's --executor names it."""
+    if name == "local":
+        return LocalExecutor(workers)
+    if name == "ray":
+        from .ray_cluster import RayExecutor
+        return RayExecutor(address=address, workers=workers, cpus_per_worker=cpus_per_worker,
+                           gpus_per_worker=gpus_per_worker)
+    from ..errors import InputError
+    raise InputError(f"unknown executor {name!r}", where="--executor", fix="Use local (this machine) or ray.")
+
+
+__all__ = ["Executor", "LocalExecutor", "ValidityResult", "make_executor"]
