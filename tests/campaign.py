@@ -1,6 +1,8 @@
 """One small campaign that every backend runs unchanged (test_hf.py, test_openai_server.py): only --model differs."""
 import json
 import os
+import random
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -26,3 +28,44 @@ def run_campaign(tmp_path: Path, model: str, name: str):
     data = tmp_path / "reviews.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in REVIEWS))
     return hinter(*CAMPAIGN, "--dataset", str(data), "--model", model, "--out", str(tmp_path / name))
+
+
+WORDS = ["A white man", "The man and a white boy", "A boy", "The white house and the man", "Nobody"]
+
+
+def write_kill_campaign(root: Path) -> Path:
+    """48 short texts and a four-pair dictionary: long enough (with planted:counting) for kills to land mid-run."""
+    rng = random.Random(7)
+    rows = [{"id": f"r{i}", "text": f"{rng.choice(WORDS)} came home on day {i}. The film was {rng.choice(['fine', 'long'])}."
+             f" {rng.choice(WORDS)} liked it."} for i in range(48)]
+    (root / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (root / "dic.csv").write_text("attribute,source_group,target_group,word,replacement\n"
+                                  "gender,male,female,man,woman\ngender,male,female,boy,girl\n"
+                                  "race,european,african,white,black\nrace,european,asian,white,asian\n")
+    return root
+
+
+# Reading a run back, for comparing runs (the resume and Ray tests).
+
+def answered(out):
+    if not (out / "run.sqlite").exists():
+        return set()
+    db = sqlite3.connect(out / "run.sqlite")
+    try:
+        return {h for (h,) in db.execute("SELECT text_hash FROM outcomes")}
+    except sqlite3.OperationalError:  # killed before the schema was written
+        return set()
+    finally:
+        db.close()
+
+
+def results(out):
+    db = sqlite3.connect(out / "run.sqlite")
+    texts = sorted(db.execute("SELECT text_id, source_id, text, outcome, raw FROM texts"))
+    mutants = sorted(db.execute("SELECT text_id, pair_key, ord, attributes, replacements, text, changed_sentences, "
+                                "valid, outcome, raw, queried, bias, hidden, strictly_hidden FROM mutants"))
+    summary = json.loads((out / "summary.json").read_text())
+    for volatile in ("seconds", "sentences_tagged", "sentences_parsed"):  # timing and in-memory cache effects
+        summary.pop(volatile, None)
+    summary["settings"].pop("cli", None)  # holds the output folder's siblings' names only through paths
+    return texts, mutants, summary

@@ -46,9 +46,13 @@ def counting(texts):
 
     log = os.environ.get("HINTER_TEST_CALLS")
     if log:
+        session = os.environ.get("HINTER_TEST_SESSION", "0")
+        if os.environ.get("HINTER_TEST_SESSION_FILE"):  # Ray workers: the cluster's environment is fixed at its start
+            with open(os.environ["HINTER_TEST_SESSION_FILE"]) as f:
+                session = f.read().strip()
         with open(log, "a") as f:
             for t in texts:
-                f.write(f"{os.environ.get('HINTER_TEST_SESSION', '0')}\t{hashlib.sha256(t.encode()).hexdigest()}\n")
+                f.write(f"{session}\t{hashlib.sha256(t.encode()).hexdigest()}\n")
     time.sleep(0.02 * len(texts))  # slow enough for kills to land inside batches
     return intersectional(texts)
 

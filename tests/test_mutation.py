@@ -1,5 +1,4 @@
 """Mutation: the paper's example and the edge cases of matching and replacing."""
-import pytest
 
 from hinter.dictionary import Dictionary, Pair, WordMatcher, load_dictionary
 from hinter.mutation import apply_replacements, generate, match_case

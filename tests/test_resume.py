@@ -11,22 +11,14 @@ import time
 from pathlib import Path
 
 import pytest
+from campaign import answered, results, write_kill_campaign
 
 HERE = Path(__file__).parent
-WORDS = ["A white man", "The man and a white boy", "A boy", "The white house and the man", "Nobody"]
 
 
 @pytest.fixture(scope="module")
 def campaign(tmp_path_factory):
-    root = tmp_path_factory.mktemp("campaign")
-    rng = random.Random(7)
-    rows = [{"id": f"r{i}", "text": f"{rng.choice(WORDS)} came home on day {i}. The film was {rng.choice(['fine', 'long'])}."
-             f" {rng.choice(WORDS)} liked it."} for i in range(48)]
-    (root / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    (root / "dic.csv").write_text("attribute,source_group,target_group,word,replacement\n"
-                                  "gender,male,female,man,woman\ngender,male,female,boy,girl\n"
-                                  "race,european,african,white,black\nrace,european,asian,white,asian\n")
-    return root
+    return write_kill_campaign(tmp_path_factory.mktemp("campaign"))
 
 
 def start(campaign, out, session, calls):
@@ -34,30 +26,6 @@ def start(campaign, out, session, calls):
     cmd = [sys.executable, "-m", "hinter.cli", "run", "-d", str(campaign / "data.jsonl"), "-m", "python:planted:counting",
            "-a", "gender,race", "--dictionary", str(campaign / "dic.csv"), "-o", str(out)]
     return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
-
-
-def answered(out):
-    if not (out / "run.sqlite").exists():
-        return set()
-    db = sqlite3.connect(out / "run.sqlite")
-    try:
-        return {h for (h,) in db.execute("SELECT text_hash FROM outcomes")}
-    except sqlite3.OperationalError:  # killed before the schema was written
-        return set()
-    finally:
-        db.close()
-
-
-def results(out):
-    db = sqlite3.connect(out / "run.sqlite")
-    texts = sorted(db.execute("SELECT text_id, source_id, text, outcome, raw FROM texts"))
-    mutants = sorted(db.execute("SELECT text_id, pair_key, ord, attributes, replacements, text, changed_sentences, "
-                                "valid, outcome, raw, queried, bias, hidden, strictly_hidden FROM mutants"))
-    summary = json.loads((out / "summary.json").read_text())
-    for volatile in ("seconds", "sentences_tagged", "sentences_parsed"):  # timing and in-memory cache effects
-        summary.pop(volatile, None)
-    summary["settings"].pop("cli", None)  # holds the output folder's siblings' names only through paths
-    return texts, mutants, summary
 
 
 def test_killed_runs_resume_to_the_uninterrupted_result(campaign, tmp_path):

@@ -132,7 +132,7 @@ def _execute(dataset: str, model: str, attributes: str, order: int, limit: Optio
         def report(stage: str, done: int, total: int) -> None:
             if stage == "load":
                 if done and ex.name == "ray":
-                    progress.console.print(f"Ray: {len(ex.actors)} workers on {len(set(ex.hosts))} host(s), the "
+                    progress.console.print(f"Ray: {len(ex.actors)} workers on {len(set(ex.nodes))} node(s), the "
                                            f"model on {len(ex.model_actors)} of them.", highlight=False)
                 progress.update(bar, description="Mutating, validating, querying")
                 return

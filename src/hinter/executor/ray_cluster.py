@@ -70,9 +70,8 @@ class HinterWorker:
     def ready(self) -> tuple:
         if self.error:
             return self.error
-        import socket
         return ("ok", self.validator.parser.fingerprint, getattr(self.model, "fingerprint", None),
-                getattr(self.model, "batch_size", None), socket.gethostname(), ray.get_gpu_ids())
+                getattr(self.model, "batch_size", None), ray.get_runtime_context().get_node_id(), ray.get_gpu_ids())
 
     @ray.method(concurrency_group="parse")
     def validate(self, pairs: Pairs) -> tuple[list[bool], int, int]:
@@ -89,6 +88,17 @@ class HinterWorker:
                 return predict_with_retries(self.model, texts, retries, backoff_s)
             except ModelError as e:  # fatal: retrying cannot help
                 return _error_record(e)
+
+
+def _check_reachable(address: str, timeout_s: float = 5.0) -> None:
+    import socket
+    host, _, port = address.rpartition(":")
+    try:
+        socket.create_connection((host or "127.0.0.1", int(port)), timeout=timeout_s).close()
+    except (OSError, ValueError) as e:
+        raise InputError(f"no Ray cluster answers at {address} ({e})", where="--ray-address",
+                         fix="Start it first (`ray start --head --port PORT` on its head node) and give HOST:PORT of "
+                             "its head, or leave --ray-address out to start Ray on this machine.") from None
 
 
 def _split(total: int, parts: int) -> list[int]:
@@ -118,7 +128,7 @@ class RayExecutor:
         self.actors: list = []
         self.model_actors: list = []
         self._started_ray = False
-        self.hosts: list[str] = []
+        self.nodes: list[str] = []
 
     # ------------------------------------------------------------------ start
 
@@ -129,6 +139,8 @@ class RayExecutor:
         if ray.is_initialized():
             return
         address = self.address or os.environ.get("RAY_ADDRESS")
+        if address and address not in ("auto", "local") and not address.startswith("ray://"):
+            _check_reachable(address)  # ray.init would wait minutes on an address where nothing listens
         try:
             if address:
                 ray.init(address=address, **kwargs)
@@ -195,7 +207,7 @@ class RayExecutor:
             if _is_error(info):
                 self.close()
                 _raise_record(info)
-        self.hosts = [info[4] for info in infos]
+        self.nodes = [info[4] for info in infos]
         self.parser_fingerprint = infos[0][1]
         self.model_actors = [a for a, src in zip(self.actors, model_sources) if src is not None]
         fingerprints = {info[2] for info, src in zip(infos, model_sources) if src is not None}

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from html import escape
 
-from .instances import Instance, Version, describe
+from .instances import Instance, Version
 
 ATOMIC_COLOUR, INTER_COLOUR, HIDDEN_COLOUR = "#2f6db5", "#d9822b", "#8e2dc5"
 
