@@ -21,6 +21,9 @@ pytest.importorskip("ray")
 
 HERE = Path(__file__).parent
 RAY = Path(sys.executable).parent / "ray"
+# A plain local cluster for every process of these tests, whatever ~/.ray holds: once `ray.init()` has started
+# Ray here, it leaves a token in ~/.ray/auth_token, and later clusters then ask for it.
+RAY_ENV = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"}
 
 
 def _free_port() -> int:
@@ -29,11 +32,28 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def _descendants(pid: int) -> list[int]:
+    """A process's children, grandchildren...: Ray starts a node's raylet and workers in sessions of their own."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
 def _alive_nodes(address: str) -> int:
     code = ("import logging, ray; ray.init(address=%r, log_to_driver=False, logging_level=logging.ERROR); "
             "print(sum(n['Alive'] for n in ray.nodes()))" % address)
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                       env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0"})
+                       env={**os.environ, **RAY_ENV})
     return int(r.stdout.strip().splitlines()[-1]) if r.returncode == 0 and r.stdout.strip() else 0
 
 
@@ -47,7 +67,7 @@ def cluster(tmp_path_factory):
     temp = tempfile.mkdtemp(prefix="hr", dir="/tmp")  # short: Ray's socket paths must fit in 107 characters
     port = _free_port()
     address = f"127.0.0.1:{port}"
-    env = {**os.environ, "PYTHONPATH": str(HERE), "RAY_USAGE_STATS_ENABLED": "0", "HINTER_TEST_CALLS": str(calls),
+    env = {**os.environ, **RAY_ENV, "PYTHONPATH": str(HERE), "HINTER_TEST_CALLS": str(calls),
            "HINTER_TEST_SESSION_FILE": str(session)}
     common = ["--num-cpus", "1", "--object-store-memory", str(100 * 2**20), "--block"]
     log = open(root / "ray.log", "w")
@@ -67,7 +87,11 @@ def cluster(tmp_path_factory):
         while _alive_nodes(address) < 2:
             assert time.time() < deadline, (root / "ray.log").read_text()[-3000:]
             time.sleep(1)
+        saved = {k: os.environ.get(k) for k in RAY_ENV}
+        os.environ.update(RAY_ENV)  # for the drivers these tests run in this process
         yield address, calls, session
+        for k, v in saved.items():
+            os.environ.pop(k) if v is None else os.environ.__setitem__(k, v)
     finally:
         for p in reversed(nodes):  # SIGTERM: `ray start --block` stops the processes it started
             os.killpg(p.pid, signal.SIGTERM)
@@ -87,7 +111,7 @@ def campaign(tmp_path_factory):
 def hinter(campaign, out, model, *extra, env=None, popen=False):
     cmd = [sys.executable, "-m", "hinter.cli", "run", "-d", str(campaign / "data.jsonl"), "-m", model,
            "-a", "gender,race", "--dictionary", str(campaign / "dic.csv"), "-o", str(out), *extra]
-    env = {**os.environ, "PYTHONPATH": str(HERE), **(env or {})}
+    env = {**os.environ, **RAY_ENV, "PYTHONPATH": str(HERE), **(env or {})}
     if popen:
         return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
@@ -142,7 +166,7 @@ def test_a_killed_driver_resumes_on_ray_to_the_local_result(cluster, campaign, t
             p = hinter(campaign, out, "python:planted:counting", *ray_args, popen=True)
         else:
             p = subprocess.Popen([sys.executable, "-m", "hinter.cli", "resume", str(out), *ray_args],
-                                 env={**os.environ, "PYTHONPATH": str(HERE)}, stdout=subprocess.PIPE,
+                                 env={**os.environ, **RAY_ENV, "PYTHONPATH": str(HERE)}, stdout=subprocess.PIPE,
                                  stderr=subprocess.PIPE, start_new_session=True)
         if kills < 3:
             deadline = time.time() + 120
@@ -235,3 +259,45 @@ def test_the_concurrency_split_adds_up_to_the_bound():
         for parts in range(1, total + 1):
             shares = _split(total, parts)
             assert sum(shares) == total and len(shares) == parts and max(shares) - min(shares) <= 1 and min(shares) >= 1
+
+
+def test_a_lost_worker_stops_the_run_cleanly_and_it_resumes(cluster, campaign, tmp_path):
+    """A third node joins, its worker dies with it (SIGKILL) mid-run: the run stops with a message, keeps its
+    finished batches, and resumes on the two nodes left to the local executor's result."""
+    address, calls, session_file = cluster
+    session_file.write_text("lost")
+    reference = hinter(campaign, tmp_path / "reference", "python:planted:counting")
+    assert reference.returncode == 0, reference.stderr
+    env = {**os.environ, **RAY_ENV, "PYTHONPATH": str(HERE)}
+    node = subprocess.Popen([str(RAY), "start", "--address", address, "--num-cpus", "1", "--object-store-memory",
+                             str(100 * 2**20), "--block"], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.time() + 90
+        while _alive_nodes(address) < 3:
+            assert time.time() < deadline, "the third node did not join"
+            time.sleep(1)
+        out = tmp_path / "lost"
+        p = hinter(campaign, out, "python:planted:counting", "--executor", "ray", "--ray-address", address,
+                   "--workers", "3", popen=True)
+        while not answered(out) and p.poll() is None and time.time() < deadline + 120:
+            time.sleep(0.1)
+        for pid in [node.pid, *_descendants(node.pid)]:  # the node and its worker die mid-run
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        node.wait()
+        _, err = p.communicate(timeout=300)
+        assert p.returncode == 2, err.decode()
+        assert "Ray worker was lost" in err.decode() and "Traceback" not in err.decode()
+        done_before = answered(out)
+        assert done_before  # what was finished is kept
+        resumed = subprocess.run([sys.executable, "-m", "hinter.cli", "resume", str(out), "--executor", "ray",
+                                  "--ray-address", address, "--workers", "2"], env={**os.environ, **RAY_ENV, "PYTHONPATH": str(HERE)},
+                                 capture_output=True, text=True, timeout=600)
+        assert resumed.returncode == 0, resumed.stderr
+        assert results(out) == results(tmp_path / "reference")
+    finally:
+        if node.poll() is None:
+            os.killpg(node.pid, signal.SIGKILL)
