@@ -192,8 +192,8 @@ def main() -> None:
               f"{r['fast_tagged']} | {r['fast_parsed']} | {r['fast_s']:.1f} | {r['mutants'] / r['fast_s']:.0f} | "
               f"{r['speedup']:.0f}x | {r['floor_s']:.1f} | {r['floor_ratio']:.2f} | "
               f"{'yes' if r['identical'] else 'NO'} (on {r['ref_sampled']}) |")
-    print(f"\n* reference loop: run on a seeded sample of each campaign's mutants (the 'on N' column); its time for "
-          f"the whole campaign = the exact count of its single-sentence parses x their mean time on the sample.")
+    print("\n* reference loop: run on a seeded sample of each campaign's mutants (the 'on N' column); its time for "
+          "the whole campaign = the exact count of its single-sentence parses x their mean time on the sample.")
     print(f"peak memory: main process {peak:.0f} MiB, largest worker {peak_children:.0f} MiB")
     import subprocess
     t0 = time.perf_counter()

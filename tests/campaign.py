@@ -2,6 +2,7 @@
 import json
 import os
 import random
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -69,3 +70,31 @@ def results(out):
         summary.pop(volatile, None)
     summary["settings"].pop("cli", None)  # holds the output folder's siblings' names only through paths
     return texts, mutants, summary
+
+
+def kill_and_resume(out: Path, start, kills_wanted: int, wait_before_kill) -> tuple[int, dict[int, set]]:
+    """Start session after session (`start(session)` -> Popen in a new process session) until one finishes,
+    SIGKILLing the whole process group of the first `kills_wanted` after `wait_before_kill(p, answered_before)`.
+    Returns the kills made and, per session, the texts answered before it started."""
+    kills, session = 0, 0
+    before: dict[int, set] = {}
+    while True:
+        before[session] = answered(out)
+        p = start(session)
+        if kills < kills_wanted:
+            wait_before_kill(p, before[session])
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+                kills += 1
+                session += 1
+                continue
+        assert p.wait(timeout=300) == 0, p.stderr.read().decode()
+        return kills, before
+
+
+def assert_nothing_asked_again(calls: Path, before: dict[int, set]) -> None:
+    """No model call whose answer had been saved was made again by a later session (planted:counting's log)."""
+    for line in calls.read_text().splitlines():
+        s, h = line.split("\t")
+        assert h not in before[int(s)], f"session {s} asked again about a text answered before it started"

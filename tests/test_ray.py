@@ -15,7 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from campaign import answered, results, write_kill_campaign
+from campaign import answered, assert_nothing_asked_again, kill_and_resume, results, write_kill_campaign
 
 pytest.importorskip("ray")
 
@@ -157,35 +157,25 @@ def test_a_killed_driver_resumes_on_ray_to_the_local_result(cluster, campaign, t
     calls.write_text("")
     rng = random.Random(7)
     ray_args = ("--executor", "ray", "--ray-address", address)
-    kills, session = 0, 0
-    before: dict[int, set] = {}
-    while True:
-        before[session] = answered(out)
-        session_file.write_text(str(session))
+
+    def start(session):
+        session_file.write_text(str(session))  # read by the workers' planted:counting
         if session == 0:
-            p = hinter(campaign, out, "python:planted:counting", *ray_args, popen=True)
-        else:
-            p = subprocess.Popen([sys.executable, "-m", "hinter.cli", "resume", str(out), *ray_args],
-                                 env={**os.environ, **RAY_ENV, "PYTHONPATH": str(HERE)}, stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE, start_new_session=True)
-        if kills < 3:
-            deadline = time.time() + 120
-            while p.poll() is None and answered(out) <= before[session] and time.time() < deadline:
-                time.sleep(0.1)  # this session has answered something: kill it somewhere after that
-            time.sleep(rng.uniform(0.0, 1.5))
-            if p.poll() is None:
-                os.killpg(p.pid, signal.SIGKILL)
-                p.wait()
-                kills += 1
-                session += 1
-                continue
-        assert p.wait(timeout=300) == 0, p.stderr.read().decode()
-        break
+            return hinter(campaign, out, "python:planted:counting", *ray_args, popen=True)
+        return subprocess.Popen([sys.executable, "-m", "hinter.cli", "resume", str(out), *ray_args],
+                                env={**os.environ, **RAY_ENV, "PYTHONPATH": str(HERE)}, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, start_new_session=True)
+
+    def wait_before_kill(p, answered_before):
+        deadline = time.time() + 120
+        while p.poll() is None and answered(out) <= answered_before and time.time() < deadline:
+            time.sleep(0.1)  # this session has answered something: kill it somewhere after that
+        time.sleep(rng.uniform(0.0, 1.5))
+
+    kills, before = kill_and_resume(out, start, 3, wait_before_kill)
     assert kills == 3, "the run finished before it could be killed: make the campaign longer"
     assert results(out) == results(tmp_path / "reference")
-    for line in calls.read_text().splitlines():  # written by the Ray workers
-        s, h = line.split("\t")
-        assert h not in before[int(s)], f"session {s} asked again about a text answered before it started"
+    assert_nothing_asked_again(calls, before)  # the log is written by the Ray workers
 
 
 class CountingServer(BaseHTTPRequestHandler):

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from campaign import answered, results, write_kill_campaign
+from campaign import answered, assert_nothing_asked_again, kill_and_resume, results, write_kill_campaign
 
 HERE = Path(__file__).parent
 
@@ -35,27 +35,11 @@ def test_killed_runs_resume_to_the_uninterrupted_result(campaign, tmp_path):
 
     out, calls = tmp_path / "killed", tmp_path / "calls.log"
     rng = random.Random(2026)
-    kills, session = 0, 0
-    before: dict[int, set] = {}
-    while True:
-        before[session] = answered(out)
-        p = start(campaign, out, session, calls)
-        if kills < 4:
-            time.sleep(rng.uniform(1.0, 6.0))
-            if p.poll() is None:
-                os.killpg(p.pid, signal.SIGKILL)
-                p.wait()
-                kills += 1
-                session += 1
-                continue
-        assert p.wait(timeout=300) == 0, p.stderr.read().decode()
-        break
+    kills, before = kill_and_resume(out, lambda session: start(campaign, out, session, calls), 4,
+                                    lambda p, answered_before: time.sleep(rng.uniform(1.0, 6.0)))
     assert kills >= 3, "the run finished before it could be killed: make the campaign longer"
     assert results(out) == results(reference)
-    # no model call that had completed (its answer saved) was made again by a later session
-    for line in calls.read_text().splitlines():
-        s, h = line.split("\t")
-        assert h not in before[int(s)], f"session {s} asked again about a text answered before it started"
+    assert_nothing_asked_again(calls, before)
 
 
 def test_resume_command_and_changed_settings(campaign, tmp_path):
