@@ -11,7 +11,7 @@ LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAM
 TORCH ?= 2.13.0
 EXTRAS ?= gguf,hf,openai,server,data,ray,test,testmodels
 
-.PHONY: demo test bench install clean
+.PHONY: demo test bench bench-ray install clean
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -31,6 +31,10 @@ test: $(VENV)/.installed
 bench: $(VENV)/.installed
 	$(PY) bench/mutation.py --naive-texts 10
 	$(PY) bench/validity.py
+
+# The Ray executor against the local one, 1 and 2 workers, on a Ray cluster started on this machine (about 6 min).
+bench-ray: $(VENV)/.installed
+	$(PY) bench/executors.py
 
 clean:
 	rm -rf $(VENV) runs
