@@ -130,7 +130,7 @@ class RayExecutor:
         self.spacy_model, self.start_timeout_s = spacy_model, start_timeout_s
         self.actors: list = []
         self.model_actors: list = []
-        self._started_ray = False
+        self._connected = False
         self.nodes: list[str] = []
 
     # ------------------------------------------------------------------ start
@@ -139,7 +139,7 @@ class RayExecutor:
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # no phoning home from an offline tool
         kwargs = dict(log_to_driver=False, logging_level=logging.WARNING, configure_logging=True,
                       runtime_env={"env_vars": env_vars} if env_vars else None)
-        if ray.is_initialized():
+        if ray.is_initialized():  # the caller's own connection: theirs to keep
             return
         address = self.address or os.environ.get("RAY_ADDRESS")
         if address and address not in ("auto", "local") and not address.startswith("ray://"):
@@ -149,7 +149,8 @@ class RayExecutor:
                 ray.init(address=address, **kwargs)
             else:
                 ray.init(include_dashboard=False, **kwargs)
-                self._started_ray = True
+            # ours to end: a driver left connected is killed by Ray when its cluster goes away later
+            self._connected = True
         except (ConnectionError, RuntimeError, ValueError) as e:
             raise InputError(f"cannot connect to the Ray cluster at {address or 'a new local cluster'} ({e})",
                              where="--ray-address", fix="Start it first (`ray start --head` on its head node) and "
@@ -303,9 +304,9 @@ class RayExecutor:
             except Exception:  # already gone with its node
                 pass
         self.actors, self.model_actors = [], []
-        if self._started_ray and ray.is_initialized():
+        if self._connected and ray.is_initialized():
             ray.shutdown()
-            self._started_ray = False
+            self._connected = False
 
 
 class RemoteModel:
