@@ -34,11 +34,11 @@ def run_campaign(tmp_path: Path, model: str, name: str):
 WORDS = ["A white man", "The man and a white boy", "A boy", "The white house and the man", "Nobody"]
 
 
-def write_kill_campaign(root: Path) -> Path:
-    """48 short texts and a four-pair dictionary: long enough (with planted:counting) for kills to land mid-run."""
+def write_kill_campaign(root: Path, texts: int = 48) -> Path:
+    """Short texts and a four-pair dictionary: 48 are enough (with planted:counting) for kills to land mid-run."""
     rng = random.Random(7)
     rows = [{"id": f"r{i}", "text": f"{rng.choice(WORDS)} came home on day {i}. The film was {rng.choice(['fine', 'long'])}."
-             f" {rng.choice(WORDS)} liked it."} for i in range(48)]
+             f" {rng.choice(WORDS)} liked it."} for i in range(texts)]
     (root / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     (root / "dic.csv").write_text("attribute,source_group,target_group,word,replacement\n"
                                   "gender,male,female,man,woman\ngender,male,female,boy,girl\n"
@@ -47,6 +47,18 @@ def write_kill_campaign(root: Path) -> Path:
 
 
 # Reading a run back, for comparing runs (the resume and Ray tests).
+
+def stored_texts(out) -> int:
+    """Texts whose batch is committed (0 before the store exists)."""
+    try:
+        db = sqlite3.connect(out / "run.sqlite")
+        try:
+            return db.execute("SELECT COUNT(*) FROM texts").fetchone()[0]
+        finally:
+            db.close()
+    except sqlite3.OperationalError:
+        return 0
+
 
 def answered(out):
     if not (out / "run.sqlite").exists():
