@@ -144,13 +144,13 @@ def run(texts: Sequence[str | TextRecord], model, attributes: Sequence[str] = ("
     try:
         return _run_batches(records, model, executor, attributes, order, d, out, max_pairs_per_text, seed,
                             pairs_per_attribute, include_occupational, query_discarded, batch_texts, overwrite,
-                            extra_settings, progress)
+                            extra_settings, report)
     finally:
         executor.close()
 
 
 def _run_batches(records, model, executor, attributes, order, d, out, max_pairs_per_text, seed, pairs_per_attribute,
-                 include_occupational, query_discarded, batch_texts, overwrite, extra_settings, progress) -> Run:
+                 include_occupational, query_discarded, batch_texts, overwrite, extra_settings, report) -> Run:
     out_dir = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="hinter-run-"))
     out_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     settings = {
@@ -164,7 +164,6 @@ def _run_batches(records, model, executor, attributes, order, d, out, max_pairs_
     store = _open_store(out_dir, settings, overwrite)
     done = {row[0] for row in store.db.execute("SELECT text_id FROM texts")}
     cache = OutcomeCache(model, store)
-    report = progress or (lambda stage, done, total: None)
 
     def jobs():
         """Per batch of texts not yet stored: its mutants and their changed sentence pairs (the executor
