@@ -96,13 +96,20 @@ def cluster(tmp_path_factory):
         import ray
         # Ray kills a driver whose cluster goes away under it: this process must not still be one
         assert not ray.is_initialized(), "a test left this process connected to the cluster"
-        for p in reversed(nodes):  # SIGTERM: `ray start --block` stops the processes it started
+        tree = [pid for p in nodes for pid in [p.pid, *_descendants(p.pid)]]
+        for p in reversed(nodes):  # SIGTERM: `ray start --block` stops the processes it started...
             os.killpg(p.pid, signal.SIGTERM)
-        for p in nodes:
-            try:
-                p.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                os.killpg(p.pid, signal.SIGKILL)
+        try:
+            for p in nodes:
+                p.wait(timeout=10)
+        except subprocess.TimeoutExpired:  # ...but may drain for 30 s first: not worth waiting for here
+            for pid in tree:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            for p in nodes:
+                p.wait(timeout=30)
         log.close()
 
 
