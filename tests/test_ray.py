@@ -252,6 +252,10 @@ def test_bad_ray_options_get_a_clear_error(campaign, tmp_path):
     assert r.returncode == 2 and "unknown executor 'spark'" in r.stderr
     r = hinter(campaign, tmp_path / "o", "python:planted:intersectional", "--executor", "ray", "--workers", "0")
     assert r.returncode == 2 and "--workers must be at least 1" in r.stderr
+    r = hinter(campaign, tmp_path / "o", "python:planted:intersectional", "--workers", "-1")
+    assert r.returncode == 2 and "--workers must be at least 1" in r.stderr
+    r = hinter(campaign, tmp_path / "o", "openai:m@http://127.0.0.1:9/v1", "--executor", "ray", "--concurrency", "0")
+    assert r.returncode == 2 and "--concurrency must be at least 1" in r.stderr
 
 
 def test_the_concurrency_split_adds_up_to_the_bound():

@@ -53,7 +53,7 @@ WORKERS_OPT = typer.Option(None, "--workers", help="Worker processes: spaCy proc
 CPUS_OPT = typer.Option(1.0, "--cpus-per-worker", help="With --executor ray: CPUs each worker reserves (and gives a "
                         "local model's threads).")
 GPUS_OPT = typer.Option(0.0, "--gpus-per-worker", help="With --executor ray: GPUs each worker reserves, e.g. 1 for "
-                        "one hf: or gguf: model copy per GPU (0.5: two workers share one).")
+                        "one copy of an hf: or hf-causal: model per GPU (0.5: two workers share one).")
 CONCURRENCY_OPT = typer.Option(None, "--concurrency", help="API models (openai:...): requests at once, in all (default "
                                "4). With Ray the bound is global: the workers share it.")
 
@@ -121,6 +121,8 @@ def _execute(dataset: str, model: str, attributes: str, order: int, limit: Optio
     dic.restrict(attrs)  # fail on an unknown attribute before loading any model
     from .executor import make_executor
     from .models import ModelSpec
+    if execution.concurrency is not None and execution.concurrency < 1:
+        raise InputError(f"--concurrency must be at least 1, got {execution.concurrency}", where="--concurrency")
     ex = make_executor(execution.executor, address=execution.ray_address, workers=execution.workers,
                        cpus_per_worker=execution.cpus_per_worker, gpus_per_worker=execution.gpus_per_worker)
     where = "this machine" if ex.name == "local" else "the Ray workers"

@@ -74,13 +74,15 @@ class LocalExecutor:
 def make_executor(name: str = "local", *, address: str | None = None, workers: int | None = None,
                   cpus_per_worker: float = 1.0, gpus_per_worker: float = 0.0) -> Executor:
     """An executor by name, as the CLI's --executor names it."""
+    from ..errors import InputError
+    if workers is not None and workers < 1:
+        raise InputError(f"--workers must be at least 1, got {workers}", where="--workers")
     if name == "local":
         return LocalExecutor(workers)
     if name == "ray":
         from .ray_cluster import RayExecutor
         return RayExecutor(address=address, workers=workers, cpus_per_worker=cpus_per_worker,
                            gpus_per_worker=gpus_per_worker)
-    from ..errors import InputError
     raise InputError(f"unknown executor {name!r}", where="--executor", fix="Use local (this machine) or ray.")
 
 
