@@ -16,6 +16,7 @@ import logging
 import os
 import threading
 from contextlib import nullcontext
+from dataclasses import replace
 from typing import Iterable, Iterator, Sequence
 
 try:
@@ -182,9 +183,9 @@ class RayExecutor:
             if is_api:  # one global bound: the workers' shares add up to it, and every worker gets at least 1
                 total = spec.concurrency or 4
                 shares = _split(total, min(n, total))
-                model_sources = [spec.with_(concurrency=c) for c in shares] + [None] * (n - len(shares))
+                model_sources = [replace(spec, concurrency=c) for c in shares] + [None] * (n - len(shares))
             else:
-                model_sources = [spec.with_(threads=max(1, int(self.cpus_per_worker)))] * n
+                model_sources = [replace(spec, threads=max(1, int(self.cpus_per_worker)))] * n
         else:
             try:
                 ref = ray.put(spec)

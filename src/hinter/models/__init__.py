@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import builtins
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from ..errors import InputError
 from .base import Model, Outcome, OutcomeCache, normalise
@@ -62,9 +62,6 @@ class ModelSpec:
 
     def load(self) -> Model:
         return load_model(self.spec, self.task, self.concurrency, self.threads)
-
-    def with_(self, **changes) -> "ModelSpec":
-        return replace(self, **changes)
 
 
 def resolve_model(model) -> Model:
