@@ -11,7 +11,7 @@ LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAM
 TORCH ?= 2.13.0
 EXTRAS ?= gguf,hf,openai,server,data,ray,test,testmodels
 
-.PHONY: demo test bench bench-ray install clean
+.PHONY: demo test bench bench-ray install browser clean
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -24,7 +24,14 @@ install: $(VENV)/.installed
 demo: $(VENV)/.installed
 	$(VENV)/bin/hinter demo
 
-test: $(VENV)/.installed
+# The report's and the explorer's browser tests drive Debian's chromium (Playwright's own browser download does
+# not work without internet): installed here so that `make test` alone passes on a fresh machine.
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q chromium; }
+
+test: $(VENV)/.installed browser
 	$(PY) -m pytest -q
 
 # Benchmarks print tables with the baseline measured in the same run; the last line sums up issue 3's targets.
