@@ -5,46 +5,24 @@ import builtins
 from dataclasses import dataclass
 
 from ..errors import InputError
-from .base import Model, Outcome, OutcomeCache, normalise
-
-SPEC_HELP = ("gguf:default (the embedded Gemma 3 270M), gguf:PATH (any GGUF file), hf:FOLDER (a Hugging Face "
-             "sequence classifier), hf-causal:FOLDER (a Hugging Face causal LM, plain prompt), "
-             "openai:MODEL[@BASE_URL] (completions endpoint, plain prompt), "
-             "openai-chat:MODEL[@BASE_URL] (chat endpoint), python:package.module:function")
-
-
-API_KINDS = ("openai", "openai-chat")
+from .base import BatchSpreadingModel, Model, Outcome, OutcomeCache, normalise
+from .registry import Backend, find_backend, help_text, load_backend_model, register_backend
 
 
 def load_model(spec: str, task=None, concurrency: int | None = None, threads: int | None = None) -> Model:
-    """A model from its spec; `task` (a preset name, a task file or a Task; default imdb) gives generative
-    models their prompt and answer parser, and tells classifiers whether the task is multi-label.
-    `concurrency`: API models' requests at once (default 4); `threads`: llama.cpp's CPU threads (default: all)."""
-    kind, sep, rest = spec.partition(":")
-    if not sep or not rest:
-        raise InputError(f"cannot read the model spec {spec!r}", where="--model", fix=f"Use one of: {SPEC_HELP}.")
-    if kind == "gguf":
-        from ..tasks import get_task
-        from .gguf import GGUFModel, default_gguf_path
-        return GGUFModel(default_gguf_path() if rest == "default" else rest, get_task(task or "imdb"), n_threads=threads)
-    if kind == "hf":
-        from ..tasks import get_task
-        from .hf import HFClassifier
-        return HFClassifier(rest, get_task(task) if task else None)
-    if kind == "hf-causal":
-        from ..tasks import get_task
-        from .hf_causal import HFCausalLM
-        return HFCausalLM(rest, get_task(task or "imdb"))
-    if kind in API_KINDS:
-        from ..tasks import get_task
-        from .openai_api import OpenAIModel, parse_spec
-        model, base_url = parse_spec(rest)
-        return OpenAIModel(model, get_task(task or "imdb"), base_url=base_url, chat=kind == "openai-chat",
-                           **({"concurrency": concurrency} if concurrency else {}))
-    if kind == "python":
-        from .callable import load_callable
-        return load_callable(rest)
-    raise InputError(f"unknown model kind {kind!r} in {spec!r}", where="--model", fix=f"Use one of: {SPEC_HELP}.")
+    """A model from its spec `PREFIX:REST`, through the backend registered for PREFIX (`registry.py`); `task` (a
+    preset name, a task file or a Task; default imdb) gives generative models their prompt and answer parser, and
+    tells classifiers whether the task is multi-label. `concurrency`: API models' requests at once (default 4);
+    `threads`: llama.cpp's CPU threads (default: all)."""
+    return load_backend_model(spec, task, concurrency, threads)
+
+
+def __getattr__(name: str):
+    # SPEC_HELP: the --model help, generated from the registry when first read (the built-in backends' modules
+    # import hinter.tasks, which imports this package: they cannot be imported while it initialises).
+    if name == "SPEC_HELP":
+        return help_text()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)
@@ -57,8 +35,13 @@ class ModelSpec:
     threads: int | None = None
 
     @property
+    def backend(self) -> Backend | None:
+        """The registered backend of the spec's prefix (None for an unknown one: loading it says so)."""
+        return find_backend(self.spec.partition(":")[0])
+
+    @property
     def is_api(self) -> bool:
-        return self.spec.partition(":")[0] in API_KINDS
+        return self.backend is not None and self.backend.is_api
 
     def load(self) -> Model:
         return load_model(self.spec, self.task, self.concurrency, self.threads)
@@ -79,4 +62,5 @@ def resolve_model(model) -> Model:
                      fix="Pass a model spec string, an object with predict() and fingerprint, or a function.")
 
 
-__all__ = ["Model", "ModelSpec", "Outcome", "OutcomeCache", "load_model", "normalise", "resolve_model"]
+__all__ = ["Backend", "BatchSpreadingModel", "Model", "ModelSpec", "Outcome", "OutcomeCache", "help_text", "load_model",
+           "normalise", "register_backend", "resolve_model"]

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Iterable, Protocol, Sequence
+from typing import Iterable, Iterator, Protocol, Sequence, runtime_checkable
 
 
 @dataclass(frozen=True)
@@ -48,6 +48,16 @@ class Model(Protocol):
     batch_size: int
 
     def predict(self, texts: Sequence[str]) -> list[Outcome]: ...
+
+
+@runtime_checkable
+class BatchSpreadingModel(Model, Protocol):
+    """A model that runs many batches at once where it lives (the Ray executor's RemoteModel), retrying each where
+    it runs. OutcomeCache hands such a model all its batches together instead of asking them one by one."""
+
+    def predict_batches(self, batches: list[list[str]], retries: int, backoff_s: float) -> Iterator[list[Outcome] | str]:
+        """Each batch's outcomes, or the text of its last error when every try failed, in the batches' order."""
+        ...
 
 
 def text_key(text: str) -> str:
@@ -102,9 +112,10 @@ class OutcomeCache:
         text_chunks = [[wanted[k] for k in keys] for keys in key_chunks]
         # A model spread over workers (the Ray executor) runs the batches at once, retrying where it runs;
         # here they run one after the other. Either way the results arrive in order.
-        spread = getattr(self.model, "predict_batches", None)
-        results = (spread(text_chunks, self.retries, self.backoff_s) if spread is not None else
-                   (predict_with_retries(self.model, c, self.retries, self.backoff_s) for c in text_chunks))
+        if isinstance(self.model, BatchSpreadingModel):
+            results = self.model.predict_batches(text_chunks, self.retries, self.backoff_s)
+        else:
+            results = (predict_with_retries(self.model, c, self.retries, self.backoff_s) for c in text_chunks)
         for keys, outs in zip(key_chunks, results):
             self.calls += len(keys)
             if isinstance(outs, str):

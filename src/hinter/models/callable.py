@@ -6,6 +6,7 @@ from typing import Callable, Sequence
 
 from ..errors import InputError
 from .base import Outcome, normalise
+from .registry import Backend, register_backend
 
 
 class CallableModel:
@@ -38,3 +39,9 @@ def load_callable(spec: str) -> CallableModel:
     if not callable(function):
         raise InputError(f"{spec} is not callable", where="--model")
     return CallableModel(function, spec)
+
+
+BACKEND = register_backend(Backend(
+    prefix="python", loader=lambda rest, **_: load_callable(rest), usage="python:package.module:function",
+    summary="a function from a list of texts to one label per text",
+    example="python:mymodels.sentiment:predict"))

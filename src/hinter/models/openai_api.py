@@ -27,6 +27,7 @@ from typing import Sequence
 from ..errors import InputError, ModelError
 from ..tasks import Task
 from .base import Outcome
+from .registry import Backend, register_backend
 
 KEY_VARIABLES = ("HINTER_OPENAI_API_KEY", "OPENAI_API_KEY")
 
@@ -197,3 +198,23 @@ def parse_spec(rest: str) -> tuple[str, str | None]:
         raise InputError(f"the base URL {url!r} is not an http(s) URL", where="--model",
                          fix="Write e.g. openai:MODEL@http://127.0.0.1:8080/v1.")
     return model.strip(), (url.rstrip("/") if sep else None)
+
+
+def _loader(chat: bool):
+    def load(rest: str, *, task=None, concurrency: int | None = None, **_) -> OpenAIModel:
+        import openai  # noqa: F401  (missing: load_model names the extra to install)
+        from ..tasks import get_task
+        model, base_url = parse_spec(rest)
+        return OpenAIModel(model, get_task(task or "imdb"), base_url=base_url, chat=chat,
+                           **({"concurrency": concurrency} if concurrency else {}))
+    return load
+
+
+COMPLETIONS = register_backend(Backend(
+    prefix="openai", loader=_loader(chat=False), usage="openai:MODEL[@BASE_URL]",
+    summary="completions endpoint, plain prompt",
+    example="openai:gemma@http://127.0.0.1:8765/v1", is_api=True, env=KEY_VARIABLES, extra="openai"))
+CHAT = register_backend(Backend(
+    prefix="openai-chat", loader=_loader(chat=True), usage="openai-chat:MODEL[@BASE_URL]",
+    summary="chat endpoint",
+    example="openai-chat:gpt-4o-mini", is_api=True, env=KEY_VARIABLES, extra="openai"))

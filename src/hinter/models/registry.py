@@ -1,0 +1,223 @@
+"""Registries: model backends (and, through the same `Registry`, executors and tasks) by name.
+
+Each registry keeps its entries in a `catalogue` namespace ("hinter", KIND), and reads the Python entry-point
+group `hinter_KIND` (`hinter_backends`, `hinter_executors`, `hinter_tasks`), so that another installed package
+adds an entry without touching this one, as spaCy's registries do:
+
+    # pyproject.toml of a package `hinter-mybackend`
+    [project.entry-points.hinter_backends]
+    mine = "hinter_mybackend:BACKEND"      # a hinter.models.registry.Backend whose prefix is "mine"
+
+A name is registered once: a second registration (a plugin reusing a built-in name, two plugins clashing) is
+refused with an error naming both. Looking up a name nobody registered gives an InputError listing the names
+that are registered.
+
+A backend is one `Backend` record: its spec prefix, its loader, whether it is an API, the environment variables
+it reads, the extra that installs it and its help line. `load_model` dispatches through it, the Ray executor
+reads which variables to forward to its workers from it, and `help_text()` is the `--model` help.
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Callable, Generic, Iterator, TypeVar
+
+import catalogue
+
+from ..errors import InputError
+
+T = TypeVar("T")
+
+
+def _origin(entry: object) -> str:
+    module = getattr(entry, "__module__", None) or type(entry).__module__
+    return f"from {module}"
+
+
+class Registry(Generic[T]):
+    """Entries of one kind by name: built-ins (registered when first needed), then the entry points of group
+    `hinter_KIND`. `noun` and `option` word the errors ("unknown executor 'spark'", where "--executor")."""
+
+    def __init__(self, kind: str, noun: str, option: str, builtins: Callable[[], None] | None = None,
+                 check: Callable[[str, object], T] | None = None):
+        self.kind, self.noun, self.option = kind, noun, option
+        self.namespace = ("hinter", kind)
+        self.group = "_".join(self.namespace)  # the entry-point group catalogue reads
+        self._catalogue = catalogue.create(*self.namespace, entry_points=True)
+        self._builtins, self._check = builtins, check
+        self._origins: dict[str, str] = {}  # name -> where it was registered from
+        self._loaded = False
+
+    # ------------------------------------------------------------------ registering
+
+    def register(self, name: str, entry: T, origin: str | None = None) -> T:
+        """Add `entry` under `name`; a name already taken is refused."""
+        if not isinstance(name, str) or not name.strip() or ":" in name:
+            raise ValueError(f"a {self.noun} name must be a non-empty string without ':', got {name!r}")
+        if catalogue.check_exists(*self.namespace, name):
+            raise InputError(f"two {self.noun}s are registered as {name!r} ({self._origins.get(name, 'unknown')}, "
+                             f"and {origin or _origin(entry)})", where=f"the {self.noun} registry",
+                             fix=f"Register one of them under another name, or uninstall the package whose "
+                                 f"{self.group} entry point clashes.")
+        self._catalogue.register(name, func=entry)
+        self._origins[name] = origin or _origin(entry)
+        return entry
+
+    def unregister(self, name: str) -> None:
+        """Remove `name` (for tests, and for a package that replaces one of its own entries)."""
+        catalogue.REGISTRY.pop((*self.namespace, name), None)
+        self._origins.pop(name, None)
+
+    def _ensure_loaded(self) -> None:
+        if self._loaded:
+            return
+        self._loaded = True
+        if self._builtins is not None:
+            self._builtins()
+        for ep in self._catalogue._get_entry_points():
+            try:
+                entry = ep.load()
+            except Exception as e:
+                raise InputError(f"the {self.group} entry point {ep.name} = {ep.value} cannot be loaded "
+                                 f"({type(e).__name__}: {e})", where=f"the {self.noun} registry",
+                                 fix="Reinstall or uninstall the package that declares it.") from None
+            if self._check is not None:
+                entry = self._check(ep.name, entry)
+            self.register(ep.name, entry, origin=f"entry point {ep.value}")
+
+    # ------------------------------------------------------------------ looking up
+
+    def names(self) -> list[str]:
+        """The registered names, sorted (the same order whatever was imported first)."""
+        self._ensure_loaded()
+        return sorted(self._origins)
+
+    def items(self) -> Iterator[tuple[str, T]]:
+        for name in self.names():
+            yield name, self.find(name)
+
+    def find(self, name: str) -> T | None:
+        """The entry registered as `name`, or None."""
+        self._ensure_loaded()
+        key = (*self.namespace, name)
+        return catalogue.REGISTRY.get(key) if name in self._origins else None
+
+    def get(self, name: str, fix: str = "") -> T:
+        """The entry registered as `name`; an InputError listing the registered names if there is none."""
+        entry = self.find(name)
+        if entry is None:
+            raise self.unknown(name, fix)
+        return entry
+
+    def unknown(self, name: str, fix: str = "") -> InputError:
+        listed = ", ".join(self.names()) or "none"
+        return InputError(f"unknown {self.noun} {name!r}", where=self.option,
+                          fix=f"Registered {self.noun}s: {listed}" + (f"; {fix}" if fix else "."))
+
+    def __contains__(self, name: str) -> bool:
+        return self.find(name) is not None
+
+
+# ---------------------------------------------------------------------- model backends
+
+@dataclass(frozen=True)
+class Backend:
+    """Everything hinter knows about one model backend.
+
+    `loader(rest, task=..., concurrency=..., threads=...)` returns the Model for the spec `PREFIX:rest` (a loader
+    should accept **kwargs: options may be added). `is_api`: the model is a remote API (I/O-bound: the Ray executor
+    splits its concurrency bound among workers that parse while they wait). `env`: the environment variables it
+    reads its settings from (API keys), forwarded to Ray workers. `extra`: the pip extra of `package` that installs
+    its dependencies (`pip install 'hinter[gguf]'`); an ImportError while loading names it. `usage`, `summary` and
+    `example` make its line of the `--model` help."""
+
+    prefix: str
+    loader: Callable[..., object]
+    usage: str          # the spec's form, e.g. "hf:FOLDER"
+    summary: str        # what it is, e.g. "a Hugging Face sequence classifier"
+    example: str = ""   # a spec that works, e.g. "hf:runs/minilm-imdb"
+    is_api: bool = False
+    env: tuple[str, ...] = ()
+    extra: str | None = None
+    package: str = "hinter"
+
+    @property
+    def help_line(self) -> str:
+        """E.g. "hf:FOLDER (a Hugging Face sequence classifier..., e.g. hf:runs/minilm-imdb)"."""
+        env = f", reads {' or '.join(self.env)}" if self.env else ""
+        example = f", e.g. {self.example}" if self.example else ""
+        return f"{self.usage} ({self.summary}{env}{example})"
+
+    @property
+    def install(self) -> str | None:
+        """The pip command installing what it needs, e.g. pip install 'hinter[gguf]'."""
+        return f"pip install '{self.package}[{self.extra}]'" if self.extra else None
+
+
+# The modules of the built-in backends: each declares its Backend records (`register_backend(...)`) at import.
+# They import nothing heavy at import time (llama.cpp, torch, openai are imported by the loaders).
+BUILTIN_BACKEND_MODULES = ("gguf", "hf", "hf_causal", "openai_api", "callable")
+
+
+def _import_builtin_backends() -> None:
+    for module in BUILTIN_BACKEND_MODULES:
+        importlib.import_module(f"{__package__}.{module}")
+
+
+def _check_backend(name: str, entry: object) -> Backend:
+    if not isinstance(entry, Backend) or entry.prefix != name:
+        raise InputError(f"the hinter_backends entry point {name!r} is not a Backend record with prefix {name!r} "
+                         f"(got {entry!r})", where="the backend registry",
+                         fix="Point the entry point at a hinter.models.registry.Backend whose prefix is its name.")
+    return entry
+
+
+BACKENDS: Registry[Backend] = Registry("backends", "model backend", "--model", builtins=_import_builtin_backends,
+                                       check=_check_backend)
+
+
+def register_backend(backend: Backend) -> Backend:
+    """Register a backend under its prefix; a prefix already registered is refused."""
+    if not isinstance(backend, Backend):
+        raise TypeError(f"register_backend takes a Backend record, got {backend!r}")
+    return BACKENDS.register(backend.prefix, backend, origin=f"from {getattr(backend.loader, '__module__', '?')}")
+
+
+def find_backend(prefix: str) -> Backend | None:
+    """The backend registered for a spec prefix ("gguf"), or None."""
+    return BACKENDS.find(prefix)
+
+
+def backends() -> list[Backend]:
+    """Every registered backend, by prefix."""
+    return [backend for _, backend in BACKENDS.items()]
+
+
+def help_lines() -> list[str]:
+    """One line per backend: its spec form, what it is, an example."""
+    return [backend.help_line for backend in backends()]
+
+
+def help_text(separator: str = "; ") -> str:
+    """The `--model` help: every registered backend's line."""
+    return separator.join(help_lines())
+
+
+def load_backend_model(spec: str, task=None, concurrency: int | None = None, threads: int | None = None):
+    """The model of a spec `PREFIX:REST` through its registered backend (see `hinter.models.load_model`)."""
+    prefix, sep, rest = spec.partition(":")
+    if not sep or not rest:
+        raise InputError(f"cannot read the model spec {spec!r}", where="--model", fix=f"Use one of: {help_text()}.")
+    backend = find_backend(prefix)
+    if backend is None:
+        raise InputError(f"unknown model kind {prefix!r} in {spec!r}", where="--model",
+                         fix=f"Registered backends: {', '.join(BACKENDS.names())}; use one of: {help_text()}.")
+    try:
+        return backend.loader(rest, task=task, concurrency=concurrency, threads=threads)
+    except ImportError as e:  # a missing optional dependency: name the extra that installs it
+        raise InputError(f"the {prefix} backend needs a package that is not installed ({e})", where=f"--model {spec}",
+                         fix=f"{backend.install}." if backend.install else "Install the package it names.") from None
+
+
+__all__ = ["BACKENDS", "Backend", "Registry", "backends", "find_backend", "help_lines", "help_text",
+           "load_backend_model", "register_backend"]
