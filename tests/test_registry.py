@@ -130,3 +130,40 @@ def test_a_plugin_cannot_take_a_builtin_name(monkeypatch):
         executors.names()
     assert "two executors are registered as 'local'" in e.value.problem
     assert "entry point test_registry:_load_upper" in e.value.problem
+
+
+def test_executors_by_name_describe_where_they_run(parser):
+    from hinter.executor import EXECUTORS, LocalExecutor, make_executor
+    assert {"local", "ray"} <= set(EXECUTORS.names())
+    with pytest.raises(InputError) as e:
+        make_executor("spark")
+    assert "unknown executor 'spark'" in e.value.problem and "local, ray" in e.value.fix
+    assert make_executor("local", workers=3).describe() == "this machine, 3 spaCy processes"
+    local = LocalExecutor()
+    local.start(lambda texts: ["x"] * len(texts), parser)
+    assert local.describe() == "this machine, 1 spaCy process"
+    made = []
+    EXECUTORS.register("recording-test", lambda **options: made.append(options) or LocalExecutor(options["workers"]))
+    try:
+        assert isinstance(make_executor("recording-test", workers=2), LocalExecutor) and made[0]["workers"] == 2
+    finally:
+        EXECUTORS.unregister("recording-test")
+
+
+def test_ray_driver_and_workers_exchange_dataclasses():
+    pytest.importorskip("ray")
+    import pickle
+
+    from hinter.errors import ModelError
+    from hinter.executor.ray_cluster import BatchResult, RayExecutor, RemoteModel, WorkerError
+    from hinter.models import BatchSpreadingModel
+    error = pickle.loads(pickle.dumps(WorkerError.of(InputError("no such file", where="--model hf:x", fix="Fix it."))))
+    with pytest.raises(InputError) as e:
+        error.raise_()
+    assert e.value.problem == "no such file (on a Ray worker)" and e.value.where == "--model hf:x"
+    with pytest.raises(ModelError) as e:
+        WorkerError.of(ModelError("refused", fix="Check the key.")).raise_()
+    assert e.value.fatal and e.value.fix == "Check the key."
+    assert BatchResult(outcomes=[Outcome("a")]).value == [Outcome("a")] and BatchResult(error="boom").value == "boom"
+    assert isinstance(RemoteModel(RayExecutor(), "f", 4), BatchSpreadingModel)
+    assert RayExecutor(address="10.0.0.5:6379").describe() == "Ray at 10.0.0.5:6379, not started"

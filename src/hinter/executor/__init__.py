@@ -4,6 +4,9 @@
 `ray` spreads both over the workers of a Ray cluster (`executor/ray_cluster.py`, `pip install 'hinter[ray]'`).
 Either way the driver generates the mutants, applies the oracle and alone writes the run store, so results,
 resume and the store are the same whichever executor ran.
+
+Executors are registered by name (`EXECUTORS`, entry-point group `hinter_executors`): an entry is a factory
+called as `factory(address=..., workers=..., cpus_per_worker=..., gpus_per_worker=...)`.
 """
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ from dataclasses import dataclass
 from typing import Iterable, Iterator, Protocol, Sequence, TypeVar
 
 from ..models import Model, resolve_model
+from ..models.registry import Registry
 from ..validity import Parser, SpacyParser, Validator
 from ..validity.invariant import SentencePair
 from ..validity.parsers import default_processes
@@ -39,6 +43,10 @@ class Executor(Protocol):
         an executor may work ahead on later jobs while the caller handles the one it was given."""
         ...
 
+    def describe(self) -> str:
+        """Where the work runs, for the progress line (e.g. "this machine, 4 spaCy processes")."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -50,10 +58,12 @@ class LocalExecutor:
     def __init__(self, processes: int | None = None):
         self.processes = processes
         self._owned: SpacyParser | None = None
+        self._parser: Parser | None = None
 
     def start(self, model, parser: Parser | None = None) -> Model:
         if parser is None:  # before the model: the parser's workers fork before llama.cpp or torch start threads
             parser = self._owned = SpacyParser(n_process=self.processes or default_processes())
+        self._parser = parser
         self.validator = Validator(parser)
         self.parser_fingerprint = parser.fingerprint
         return resolve_model(model)
@@ -65,10 +75,38 @@ class LocalExecutor:
             valid = v.validate(pairs)
             yield payload, ValidityResult(valid, v.sentences_tagged - tagged, v.sentences_parsed - parsed)
 
+    def describe(self) -> str:
+        parser = self._parser
+        if parser is not None and not isinstance(parser, SpacyParser):
+            return f"this machine, the parser {getattr(parser, 'fingerprint', type(parser).__name__)}"
+        n = parser.n_process if parser is not None else self.processes or default_processes()
+        return f"this machine, {n} spaCy process{'es' if n != 1 else ''}"
+
     def close(self) -> None:
         if self._owned is not None:
             self._owned.close()
             self._owned = None
+
+
+def _local(*, workers: int | None = None, **_) -> LocalExecutor:
+    """This machine (the default)."""
+    return LocalExecutor(workers)
+
+
+def _ray(*, address: str | None = None, workers: int | None = None, cpus_per_worker: float = 1.0,
+         gpus_per_worker: float = 0.0, **_) -> Executor:
+    """A Ray cluster (pip install 'hinter[ray]')."""
+    from .ray_cluster import RayExecutor
+    return RayExecutor(address=address, workers=workers, cpus_per_worker=cpus_per_worker,
+                       gpus_per_worker=gpus_per_worker)
+
+
+def _register_builtins() -> None:
+    EXECUTORS.register("local", _local)
+    EXECUTORS.register("ray", _ray)
+
+
+EXECUTORS: Registry = Registry("executors", "executor", "--executor", builtins=_register_builtins)
 
 
 def make_executor(name: str = "local", *, address: str | None = None, workers: int | None = None,
@@ -77,13 +115,8 @@ def make_executor(name: str = "local", *, address: str | None = None, workers: i
     from ..errors import InputError
     if workers is not None and workers < 1:
         raise InputError(f"--workers must be at least 1, got {workers}", where="--workers")
-    if name == "local":
-        return LocalExecutor(workers)
-    if name == "ray":
-        from .ray_cluster import RayExecutor
-        return RayExecutor(address=address, workers=workers, cpus_per_worker=cpus_per_worker,
-                           gpus_per_worker=gpus_per_worker)
-    raise InputError(f"unknown executor {name!r}", where="--executor", fix="Use local (this machine) or ray.")
+    factory = EXECUTORS.get(name, fix="local is this machine, ray a Ray cluster.")
+    return factory(address=address, workers=workers, cpus_per_worker=cpus_per_worker, gpus_per_worker=gpus_per_worker)
 
 
-__all__ = ["Executor", "LocalExecutor", "ValidityResult", "make_executor"]
+__all__ = ["EXECUTORS", "Executor", "LocalExecutor", "ValidityResult", "make_executor"]

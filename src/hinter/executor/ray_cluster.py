@@ -9,6 +9,9 @@ run resumes the same way as a local one, and its results equal the local executo
 API models (openai:...) are I/O-bound: their global concurrency bound is split among the workers (the sum of
 the workers' concurrent requests never exceeds it), and a worker parses while it waits for answers. Local
 models (gguf, hf) run one batch at a time per worker, with the worker's CPUs (and GPUs: `gpus_per_worker`).
+
+Driver and workers exchange the frozen dataclasses below (pickled by Ray): `WorkerReady` or `WorkerError` when a
+worker starts, `ValidityResult` for a slice of validity work, `BatchResult` or `WorkerError` for a model batch.
 """
 from __future__ import annotations
 
@@ -16,8 +19,8 @@ import logging
 import os
 import threading
 from contextlib import nullcontext
-from dataclasses import replace
-from typing import Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from typing import Iterable, Iterator, NoReturn, Sequence
 
 try:
     import ray
@@ -28,29 +31,56 @@ except ImportError:  # pragma: no cover - the error names the extra to install
 
 from ..errors import HinterError, InputError, ModelError
 from ..models import ModelSpec, resolve_model
-from ..models.base import Outcome, predict_with_retries
+from ..models.base import BatchSpreadingModel, Outcome, predict_with_retries
 from ..validity import SpacyParser, Validator
 from ..validity.parsers import DEFAULT_SPACY_MODEL
 from . import Pairs, ValidityResult
 
 IN_FLIGHT_PER_WORKER = 2  # a worker always has its next batch queued, so it never waits on the driver
-API_KEY_VARIABLES = ("HINTER_OPENAI_API_KEY", "OPENAI_API_KEY")
 
 
-def _error_record(e: HinterError) -> tuple:
-    """Errors cross the process boundary as plain tuples: HinterError's keyword fields do not survive pickling."""
-    return ("error", type(e).__name__, e.problem, e.where, e.fix, getattr(e, "fatal", False))
+@dataclass(frozen=True)
+class WorkerError:
+    """A HinterError raised on a worker (its keyword fields do not survive pickling, so it travels as this)."""
+
+    kind: str  # the error's class name: "InputError", "ModelError"...
+    problem: str
+    where: str | None = None
+    fix: str | None = None
+    fatal: bool = False
+
+    @classmethod
+    def of(cls, e: HinterError) -> WorkerError:
+        return cls(type(e).__name__, e.problem, e.where, e.fix, getattr(e, "fatal", False))
+
+    def raise_(self) -> NoReturn:
+        """Raise it on the driver: an InputError as one, anything else as a fatal ModelError."""
+        if self.kind == "InputError":
+            raise InputError(f"{self.problem} (on a Ray worker)", where=self.where, fix=self.fix)
+        raise ModelError(f"{self.problem} (on a Ray worker)", where=self.where, fix=self.fix, fatal=True)
 
 
-def _raise_record(record: tuple) -> None:
-    _, kind, problem, where, fix, fatal = record
-    if kind == "InputError":
-        raise InputError(f"{problem} (on a Ray worker)", where=where, fix=fix)
-    raise ModelError(f"{problem} (on a Ray worker)", where=where, fix=fix, fatal=True)
+@dataclass(frozen=True)
+class WorkerReady:
+    """A worker that started: what it loaded, and where it runs."""
+
+    parser_fingerprint: str
+    model_fingerprint: str | None  # None: a worker without a model (API models need fewer than all workers)
+    batch_size: int | None
+    node_id: str
+    gpu_ids: tuple = ()
 
 
-def _is_error(x) -> bool:
-    return isinstance(x, tuple) and len(x) == 6 and x[0] == "error"
+@dataclass(frozen=True)
+class BatchResult:
+    """A model batch's outcomes, or the text of its last error when every try failed (see predict_with_retries)."""
+
+    outcomes: list[Outcome] | None = None
+    error: str | None = None
+
+    @property
+    def value(self) -> list[Outcome] | str:
+        return self.error if self.outcomes is None else self.outcomes
 
 
 @ray.remote(concurrency_groups={"parse": 1, "model": 1})
@@ -63,35 +93,38 @@ class HinterWorker:
         # Before llama.cpp loads its OpenMP runtime: spinning idle threads of one worker slowed a second worker
         # on the same machine 5x (measured: two 1-thread Gemma workers on 2 cores, 21.5 s each vs 7.3 s passive).
         os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-        self.error = None
+        self.error: WorkerError | None = None
         self._serial = nullcontext() if overlap else threading.Lock()
         try:
             self.validator = Validator(SpacyParser(spacy_model, n_process=1))
             self.model = None if model is None else resolve_model(model)
         except HinterError as e:  # reported by ready(), with its fix, instead of a dead actor
-            self.error = _error_record(e)
+            self.error = WorkerError.of(e)
 
-    def ready(self) -> tuple:
+    def ready(self) -> WorkerReady | WorkerError:
         if self.error:
             return self.error
-        return ("ok", self.validator.parser.fingerprint, getattr(self.model, "fingerprint", None),
-                getattr(self.model, "batch_size", None), ray.get_runtime_context().get_node_id(), ray.get_gpu_ids())
+        model = self.model
+        return WorkerReady(self.validator.parser.fingerprint, None if model is None else model.fingerprint,
+                           getattr(model, "batch_size", None),  # a user's model object may leave it out
+                           ray.get_runtime_context().get_node_id(), tuple(ray.get_gpu_ids()))
 
     @ray.method(concurrency_group="parse")
-    def validate(self, pairs: Pairs) -> tuple[list[bool], int, int]:
+    def validate(self, pairs: Pairs) -> ValidityResult:
         v = self.validator
         with self._serial:
             tagged, parsed = v.sentences_tagged, v.sentences_parsed
             valid = v.validate(pairs)
-        return valid, v.sentences_tagged - tagged, v.sentences_parsed - parsed
+        return ValidityResult(valid, v.sentences_tagged - tagged, v.sentences_parsed - parsed)
 
     @ray.method(concurrency_group="model")
-    def predict(self, texts: list[str], retries: int, backoff_s: float):
+    def predict(self, texts: list[str], retries: int, backoff_s: float) -> BatchResult | WorkerError:
         with self._serial:
             try:
-                return predict_with_retries(self.model, texts, retries, backoff_s)
+                result = predict_with_retries(self.model, texts, retries, backoff_s)
             except ModelError as e:  # fatal: retrying cannot help
-                return _error_record(e)
+                return WorkerError.of(e)
+        return BatchResult(error=result) if isinstance(result, str) else BatchResult(outcomes=result)
 
 
 def _check_reachable(address: str, timeout_s: float = 5.0) -> None:
@@ -174,8 +207,10 @@ class RayExecutor:
             raise InputError("the Ray executor loads spaCy on every worker and cannot ship another parser",
                              where="parser", fix="Leave parser unset (the executor's spacy_model names the pipeline).")
         spec = ModelSpec(model) if isinstance(model, str) else model
-        is_api = isinstance(spec, ModelSpec) and spec.is_api
-        env = {k: os.environ[k] for k in API_KEY_VARIABLES if is_api and k in os.environ}
+        backend = spec.backend if isinstance(spec, ModelSpec) else None
+        is_api = backend is not None and backend.is_api
+        # the variables the backend reads its settings from (API keys), as its registry record names them
+        env = {k: os.environ[k] for k in (backend.env if backend else ()) if k in os.environ}
         self._connect(env)
         n = self._worker_count()
         model_sources: list = [spec] * n
@@ -209,19 +244,19 @@ class RayExecutor:
             raise ModelError(f"a Ray worker failed to start ({e})", fix="Check that hinter (with the extras the "
                              "model needs) is installed on every node of the cluster.") from None
         for info in infos:
-            if _is_error(info):
+            if isinstance(info, WorkerError):
                 self.close()
-                _raise_record(info)
-        self.nodes = [info[4] for info in infos]
-        self.parser_fingerprint = infos[0][1]
+                info.raise_()
+        self.nodes = [info.node_id for info in infos]
+        self.parser_fingerprint = infos[0].parser_fingerprint
         self.model_actors = [a for a, src in zip(self.actors, model_sources) if src is not None]
-        fingerprints = {info[2] for info, src in zip(infos, model_sources) if src is not None}
-        if len(fingerprints) != 1 or len({info[1] for info in infos}) != 1:
+        fingerprints = {info.model_fingerprint for info, src in zip(infos, model_sources) if src is not None}
+        if len(fingerprints) != 1 or len({info.parser_fingerprint for info in infos}) != 1:
             self.close()
             raise ModelError("the Ray workers loaded different models or parsers "
                              f"({sorted(map(str, fingerprints))})", fix="Install the same hinter, spaCy pipeline "
                              "and model files on every node.")
-        return RemoteModel(self, fingerprints.pop(), infos[0][3] or 16)
+        return RemoteModel(self, fingerprints.pop(), infos[0].batch_size or 16)
 
     # ------------------------------------------------------------------ dispatch
 
@@ -290,13 +325,19 @@ class RayExecutor:
 
         valid: list[bool] = []
         tagged = parsed = 0
-        for (payload, last), (part_valid, part_tagged, part_parsed) in self._ordered_map(self.actors, "validate", slices()):
-            valid += part_valid
-            tagged += part_tagged
-            parsed += part_parsed
+        for (payload, last), part in self._ordered_map(self.actors, "validate", slices()):
+            valid += part.valid
+            tagged += part.sentences_tagged
+            parsed += part.sentences_parsed
             if last:
                 yield payload, ValidityResult(valid, tagged, parsed)
                 valid, tagged, parsed = [], 0, 0
+
+    def describe(self) -> str:
+        if not self.actors:
+            return f"Ray at {self.address or os.environ.get('RAY_ADDRESS') or 'a new local cluster'}, not started"
+        return (f"Ray: {len(self.actors)} workers on {len(set(self.nodes))} node(s), the model on "
+                f"{len(self.model_actors)} of them")
 
     def close(self) -> None:
         for a in self.actors:
@@ -310,7 +351,7 @@ class RayExecutor:
             self._connected = False
 
 
-class RemoteModel:
+class RemoteModel(BatchSpreadingModel):
     """The model as the driver sees it on Ray: its fingerprint, and batches run on the model workers."""
 
     def __init__(self, executor: RayExecutor, fingerprint: str, batch_size: int):
@@ -320,9 +361,9 @@ class RemoteModel:
         """Each batch's outcomes (or its last error, every try having failed), in order; retries run on the worker."""
         items = ((None, (batch, retries, backoff_s)) for batch in batches)
         for _, result in self.executor._ordered_map(self.executor.model_actors, "predict", items):
-            if _is_error(result):
-                _raise_record(result)
-            yield result
+            if isinstance(result, WorkerError):
+                result.raise_()
+            yield result.value
 
     def predict(self, texts: Sequence[str]) -> list[Outcome]:
         result = next(self.predict_batches([list(texts)], 0, 0.0))
