@@ -1,0 +1,43 @@
+"""report.html: one self-contained page (inline CSS, JS and SVG; no network) that a person reads in a minute.
+
+The page is the Jinja template templates/report.html.j2, with static/report.css and static/report.js inlined;
+charts.py draws the SVG charts, prose.py writes the reading in words, excerpts.py cuts and highlights the texts.
+Every number shown comes from summary.json (elements carry `data-measure`, its path, and `data-value`, so a test
+can check the page against the summary) or from the store's bias instances. Autoescaping is on: dataset text is
+always escaped, and only markup built here (charts, excerpts, the static files) is inserted as is.
+"""
+from __future__ import annotations
+
+import json
+from importlib.resources import files
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
+from markupsafe import Markup
+
+from ..instances import Instance
+from . import charts
+from .excerpts import versions
+from .formatting import ci_text, combo_label, pct
+from .prose import pattern_meaning, reading
+
+_env = Environment(loader=PackageLoader(__name__, "templates"), autoescape=True, undefined=StrictUndefined,
+                   trim_blocks=True, lstrip_blocks=True)
+_env.filters.update(pct=pct, ci=ci_text, combo=combo_label, json=json.dumps)
+_env.globals.update(colours=charts.COLOURS, versions=versions, pattern_meaning=pattern_meaning)
+
+
+def _static(name: str) -> Markup:
+    # Our own files, inlined into <style> and <script>: escaping them would break the CSS and JS.
+    return Markup((files(__name__) / "static" / name).read_text(encoding="utf-8"))
+
+
+def render(s: dict, instances: list[Instance], title: str, diff: dict | None = None) -> str:
+    """The page for the summary `s` and its bias `instances`; with `diff` (report.diff), the comparison section."""
+    heatmaps, heat_top = charts.heatmaps(s)
+    return _env.get_template("report.html.j2").render(
+        s=s, instances=instances, title=title, diff=diff, reading=reading(s),
+        error_chart=charts.error_chart(s), hidden_chart=charts.hidden_chart(s), venn=charts.venn(s),
+        heatmaps=heatmaps, heat_top=heat_top,
+        filter_attributes=sorted({a for i in instances for a in i.attributes.split("+")}),
+        filter_groups=sorted({(r["attribute"], r["target_group"]) for i in instances for r in i.replacements}),
+        css=_static("report.css"), js=_static("report.js"))

@@ -1,0 +1,79 @@
+"""Dataset texts as an instance card shows them: escaped (they are untrusted), long ones cut to excerpts around
+the changed words, and the changed words highlighted."""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from markupsafe import Markup, escape
+
+from ...mutation import match_case
+from ..instances import Instance, Version
+
+EXCERPT_AT = 600   # texts longer than this are shown as excerpts around the changes
+WINDOW = 70
+
+
+class Shown(NamedTuple):
+    role: str              # "orig", "comp" or "mut": the column's style
+    version: Version
+    text: Markup           # the excerpts, or the whole text when short
+    full: Markup | None    # the whole text, when `text` is excerpted
+
+
+def versions(inst: Instance) -> list[Shown]:
+    """The original, each atomic component and the mutant, as the card's columns show them."""
+    original, marks = inst.original.text, inst.all_spans
+    windows, whole = _windows(original, marks), [(0, len(original))]
+    return [Shown(role, v, render_text(original, v, marks, windows),
+                  None if windows == whole else render_text(original, v, marks, whole))
+            for role, v in [("orig", inst.original)] + [("comp", c) for c in inst.components] + [("mut", inst.mutant)]]
+
+
+def _render_segment(text: str) -> str:
+    # IMDB reviews hold literal "<br />": shown as line breaks, after escaping (so no markup from data survives).
+    # str() first: Markup.replace would escape its arguments.
+    return str(escape(text)).replace("&lt;br /&gt;", "<br>").replace("&lt;br/&gt;", "<br>")
+
+
+def render_text(original: str, v: Version, marks: list[tuple[int, int]], windows: list[tuple[int, int]]) -> Markup:
+    """The version `v` of `original` within `windows` (original coordinates): words it replaced highlighted as
+    new, and in the original (no edits) the words that the mutant replaces."""
+    edits = {(s, e): new for s, e, new in v.edits}
+    out = []
+    for w0, w1 in windows:
+        if w0 > 0:
+            out.append('<span class="gap"> … </span>')
+        pos = w0
+        for s, e in marks:
+            if s < w0 or e > w1:
+                continue
+            out.append(_render_segment(original[pos:s]))
+            if (s, e) in edits:
+                out.append(f'<mark class="to">{escape(match_case(original[s:e], edits[(s, e)]))}</mark>')
+            elif not v.edits:
+                out.append(f'<mark class="from">{escape(original[s:e])}</mark>')
+            else:
+                out.append(escape(original[s:e]))
+            pos = e
+        out.append(_render_segment(original[pos:w1]))
+    if windows and windows[-1][1] < len(original):
+        out.append('<span class="gap">…</span>')
+    return Markup("".join(out))
+
+
+def _windows(text: str, marks: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    if len(text) <= EXCERPT_AT or not marks:
+        return [(0, len(text))]
+    wins: list[list[int]] = []
+    for s, e in marks:
+        a, b = max(0, s - WINDOW), min(len(text), e + WINDOW)
+        # widen to whole words
+        while a > 0 and not text[a - 1].isspace():
+            a -= 1
+        while b < len(text) and not text[b].isspace():
+            b += 1
+        if wins and a <= wins[-1][1]:
+            wins[-1][1] = max(wins[-1][1], b)
+        else:
+            wins.append([a, b])
+    return [tuple(w) for w in wins]
