@@ -167,3 +167,31 @@ def test_ray_driver_and_workers_exchange_dataclasses():
     assert BatchResult(outcomes=[Outcome("a")]).value == [Outcome("a")] and BatchResult(error="boom").value == "boom"
     assert isinstance(RemoteModel(RayExecutor(), "f", 4), BatchSpreadingModel)
     assert RayExecutor(address="10.0.0.5:6379").describe() == "Ray at 10.0.0.5:6379, not started"
+
+
+def test_the_papers_tasks_are_registered_yaml_files_read_like_a_users(tmp_path):
+    from importlib import resources
+
+    from hinter.tasks import TASK_REGISTRY, get_task, load_task_file
+    assert {"imdb", "ecthr", "eurlex", "ledgar", "scotus"} <= set(TASK_REGISTRY.names())
+    for name in ("imdb", "ecthr", "eurlex", "ledgar", "scotus"):
+        shipped = resources.files("hinter") / "data" / "tasks" / f"{name}.yaml"
+        (tmp_path / f"mine-{name}.yaml").write_text(shipped.read_text(encoding="utf-8"), encoding="utf-8")
+        assert get_task(str(tmp_path / f"mine-{name}.yaml")) == get_task(name)  # every field equal
+        assert load_task_file(tmp_path / f"mine-{name}.yaml").completion_prompt("x") == get_task(name).completion_prompt("x")
+
+
+def test_tasks_registered_by_call_and_unknown_names(tmp_path):
+    from hinter.tasks import IMDB, TASK_REGISTRY, Task, get_task
+    toxic = Task(name="toxic-test", labels=("Toxic", "Fine"), system_prompt="s", question="q", examples=())
+    TASK_REGISTRY.register("toxic-test", lambda: toxic)
+    try:
+        assert get_task("toxic-test") is toxic and ModelSpec("python:x:y", task="toxic-test").task == "toxic-test"
+        with pytest.raises(InputError):
+            TASK_REGISTRY.register("imdb", lambda: toxic)
+        assert get_task("imdb") == IMDB
+    finally:
+        TASK_REGISTRY.unregister("toxic-test")
+    with pytest.raises(InputError) as e:
+        get_task("toxic-test")
+    assert e.value.where == "--task" and "Registered tasks: ecthr, eurlex, imdb, ledgar, scotus" in e.value.fix

@@ -85,6 +85,20 @@ def test_unknown_task_names_the_presets():
     with pytest.raises(InputError) as e:
         get_task("sentiment")
     assert "ecthr" in e.value.fix and e.value.where == "--task"
+    assert "Registered tasks: ecthr, eurlex, imdb, ledgar, scotus" in e.value.fix and "task file" in e.value.fix
+
+
+def test_presets_are_packaged_yaml_files_and_keep_their_old_names():
+    from importlib import resources
+
+    from hinter.tasks import ECTHR, EUROVOC_CONCEPTS, IMDB, LEDGAR_LABELS, Task
+    folder = resources.files("hinter") / "data" / "tasks"
+    assert {f.name for f in folder.iterdir() if f.name.endswith(".yaml")} == {f"{n}.yaml" for n in TASKS}
+    assert isinstance(IMDB, Task) and IMDB is get_task("imdb") and ECTHR.aliases[0] == ("P1-1", "Article 1 of Protocol 1")
+    assert IMDB.answer_prefix == "Sentiment:" and IMDB.text_name == "Review"  # "Sentiment:" needs YAML quotes
+    assert LEDGAR_LABELS == get_task("ledgar").labels
+    assert list(EUROVOC_CONCEPTS.values()) == list(get_task("eurlex").labels)  # the ids file matches the labels
+    assert EUROVOC_CONCEPTS["100163"] == "political framework"
 
 
 def test_bundled_samples_load_by_name_with_task_labels():

@@ -1,18 +1,24 @@
 """Tasks for generative models: labels, the paper's prompt (Table 7) and few-shot examples (Table 8),
 and the answer parser that maps free text to labels.
 
-The five presets are the paper's: imdb, ecthr, eurlex, ledgar, scotus. A user task is a YAML or JSON
-file with the same fields as `Task` (see `load_task_file`).
+A task is a YAML or JSON file with the same fields as `Task` (see `load_task_file`). The paper's five (imdb,
+ecthr, eurlex, ledgar, scotus) are such files, shipped in `hinter/data/tasks/` and read by the same code as a
+user's; they are registered by name (`TASK_REGISTRY`, entry-point group `hinter_tasks`, whose entries are Tasks
+or functions returning one), so `get_task("imdb")` and `--task imdb` find them. `IMDB`, `ECTHR`, `EURLEX`,
+`LEDGAR`, `SCOTUS`, `TASKS` and `EUROVOC_CONCEPTS` are still importable from here (read when first used).
 """
 from __future__ import annotations
 
 import json
 import re
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
+from typing import Callable
 
 from .errors import InputError
 from .models.base import Outcome
+from .models.registry import Registry
 
 
 NO_LABEL_ANSWERS = {"no violation", "no violations", "no labels", "no label", "nothing"}
@@ -99,157 +105,7 @@ class Task:
             return Outcome(None, answer)
         return Outcome(found[0] if len(found) == 1 else None, answer)
 
-# The 100 EuroVoc level-2 concepts of LexGLUE EURLEX (MultiEURLEX level 2, the 100 most frequent), id -> name.
-EUROVOC_CONCEPTS = {
-    "100163": "political framework", "100168": "politics and public safety",
-    "100169": "executive power and public service", "100170": "international affairs", "100171": "cooperation policy",
-    "100172": "international security", "100173": "defence", "100174": "EU institutions and European civil service",
-    "100175": "European Union law", "100176": "European construction", "100177": "EU finance", "100179": "civil law",
-    "100180": "criminal law", "100183": "international law", "100184": "rights and freedoms",
-    "100185": "economic policy", "100186": "economic conditions", "100187": "regions and regional policy",
-    "100189": "national accounts", "100190": "economic analysis", "100191": "trade policy", "100192": "tariff policy",
-    "100193": "trade", "100194": "international trade", "100195": "consumption", "100196": "marketing",
-    "100197": "distributive trades", "100198": "monetary relations", "100199": "monetary economics",
-    "100200": "financial institutions and credit", "100201": "free movement of capital",
-    "100202": "financing and investment", "100204": "public finance and budget policy", "100205": "budget",
-    "100206": "taxation", "100207": "prices", "100212": "social affairs", "100214": "social protection",
-    "100215": "health", "100220": "documentation", "100221": "communications",
-    "100222": "information and information processing", "100223": "information technology and data processing",
-    "100224": "natural and applied sciences", "100226": "business organisation", "100227": "business classification",
-    "100229": "management", "100230": "accounting", "100231": "competition", "100232": "employment",
-    "100233": "labour market", "100234": "organisation of work and working conditions",
-    "100235": "personnel management and staff remuneration", "100237": "transport policy",
-    "100238": "organisation of transport", "100239": "land transport",
-    "100240": "maritime and inland waterway transport", "100241": "air and space transport",
-    "100242": "environmental policy", "100243": "natural environment", "100244": "deterioration of the environment",
-    "100245": "agricultural policy", "100246": "agricultural structures and production", "100247": "farming systems",
-    "100248": "cultivation of agricultural land", "100249": "means of agricultural production",
-    "100250": "agricultural activity", "100252": "fisheries", "100253": "plant product", "100254": "animal product",
-    "100255": "processed agricultural produce", "100256": "beverages and sugar", "100257": "foodstuff",
-    "100258": "agri-foodstuffs", "100259": "food technology", "100260": "production",
-    "100261": "technology and technical regulations", "100262": "research and intellectual property",
-    "100263": "energy policy", "100264": "coal and mining industries", "100265": "oil industry",
-    "100266": "electrical and nuclear industries", "100268": "industrial structures and policy",
-    "100269": "chemistry", "100270": "iron, steel and other metal industries", "100271": "mechanical engineering",
-    "100272": "electronics and electrical engineering", "100273": "building and public works",
-    "100274": "wood industry", "100275": "leather and textile industries", "100276": "miscellaneous industries",
-    "100277": "Europe", "100278": "regions of EU Member States", "100279": "America", "100280": "Africa",
-    "100281": "Asia and Oceania", "100282": "economic geography", "100283": "political geography",
-    "100284": "overseas countries and territories", "100285": "United Nations",
-}
 
-# LexGLUE LEDGAR's 100 labels (the paper's Table 6 lists them, partly garbled by PDF extraction).
-LEDGAR_LABELS = (
-    "Adjustments", "Agreements", "Amendments", "Anti-Corruption Laws", "Applicable Laws", "Approvals", "Arbitration",
-    "Assignments", "Assigns", "Authority", "Authorizations", "Base Salary", "Benefits", "Binding Effects", "Books",
-    "Brokers", "Capitalization", "Change In Control", "Closings", "Compliance With Laws", "Confidentiality",
-    "Consent To Jurisdiction", "Consents", "Construction", "Cooperation", "Costs", "Counterparts", "Death",
-    "Defined Terms", "Definitions", "Disability", "Disclosures", "Duties", "Effective Dates", "Effectiveness",
-    "Employment", "Enforceability", "Enforcements", "Entire Agreements", "Erisa", "Existence", "Expenses", "Fees",
-    "Financial Statements", "Forfeitures", "Further Assurances", "General", "Governing Laws", "Headings",
-    "Indemnifications", "Indemnity", "Insurances", "Integration", "Intellectual Property", "Interests",
-    "Interpretations", "Jurisdictions", "Liens", "Litigations", "Miscellaneous", "Modifications", "No Conflicts",
-    "No Defaults", "No Waivers", "Non-Disparagement", "Notices", "Organizations", "Participations", "Payments",
-    "Positions", "Powers", "Publicity", "Qualifications", "Records", "Releases", "Remedies", "Representations",
-    "Sales", "Sanctions", "Severability", "Solvency", "Specific Performance", "Submission To Jurisdiction",
-    "Subsidiaries", "Successors", "Survival", "Tax Withholdings", "Taxes", "Terminations", "Terms", "Titles",
-    "Transactions With Affiliates", "Use Of Proceeds", "Vacations", "Venues", "Vesting", "Waiver Of Jury Trials",
-    "Waivers", "Warranties", "Withholdings",
-)
-
-ECTHR_ARTICLES = ("Article 2", "Article 3", "Article 5", "Article 6", "Article 8", "Article 9", "Article 10",
-                  "Article 11", "Article 14", "Article 1 of Protocol 1")
-
-SCOTUS_ISSUE_AREAS = ("Criminal Procedure", "Civil Rights", "First Amendment", "Due Process", "Privacy", "Attorneys",
-                      "Unions", "Economic Activity", "Judicial Power", "Federalism", "Interstate Relations",
-                      "Federal Taxation", "Miscellaneous", "Private Action")
-
-# Prompts: the paper's Table 7 (system prompt, question) and Table 8 (three examples per task), verbatim
-# apart from PDF-extraction damage; [LABELS] is the label list of Tables 3 and 6.
-IMDB = Task(
-    name="imdb",
-    labels=("Positive", "Negative"),
-    system_prompt="Your task is to determine whether the emotional tone or attitude in the provided Internet Movie "
-                  "Database (IMDB) review is positive or negative.",
-    question="Is the expressed sentiment conveyed in the IMDB text positive or negative?",
-    examples=(
-        ("In 1970, after a five-year absence, Kurosawa made what would be his first film in color", "Positive"),
-        ("Don't waste your time on this film", "Negative"),
-        ("I know technically this isn't the greatest TV show ever", "Positive"),
-    ),
-    text_name="Review",
-    answer_prefix="Sentiment:",
-)
-
-ECTHR = Task(
-    name="ecthr",
-    labels=ECTHR_ARTICLES,
-    system_prompt="Identify any violations of the specified European Court of Human Rights (ECTHR) articles "
-                  "([LABELS]) based on the provided factual paragraph. Only answer with the following format: "
-                  "Answer: Article X, Article X, Article X",
-    question="Which articles of the European Court of Human Rights are violated in this case, if any?",
-    examples=(
-        ("5. The applicant was born in 1960 and lives in Gaziantep", "Article 6"),
-        ("7. The applicant was born in 1957 and lives in Nicosia", "Article 8, Article 1 of Protocol 1"),
-        ("4. The applicant was born in 1941 and lives in Sosnowiec", "None"),
-    ),
-    text_name="Facts",
-    multi_label=True,
-    aliases=(("P1-1", "Article 1 of Protocol 1"), ("Article 1 of Protocol No. 1", "Article 1 of Protocol 1"),
-             ("Article 1 of the Protocol No. 1", "Article 1 of Protocol 1"), ("Protocol 1", "Article 1 of Protocol 1"),
-             ("Protocol No. 1", "Article 1 of Protocol 1")),
-)
-
-EURLEX = Task(
-    name="eurlex",
-    labels=tuple(EUROVOC_CONCEPTS.values()),
-    system_prompt="Given a document from the EUR-Lex portal containing European Union (EU) legislation predict its "
-                  "relevant EuroVoc labels among [LABELS].",
-    question="Which are the relevant EuroVoc labels of the provided European Union legislation?",
-    examples=(
-        ("COMMISSION REGULATION (EC) No 1588/1999",
-         "EU finance, tariff policy, agricultural activity, fisheries, industrial structures and policy"),
-        ("COMMISSION REGULATION (EC) No 854/2007", "trade policy, beverages and sugar"),
-        ("COMMISSION REGULATION (EEC) No 1481/83",
-         "tariff policy, natural and applied sciences, means of agricultural production"),
-    ),
-    text_name="Document",
-    multi_label=True,
-)
-
-LEDGAR = Task(
-    name="ledgar",
-    labels=LEDGAR_LABELS,
-    system_prompt="Identify the single main theme among the specified labels ([LABELS]) within a provided contract "
-                  "provision in the Electronic Data Gathering, Analysis, and Retrieval database sourced from the US "
-                  "Securities and Exchange Commission.",
-    question="Which label represents the single main topic of the provided contract provision?",
-    examples=(
-        ("Any waiver of a provision of this Agreement", "Waivers"),
-        ("This Agreement has been duly executed and delivered", "Enforceability"),
-        ("Any written notices required in this Agreement may be made by personal delivery", "Notices"),
-    ),
-    text_name="Provision",
-)
-
-SCOTUS = Task(
-    name="scotus",
-    labels=SCOTUS_ISSUE_AREAS,
-    system_prompt="Identify the single main issue area ([LABELS]) in the provided US Supreme Court opinions. Only "
-                  "answer with the relevant area following the format: Answer: X.",
-    question="Which single-label represents the relevant SCOTUS issue area of the provided court opinion?",
-    examples=(
-        ("362 U.S. 58 80 S.Ct. 612 4 L.Ed.2d 535Having considered the briefs and oral arguments submitted by both "
-         "sides, the Court makes the following disposition of these matters:", "Civil Rights"),
-        ("344 U.S. 443 73 S.Ct. 437 97 L.Ed. 469 Bennie DANIELS and Lloyd Ray Daniels Two general problems are these:",
-         "Criminal Procedure"),
-        ("358 U.S. 64 79 S.Ct. 116 3 L.Ed.2d 106The motion for leave to file bill of complaint is denied",
-         "Interstate Relations"),
-    ),
-    text_name="Opinion",
-)
-
-TASKS = {t.name: t for t in (IMDB, ECTHR, EURLEX, LEDGAR, SCOTUS)}
 TASK_FIELDS = ("name", "labels", "system_prompt", "question", "examples", "text_name", "answer_prefix", "multi_label",
                "none_answer", "aliases")
 
@@ -301,15 +157,66 @@ def load_task_file(path: str | Path) -> Task:
                 aliases=tuple(aliases.items()), **kwargs)
 
 
+# ---------------------------------------------------------------------- the registry
+
+def _packaged(file: str) -> Callable[[], Task]:
+    def load() -> Task:
+        with resources.as_file(resources.files("hinter") / "data" / "tasks" / file) as path:
+            return load_task_file(path)
+    return load
+
+
+def _register_packaged_tasks() -> None:
+    for f in sorted((resources.files("hinter") / "data" / "tasks").iterdir(), key=lambda f: f.name):
+        if f.name.endswith(".yaml"):
+            TASK_REGISTRY.register(f.name.removesuffix(".yaml"), _packaged(f.name), origin=f"hinter/data/tasks/{f.name}")
+
+
+def _check_task(name: str, entry: object) -> object:
+    if not (isinstance(entry, Task) or callable(entry)):
+        raise InputError(f"the hinter_tasks entry point {name!r} is neither a Task nor a function returning one",
+                         where="the task registry", fix="Point the entry point at a Task or a function returning one.")
+    return entry
+
+
+TASK_REGISTRY: Registry = Registry("tasks", "task", "--task", builtins=_register_packaged_tasks, check=_check_task)
+_loaded: dict[str, Task] = {}
+
+
+def _registered(name: str) -> Task:
+    if name not in _loaded:
+        entry = TASK_REGISTRY.get(name)
+        _loaded[name] = entry if isinstance(entry, Task) else entry()
+    return _loaded[name]
+
+
 def get_task(name: str | Task) -> Task:
-    """A preset by name (imdb, ecthr, eurlex, ledgar, scotus), a task file (.yaml/.yml/.json), or a Task."""
+    """A registered task by name (the paper's imdb, ecthr, eurlex, ledgar, scotus), a task file
+    (.yaml/.yml/.json), or a Task."""
     if isinstance(name, Task):
         return name
-    if name in TASKS:
-        return TASKS[name]
+    if TASK_REGISTRY.find(name) is not None:
+        return _registered(name)
     if Path(name).suffix.lower() in {".yaml", ".yml", ".json"}:
         if not Path(name).is_file():
             raise InputError("no such task file", where=f"--task {name}", fix="Give the path of a YAML or JSON task file.")
         return load_task_file(name)
-    raise InputError(f"unknown task {name!r}", where="--task",
-                     fix=f"Known tasks: {', '.join(TASKS)}; or give a YAML/JSON task file.")
+    raise TASK_REGISTRY.unknown(name, "or give a YAML/JSON task file.")
+
+
+_PRESETS = {"IMDB": "imdb", "ECTHR": "ecthr", "EURLEX": "eurlex", "LEDGAR": "ledgar", "SCOTUS": "scotus"}
+_LABELS = {"ECTHR_ARTICLES": "ecthr", "LEDGAR_LABELS": "ledgar", "SCOTUS_ISSUE_AREAS": "scotus"}
+
+
+def __getattr__(name: str):
+    """The names this module had when the paper's tasks were Python constants, read from their files."""
+    if name in _PRESETS:
+        return get_task(_PRESETS[name])
+    if name in _LABELS:
+        return get_task(_LABELS[name]).labels
+    if name == "TASKS":  # every registered task by name
+        return {n: get_task(n) for n in TASK_REGISTRY.names()}
+    if name == "EUROVOC_CONCEPTS":  # EuroVoc id -> the eurlex label
+        ids = resources.files("hinter") / "data" / "tasks" / "eurlex-eurovoc-ids.json"
+        return json.loads(ids.read_text(encoding="utf-8"))
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
