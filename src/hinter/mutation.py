@@ -12,24 +12,11 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from .dictionary import Dictionary, Pair
+from .records import Replacement, Span, apply_replacements, match_case
+from .records import edits as edits_of
 
-Span = tuple[int, int]
-
-
-@dataclass(frozen=True)
-class Replacement:
-    """One pair applied to a text: every whole-word occurrence (its spans) of `word` becomes `replacement`."""
-
-    attribute: str
-    source_group: str
-    target_group: str
-    word: str
-    replacement: str
-    spans: tuple[Span, ...]
-
-    @property
-    def pair_id(self) -> str:
-        return f"{self.attribute}:{self.source_group}>{self.target_group}:{self.word}>{self.replacement}"
+__all__ = ["Generation", "Mutant", "Replacement", "apply_replacements", "components", "find_pairs", "generate",
+           "match_case"]
 
 
 @dataclass(frozen=True)
@@ -41,7 +28,7 @@ class Mutant:
     @property
     def edits(self) -> list[tuple[int, int, str]]:
         """(start, end, replacement) on the original text, for every span of every replacement."""
-        return [(s, e, r.replacement) for r in self.replacements for s, e in r.spans]
+        return edits_of(self.replacements)
 
     @cached_property
     def text(self) -> str:
@@ -68,27 +55,6 @@ class Generation:
 
     mutants: list[Mutant] = field(default_factory=list)
     overlaps_skipped: int = 0
-
-
-def match_case(original: str, replacement: str) -> str:
-    """Give `replacement` the case pattern of `original`: MAN -> WOMAN, Man -> Woman, man -> woman."""
-    letters = [c for c in original if c.isalpha()]
-    if len(letters) > 1 and all(c.isupper() for c in letters):
-        return replacement.upper()
-    if letters and original[0].isupper():
-        return replacement[:1].upper() + replacement[1:]
-    return replacement
-
-
-def apply_replacements(text: str, edits: list[tuple[int, int, str]]) -> str:
-    """Replace each (start, end) span of `text` by its new string, all at once (spans must not overlap)."""
-    out, pos = [], 0
-    for start, end, new in sorted(edits):
-        out.append(text[pos:start])
-        out.append(match_case(text[start:end], new))
-        pos = end
-    out.append(text[pos:])
-    return "".join(out)
 
 
 def find_pairs(text: str, dictionary: Dictionary) -> list[tuple[Pair, tuple[Span, ...]]]:

@@ -12,6 +12,7 @@ from bisect import bisect_right
 from collections import OrderedDict
 from typing import Callable, Sequence
 
+from ..records import apply_replacements
 from .parsers import Parse, Parser
 from .sentences import boundaries_kept, split_sentences
 
@@ -58,8 +59,6 @@ def changed_sentence_pairs(original: str, spans: list[tuple[int, int]], sentence
     """`changed_sentences(original, mutant)` for the mutant made by `edits` on `original`, computed sentence
     by sentence: only the sentences holding an edit are rebuilt, and the mutant is never split as a whole
     unless an edit could move a sentence boundary. `spans`/`sentences`: the original's, from `sentence_spans`."""
-    from ..mutation import apply_replacements
-
     starts = [a for a, _ in spans]
     per_sentence: dict[int, list[tuple[int, int, str]]] = {}
     local = boundaries_kept(original, edits)

@@ -1,0 +1,106 @@
+"""The records every stage shares: a replacement (one dictionary pair applied to a text), its JSON form as the
+run store keeps it, its pair id, the one function that rebuilds a text from edits, and the one way to describe a
+replacement to people ("gender: man -> woman").
+
+Nothing here imports another hinter module, so every stage may import it.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, fields
+from typing import Iterable, Sequence
+
+Span = tuple[int, int]
+Edit = tuple[int, int, str]  # (start, end) in the original text, and the string that replaces it
+
+
+def pair_id(attribute: str, source_group: str, target_group: str, word: str, replacement: str) -> str:
+    """The id of a dictionary pair: "gender:male>female:man>woman" (a pair key in the store joins them)."""
+    return f"{attribute}:{source_group}>{target_group}:{word}>{replacement}"
+
+
+def pair_key(pair_ids: Iterable[str]) -> str:
+    """A mutant within its text, as the store's mutants.pair_key column holds it: its pair ids joined by ' & '."""
+    return " & ".join(pair_ids)
+
+
+@dataclass(frozen=True)
+class Replacement:
+    """One pair applied to a text: every whole-word occurrence (its spans) of `word` becomes `replacement`."""
+
+    attribute: str
+    source_group: str
+    target_group: str
+    word: str
+    replacement: str
+    spans: tuple[Span, ...]
+
+    @property
+    def pair_id(self) -> str:
+        return pair_id(self.attribute, self.source_group, self.target_group, self.word, self.replacement)
+
+    def describe(self) -> str:
+        """The replacement in words, as every report, export and message shows it: "gender: man -> woman"."""
+        return f"{self.attribute}: {self.word} -> {self.replacement}"
+
+    def to_json(self) -> dict:
+        """The JSON form stored in mutants.replacements: {attribute, source_group, target_group, word,
+        replacement, spans}, spans as [start, end] lists (keys in this order, so stored rows stay byte-equal)."""
+        return {"attribute": self.attribute, "source_group": self.source_group, "target_group": self.target_group,
+                "word": self.word, "replacement": self.replacement, "spans": [list(s) for s in self.spans]}
+
+    @classmethod
+    def from_json(cls, d: dict) -> Replacement:
+        return cls(d["attribute"], d["source_group"], d["target_group"], d["word"], d["replacement"],
+                   tuple(map(tuple, d["spans"])))
+
+    # Transitional, for engine.py only: its Run.mutants still rebuilds each Replacement from the JSON form with
+    # Replacement(**{**r, "spans": ...}). Remove keys() and __getitem__ once it takes MutantRow.replacements
+    # as they are (they already are Replacements); new code uses attribute access.
+    def keys(self) -> tuple[str, ...]:
+        return _FIELDS
+
+    def __getitem__(self, key: str):
+        if key not in _FIELDS:
+            raise KeyError(key)
+        return getattr(self, key)
+
+
+_FIELDS = tuple(f.name for f in fields(Replacement))
+
+
+def replacements_to_json(replacements: Sequence[Replacement]) -> str:
+    """The mutants.replacements column: a JSON list of each replacement's JSON form."""
+    return json.dumps([r.to_json() for r in replacements])
+
+
+def replacements_from_json(column: str) -> tuple[Replacement, ...]:
+    return tuple(Replacement.from_json(d) for d in json.loads(column))
+
+
+def edits(replacements: Iterable[Replacement]) -> list[Edit]:
+    """(start, end, replacement) on the original text, for every span of every replacement, in their order."""
+    return [(s, e, r.replacement) for r in replacements for s, e in r.spans]
+
+
+def match_case(original: str, replacement: str) -> str:
+    """Give `replacement` the case pattern of `original`: MAN -> WOMAN, Man -> Woman, man -> woman."""
+    letters = [c for c in original if c.isalpha()]
+    if len(letters) > 1 and all(c.isupper() for c in letters):
+        return replacement.upper()
+    if letters and original[0].isupper():
+        return replacement[:1].upper() + replacement[1:]
+    return replacement
+
+
+def apply_replacements(text: str, edits: Iterable[Edit]) -> str:
+    """Replace each (start, end) span of `text` by its new string in the case of the word it replaces, all at once
+    (spans must not overlap). The one way a text is rebuilt from edits: mutation builds mutants with it, the store
+    rebuilds discarded mutants' texts (not stored) with it, and the report rebuilds each version it shows."""
+    out, pos = [], 0
+    for start, end, new in sorted(edits):
+        out.append(text[pos:start])
+        out.append(match_case(text[start:end], new))
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)
