@@ -20,7 +20,8 @@ from hinter.errors import InputError
 from hinter.measures import wilson
 from hinter.report import write_report
 from hinter.report.gate import evaluate, parse_condition, write_junit
-from hinter.report.instances import load_instances, rebuild
+from hinter.records import apply_replacements as rebuild
+from hinter.report.instances import load_instances
 from hinter.testing import assert_no_bias
 
 HERE = Path(__file__).parent
@@ -378,7 +379,7 @@ def test_report_in_chromium(run, tmp_path):
         assert visible().count() == sql(run, "SELECT COUNT(*) FROM mutants WHERE valid = 1 AND bias = 1 AND ord = 1")[0][0]
         page.select_option("#f-kind", "")
         page.select_option("#f-group", "race:african")
-        african = sum(any(r["attribute"] == "race" and r["target_group"] == "african" for r in i.replacements)
+        african = sum(any(r.attribute == "race" and r.target_group == "african" for r in i.replacements)
                       for i in load_instances(run.store))
         assert visible().count() == african > 0
         page.select_option("#f-group", "")

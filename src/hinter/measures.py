@@ -1,4 +1,5 @@
-"""Every measure of a run, computed from the run store alone (so anyone can recompute them with SQL).
+"""Every measure of a run, computed from what the run store returns (pure computation: the store alone speaks
+SQL, and anyone can recompute these numbers with SQL on run.sqlite).
 
 Definitions: ../shared/docs/METHOD.md "What a run reports"; the summary.json schema: docs/summary-schema.md.
 A valid mutant whose outcome (or whose original's outcome) is unparseable is counted under `unparseable` and
@@ -30,11 +31,6 @@ def wilson(k: int, n: int, z: float = 1.959964) -> list[float] | None:
     return [round(max(0.0, centre - half), 6), round(min(1.0, centre + half), 6)]
 
 
-def pair_id(r: dict) -> str:
-    """The id of a stored replacement, as the store's pair_key joins them (see mutation.Replacement.pair_id)."""
-    return f"{r['attribute']}:{r['source_group']}>{r['target_group']}:{r['word']}>{r['replacement']}"
-
-
 @dataclass(frozen=True)
 class Verdict:
     """What the measures need of one stored mutant."""
@@ -52,15 +48,11 @@ class Verdict:
 
 def verdicts(store: RunStore) -> dict[tuple[int, tuple[str, ...]], Verdict]:
     """Every mutant, keyed by (text_id, pair ids): sub-combinations are found by their key."""
-    import json
     out = {}
-    for text_id, order, attrs, reps, valid, bias, hidden, strict in store.db.execute(
-            "SELECT text_id, ord, attributes, replacements, valid, bias, hidden, strictly_hidden FROM mutants"):
-        reps = json.loads(reps)
-        v = Verdict(text_id, order, attrs, tuple(pair_id(r) for r in reps), tuple(r["target_group"] for r in reps),
-                    bool(valid), None if bias is None else bool(bias), None if hidden is None else bool(hidden),
-                    None if strict is None else bool(strict))
-        out[(text_id, v.pair_ids)] = v
+    for r in store.verdict_rows():
+        v = Verdict(r.text_id, r.order, r.attributes, tuple(x.pair_id for x in r.replacements),
+                    tuple(x.target_group for x in r.replacements), r.valid, r.bias, r.hidden, r.strictly_hidden)
+        out[(r.text_id, v.pair_ids)] = v
     return out
 
 
@@ -88,29 +80,25 @@ def attribution(v: Verdict, by_key: dict) -> dict:
 
 
 def combination_measures(store: RunStore) -> dict[str, dict]:
-    rows = store.db.execute(
-        """SELECT attributes, MIN(ord), COUNT(*), SUM(valid), SUM(valid AND bias IS NOT NULL), SUM(valid AND bias = 1),
-                  SUM(valid AND bias IS NULL), SUM(hidden = 1), SUM(strictly_hidden = 1),
-                  SUM(valid = 0 AND bias = 1), SUM(valid = 0 AND bias IS NOT NULL)
-           FROM mutants GROUP BY attributes ORDER BY MIN(ord), attributes""").fetchall()
     out = {}
-    for attrs, order, n, valid, tested, biased, unparseable, hidden, strict, fp, fp_tested in rows:
-        valid, tested, biased, unparseable = valid or 0, tested or 0, biased or 0, unparseable or 0
-        m = {"order": order, "mutants": n, "valid": valid, "discarded": n - valid,
+    for c in store.combination_counts():
+        n, valid, tested, biased = c.mutants, c.valid, c.tested, c.biased
+        m = {"order": c.order, "mutants": n, "valid": valid, "discarded": n - valid,
              "discarded_share": _rate(n - valid, n), "discarded_share_ci": wilson(n - valid, n),
              "tested": tested, "biased": biased,
-             "error_rate": _rate(biased, tested), "error_rate_ci": wilson(biased, tested), "unparseable": unparseable}
-        if order >= 2:
-            m["hidden"] = hidden or 0
-            m["hidden_rate"] = _rate(hidden or 0, biased)
-            m["hidden_rate_ci"] = wilson(hidden or 0, biased)
-            if order >= 3:
-                m["strictly_hidden"] = strict or 0
-        if fp_tested:
+             "error_rate": _rate(biased, tested), "error_rate_ci": wilson(biased, tested),
+             "unparseable": c.unparseable}
+        if c.order >= 2:
+            m["hidden"] = c.hidden
+            m["hidden_rate"] = _rate(c.hidden, biased)
+            m["hidden_rate_ci"] = wilson(c.hidden, biased)
+            if c.order >= 3:
+                m["strictly_hidden"] = c.strictly_hidden
+        if c.discarded_tested:
             # Biases among discarded mutants: false positives the invariant avoids (only with query_discarded).
-            m["discarded_tested"] = fp_tested
-            m["discarded_biased"] = fp or 0
-        out[attrs] = m
+            m["discarded_tested"] = c.discarded_tested
+            m["discarded_biased"] = c.discarded_biased
+        out[c.attributes] = m
     return out
 
 
@@ -225,41 +213,31 @@ def false_positives(store: RunStore, per_combo: dict[str, dict]) -> dict:
 
 def summary(store: RunStore) -> dict:
     per_combo = combination_measures(store)
-    db = store.db
     by_key = verdicts(store)
-    texts = db.execute("SELECT COUNT(*) FROM texts").fetchone()[0]
     # a model error (no answer after retries) is not an unparseable answer: counted apart
-    originals_unparseable = db.execute("SELECT COUNT(*) FROM texts WHERE outcome IS NULL AND "
-                                       "(raw IS NULL OR raw NOT LIKE 'model error:%')").fetchone()[0]
-    originals_errors = db.execute("SELECT COUNT(*) FROM texts WHERE raw LIKE 'model error:%'").fetchone()[0]
-    with_valid = db.execute("SELECT COUNT(DISTINCT text_id) FROM mutants WHERE valid = 1").fetchone()[0]
-    with_bias = db.execute("SELECT COUNT(DISTINCT text_id) FROM mutants WHERE valid = 1 AND bias = 1").fetchone()[0]
-    venn = dict(db.execute(
-        """SELECT kind, COUNT(*) FROM (
-             SELECT text_id, CASE WHEN MAX(ord = 1) = 1 AND MAX(ord > 1) = 1 THEN 'both'
-                                  WHEN MAX(ord = 1) = 1 THEN 'atomic_only' ELSE 'intersectional_only' END AS kind
-             FROM mutants WHERE valid = 1 AND bias = 1 GROUP BY text_id) GROUP BY kind""").fetchall())
+    o = store.originals_counts()
+    with_valid, with_bias = o.with_valid_mutants, o.with_bias
     stats = store.stats()
     return {
         "schema_version": SCHEMA_VERSION,
         "settings": store.settings(),
-        "texts": texts,
+        "texts": o.texts,
         "atomic": {k: v for k, v in per_combo.items() if v["order"] == 1},
         "intersectional": {k: v for k, v in per_combo.items() if v["order"] >= 2},
         "totals": {"atomic": _totals(per_combo, False), "intersectional": _totals(per_combo, True)},
         "originals_with_bias": {"count": with_bias, "of_originals_with_valid_mutants": with_valid,
                                 "rate": _rate(with_bias, with_valid), "rate_ci": wilson(with_bias, with_valid)},
-        "originals_venn": {k: venn.get(k, 0) for k in ("atomic_only", "intersectional_only", "both")},
+        "originals_venn": store.venn(),
         "truth_table": truth_table(by_key),
         "group_bias": group_bias(by_key),
         "attribution": attribution_summary(by_key),
         "false_positives_avoided": false_positives(store, per_combo),
-        "unparseable": {"originals": originals_unparseable,
+        "unparseable": {"originals": o.unparseable,
                         "mutants": sum(m["unparseable"] for m in per_combo.values()),
-                        "originals_model_errors": originals_errors},
+                        "originals_model_errors": o.model_errors},
         "overlaps_skipped": int(stats.get("overlaps_skipped", 0)),
         # texts the model answered, from the outcome cache: the same after a crash and resume as without one
-        "model_calls": db.execute("SELECT COUNT(*) FROM outcomes").fetchone()[0] + int(stats.get("model_errors", 0)),
+        "model_calls": store.outcome_count() + int(stats.get("model_errors", 0)),
         "model_errors": int(stats.get("model_errors", 0)),
         "sentences_tagged": int(stats.get("sentences_tagged", 0)),
         "sentences_parsed": int(stats.get("sentences_parsed", 0)),

@@ -8,7 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Sequence
 
+from .errors import InputError
 from .models.base import Outcome
+from .records import Replacement, apply_replacements, edits, replacements_from_json, replacements_to_json
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -47,14 +49,31 @@ CREATE INDEX IF NOT EXISTS mutants_attrs ON mutants(attributes);
 """
 
 
+@dataclass(frozen=True)
+class TextRow:
+    """One original text as stored, with the model's outcome on it (None: unparseable or a model error)."""
+
+    text_id: int
+    source_id: str | None
+    text: str
+    gold: str | None
+    outcome: str | None
+    raw: str | None
+
+    def as_tuple(self) -> tuple:
+        return (self.text_id, self.source_id, self.text, self.gold, self.outcome, self.raw)
+
+
 @dataclass
 class MutantRow:
+    """One stored mutant. Mutable while the engine fills in the oracle's verdicts before saving."""
+
     text_id: int
     order: int
     attributes: str
     pair_key: str
-    replacements: list[dict]
-    text: str
+    replacements: tuple[Replacement, ...]
+    text: str | None          # None only while being saved (discarded, not queried): rebuilt on reading
     changed_sentences: int | None
     valid: bool
     outcome: str | None
@@ -63,18 +82,90 @@ class MutantRow:
     bias: bool | None
     hidden: bool | None
     strictly_hidden: bool | None
+    mutant_id: int | None = None  # set on reading
+
+    def __post_init__(self):
+        # engine.py still hands over the JSON form (dicts): accepted until it passes Replacements
+        self.replacements = tuple(r if isinstance(r, Replacement) else Replacement.from_json(r)
+                                  for r in self.replacements)
+
+
+@dataclass(frozen=True)
+class VerdictRow:
+    """What the measures need of one stored mutant (no text: reading every mutant's text is not needed)."""
+
+    text_id: int
+    order: int
+    attributes: str
+    replacements: tuple[Replacement, ...]
+    valid: bool
+    bias: bool | None
+    hidden: bool | None
+    strictly_hidden: bool | None
+
+
+@dataclass(frozen=True)
+class CombinationCounts:
+    """The mutants of one combination of attributes, counted by the store in one aggregate query."""
+
+    attributes: str
+    order: int
+    mutants: int
+    valid: int
+    tested: int               # valid with a parseable outcome (and a parseable original outcome)
+    biased: int               # valid and biased
+    unparseable: int          # valid, outcome (or the original's) unparseable
+    hidden: int
+    strictly_hidden: int
+    discarded_tested: int     # discarded yet asked (query_discarded) with a parseable outcome
+    discarded_biased: int
+
+
+@dataclass(frozen=True)
+class OriginalsCounts:
+    texts: int
+    unparseable: int          # the model answered, but not in a form the task reads (model errors apart)
+    model_errors: int         # no answer after retries
+    with_valid_mutants: int   # texts with at least one valid mutant
+    with_bias: int            # texts with at least one valid biased mutant
+
+
+_MUTANT_COLUMNS = ("m.mutant_id, m.text_id, ord, attributes, pair_key, replacements, m.text, changed_sentences, valid,"
+                   " m.outcome, m.raw, queried, bias, hidden, strictly_hidden, t.text")
 
 
 class RunStore:
+    """The one place that speaks SQL: the engine saves each batch through it, and measures, reports, diff, check
+    and resume read through its typed methods (records above), never through SQL of their own."""
+
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.db = sqlite3.connect(self.path)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.executescript(SCHEMA)
+        try:
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.executescript(SCHEMA)
+        except sqlite3.Error:
+            self.db.close()
+            raise
 
     def close(self) -> None:
         self.db.close()
+
+    @staticmethod
+    def read_settings(folder: str | os.PathLike, where: str | None = None) -> dict:
+        """The settings recorded in the run in `folder`, read without creating or changing anything (resume reads
+        them to start the run again). InputError when run.sqlite is missing or unreadable."""
+        path = _run_file(folder, where)
+        try:
+            db = sqlite3.connect(path)
+            try:
+                rows = db.execute("SELECT key, value FROM settings").fetchall()
+            finally:
+                db.close()
+        except sqlite3.DatabaseError as e:
+            raise InputError(f"run.sqlite cannot be read ({e})", where=str(path)) from None
+        return {k: json.loads(v) for k, v in rows}
 
     # settings and stats
     def save_settings(self, settings: dict) -> None:
@@ -108,33 +199,121 @@ class RunStore:
             self.db.executemany("INSERT OR REPLACE INTO outcomes VALUES (?, ?, ?, ?)",
                                 [(model, k, o.encode(), o.raw) for k, o in items])
 
+    def outcome_count(self) -> int:
+        """How many texts the model answered, from the outcome cache (the same after a crash and resume)."""
+        return self.db.execute("SELECT COUNT(*) FROM outcomes").fetchone()[0]
+
     # texts and mutants, written one batch of texts per transaction
-    def save_batch(self, texts: Sequence[tuple], mutants: Sequence[MutantRow], stats: dict[str, float] | None = None) -> None:
+    def save_batch(self, texts: Sequence[TextRow | tuple], mutants: Sequence[MutantRow],
+                   stats: dict[str, float] | None = None) -> None:
+        """`texts`: TextRows, or tuples in their field order."""
         with self.db:
             self.db.executemany("INSERT INTO stats VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = value + excluded.value",
                                 list((stats or {}).items()))
-            self.db.executemany("INSERT OR REPLACE INTO texts VALUES (?, ?, ?, ?, ?, ?)", texts)
+            self.db.executemany("INSERT OR REPLACE INTO texts VALUES (?, ?, ?, ?, ?, ?)",
+                                [t.as_tuple() if isinstance(t, TextRow) else tuple(t) for t in texts])
             self.db.executemany(
                 "INSERT OR REPLACE INTO mutants (text_id, ord, attributes, pair_key, replacements, text, changed_sentences,"
                 " valid, outcome, raw, queried, bias, hidden, strictly_hidden) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                [(m.text_id, m.order, m.attributes, m.pair_key, json.dumps(m.replacements), m.text, m.changed_sentences,
-                  int(m.valid), m.outcome, m.raw, int(m.queried), _int(m.bias), _int(m.hidden), _int(m.strictly_hidden))
+                [(m.text_id, m.order, m.attributes, m.pair_key, replacements_to_json(m.replacements), m.text,
+                  m.changed_sentences, int(m.valid), m.outcome, m.raw, int(m.queried), _int(m.bias), _int(m.hidden),
+                  _int(m.strictly_hidden))
                  for m in mutants])
 
-    def mutants(self, where: str = "1", params: Sequence = ()) -> Iterator[MutantRow]:
-        q = ("SELECT m.text_id, ord, attributes, pair_key, replacements, m.text, changed_sentences, valid, m.outcome,"
-             " m.raw, queried, bias, hidden, strictly_hidden, t.text FROM mutants m JOIN texts t USING (text_id)"
-             f" WHERE {where} ORDER BY mutant_id")
+    def texts(self) -> Iterator[TextRow]:
+        """Every stored original, by text_id."""
+        for r in self.db.execute("SELECT text_id, source_id, text, gold, outcome, raw FROM texts ORDER BY text_id"):
+            yield TextRow(*r)
+
+    def done_text_ids(self) -> set[int]:
+        """The texts already stored (with their mutants: a batch is committed whole): what a resumed run skips."""
+        return {tid for (tid,) in self.db.execute("SELECT text_id FROM texts")}
+
+    def mutants(self) -> Iterator[MutantRow]:
+        """Every stored mutant, in the order stored."""
+        return self._mutants("1", "mutant_id")
+
+    def biased_mutants(self, *, by_text: bool = False, limit: int | None = None) -> Iterator[MutantRow]:
+        """The valid mutants that expose bias, in the order stored, or by text, order and mutant (`by_text`)."""
+        return self._mutants("valid = 1 AND bias = 1", "m.text_id, ord, mutant_id" if by_text else "mutant_id",
+                             limit=limit)
+
+    def tested_mutants(self) -> Iterator[MutantRow]:
+        """The valid mutants with a parseable outcome (biased or not), in the order stored."""
+        return self._mutants("valid = 1 AND bias IS NOT NULL", "mutant_id")
+
+    def component(self, text_id: int, pair_key: str) -> MutantRow | None:
+        """The mutant of `text_id` with this pair key (a component of an intersectional mutant), or None."""
+        for m in self._mutants("m.text_id = ? AND pair_key = ?", "mutant_id", (text_id, pair_key)):
+            return m
+        return None
+
+    def _mutants(self, where: str, order_by: str, params: Sequence = (), limit: int | None = None
+                 ) -> Iterator[MutantRow]:
+        q = (f"SELECT {_MUTANT_COLUMNS} FROM mutants m JOIN texts t USING (text_id) WHERE {where} ORDER BY {order_by}"
+             + ("" if limit is None else f" LIMIT {int(limit)}"))
         for r in self.db.execute(q, params):
-            replacements = json.loads(r[4])
-            text = r[5] if r[5] is not None else rebuild_text(r[14], replacements)
-            yield MutantRow(r[0], r[1], r[2], r[3], replacements, text, r[6], bool(r[7]), r[8], r[9], bool(r[10]),
-                            _bool(r[11]), _bool(r[12]), _bool(r[13]))
+            replacements = replacements_from_json(r[5])
+            # discarded mutants' texts are not stored: rebuilt from the original and the replacements' spans
+            text = r[6] if r[6] is not None else apply_replacements(r[15], edits(replacements))
+            yield MutantRow(r[1], r[2], r[3], r[4], replacements, text, r[7], bool(r[8]), r[9], r[10], bool(r[11]),
+                            _bool(r[12]), _bool(r[13]), _bool(r[14]), mutant_id=r[0])
+
+    # what the measures aggregate
+    def verdict_rows(self) -> Iterator[VerdictRow]:
+        """Every mutant's verdicts, without its text, in the order stored."""
+        for text_id, order, attrs, reps, valid, bias, hidden, strict in self.db.execute(
+                "SELECT text_id, ord, attributes, replacements, valid, bias, hidden, strictly_hidden FROM mutants"
+                " ORDER BY mutant_id"):
+            yield VerdictRow(text_id, order, attrs, replacements_from_json(reps), bool(valid), _bool(bias),
+                             _bool(hidden), _bool(strict))
+
+    def combination_counts(self) -> list[CombinationCounts]:
+        """Per combination of attributes (by order, then name), its mutants counted in one aggregate query."""
+        rows = self.db.execute(
+            """SELECT attributes, MIN(ord), COUNT(*), SUM(valid), SUM(valid AND bias IS NOT NULL),
+                      SUM(valid AND bias = 1), SUM(valid AND bias IS NULL), SUM(hidden = 1), SUM(strictly_hidden = 1),
+                      SUM(valid = 0 AND bias IS NOT NULL), SUM(valid = 0 AND bias = 1)
+               FROM mutants GROUP BY attributes ORDER BY MIN(ord), attributes""").fetchall()
+        return [CombinationCounts(attrs, order, n, *(v or 0 for v in sums)) for attrs, order, n, *sums in rows]
+
+    def originals_counts(self) -> OriginalsCounts:
+        row = self.db.execute(
+            """SELECT (SELECT COUNT(*) FROM texts),
+                      (SELECT COUNT(*) FROM texts
+                       WHERE outcome IS NULL AND (raw IS NULL OR raw NOT LIKE 'model error:%')),
+                      (SELECT COUNT(*) FROM texts WHERE raw LIKE 'model error:%'),
+                      (SELECT COUNT(DISTINCT text_id) FROM mutants WHERE valid = 1),
+                      (SELECT COUNT(DISTINCT text_id) FROM mutants WHERE valid = 1 AND bias = 1)""").fetchone()
+        return OriginalsCounts(*row)
+
+    def venn(self) -> dict[str, int]:
+        """Texts with a bias among their atomic mutants only, their intersectional ones only, or both."""
+        found = dict(self.db.execute(
+            """SELECT kind, COUNT(*) FROM (
+                 SELECT text_id, CASE WHEN MAX(ord = 1) = 1 AND MAX(ord > 1) = 1 THEN 'both'
+                                      WHEN MAX(ord = 1) = 1 THEN 'atomic_only' ELSE 'intersectional_only' END AS kind
+                 FROM mutants WHERE valid = 1 AND bias = 1 GROUP BY text_id) GROUP BY kind""").fetchall())
+        return {k: found.get(k, 0) for k in ("atomic_only", "intersectional_only", "both")}
 
 
-def rebuild_text(original: str, replacements: list[dict]) -> str:
-    from .mutation import apply_replacements
-    return apply_replacements(original, [(s, e, r["replacement"]) for r in replacements for s, e in r["spans"]])
+def _run_file(folder: str | os.PathLike, where: str | None) -> Path:
+    path = Path(folder) / "run.sqlite"
+    if not path.is_file():
+        raise InputError(f"no run.sqlite in {folder}", where=where or str(folder),
+                         fix="Give the --out folder of a `hinter run`.")
+    return path
+
+
+def open_run(folder: str | os.PathLike, where: str | None = None) -> RunStore:
+    """The store of the finished (or interrupted) run in `folder`; `where` names the argument that gave it.
+    InputError when the folder holds no run.sqlite or one that SQLite cannot read."""
+    path = _run_file(folder, where)
+    try:
+        return RunStore(path)
+    except sqlite3.DatabaseError as e:
+        raise InputError(f"run.sqlite cannot be read ({e})", where=where or str(path),
+                         fix="Give the --out folder of a `hinter run`.") from None
 
 
 def _int(v: bool | None) -> int | None:

@@ -19,8 +19,13 @@ def _summary(run) -> tuple[dict, object]:
     if hasattr(run, "summary") and hasattr(run, "store"):
         return run.summary(), run.store
     folder = Path(run)
-    from .store import RunStore
-    return json.loads((folder / "summary.json").read_text(encoding="utf-8")), RunStore(folder / "run.sqlite")
+    from .store import open_run
+    store = open_run(folder, "run")
+    try:
+        return json.loads((folder / "summary.json").read_text(encoding="utf-8")), store
+    except BaseException:
+        store.close()
+        raise
 
 
 def assert_no_bias(run, fail_on: tuple[str, ...] | list[str] = ("biased>0",), examples: int = 5) -> None:
@@ -32,8 +37,8 @@ def assert_no_bias(run, fail_on: tuple[str, ...] | list[str] = ("biased>0",), ex
     if not held:
         return
     lines = [f"{c.text}: {path} = {value}" for c, path, value in held]
-    from .report.instances import describe, load_instances
+    from .report.instances import load_instances
     for inst in load_instances(store, limit=examples):
-        lines.append(f"  text {inst.text_id}: {'; '.join(describe(r) for r in inst.replacements)}: "
+        lines.append(f"  text {inst.text_id}: {'; '.join(r.describe() for r in inst.replacements)}: "
                      f"{inst.original.outcome!r} -> {inst.mutant.outcome!r}{' (hidden)' if inst.hidden else ''}")
     raise AssertionError("hinter found bias:\n" + "\n".join(lines))

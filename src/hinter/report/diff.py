@@ -8,37 +8,25 @@ biases are counted apart. Biases whose mutant the other run did not test are `un
 from __future__ import annotations
 
 import hashlib
-import json
 from collections import defaultdict
-from pathlib import Path
 
-from ..errors import InputError
-from ..store import RunStore
+from ..store import RunStore, open_run
+
+__all__ = ["CATEGORIES", "diff", "open_run"]  # open_run: moved to store.py, kept here for its importers
 
 CATEGORIES = ("new", "fixed", "both")
 
 
-def open_run(folder: str | Path, where: str) -> RunStore:
-    path = Path(folder) / "run.sqlite"
-    if not path.is_file():
-        raise InputError(f"no run.sqlite in {folder}", where=where,
-                         fix="Give the --out folder of a finished `hinter run`.")
-    return RunStore(path)
-
-
 def _rows(store: RunStore) -> dict[tuple[str, str], dict]:
-    texts = {tid: (hashlib.sha256(text.encode()).hexdigest()[:16], text, outcome)
-             for tid, text, outcome in store.db.execute("SELECT text_id, text, outcome FROM texts")}
+    texts = {t.text_id: (hashlib.sha256(t.text.encode()).hexdigest()[:16], t) for t in store.texts()}
     out = {}
-    for tid, order, attrs, key, reps, text, outcome, bias, hidden in store.db.execute(
-            "SELECT text_id, ord, attributes, pair_key, replacements, text, outcome, bias, hidden FROM mutants "
-            "WHERE valid = 1 AND bias IS NOT NULL"):
-        h, original, original_outcome = texts[tid]
-        out[(h, key)] = {"text_id": tid, "order": order, "attributes": attrs,
-                         "replacements": "; ".join(f"{r['attribute']}: {r['word']} -> {r['replacement']}"
-                                                   for r in json.loads(reps)),
-                         "original_text": original, "mutant_text": text, "original_outcome": original_outcome,
-                         "outcome": outcome, "bias": bool(bias), "hidden": bool(hidden)}
+    for m in store.tested_mutants():
+        h, original = texts[m.text_id]
+        out[(h, m.pair_key)] = {"text_id": m.text_id, "order": m.order, "attributes": m.attributes,
+                                "replacements": "; ".join(r.describe() for r in m.replacements),
+                                "original_text": original.text, "mutant_text": m.text,
+                                "original_outcome": original.outcome, "outcome": m.outcome, "bias": bool(m.bias),
+                                "hidden": bool(m.hidden)}
     return out
 
 

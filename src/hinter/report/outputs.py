@@ -17,16 +17,16 @@ def write_outputs(run) -> dict:
     """Write summary.json and biases.csv (every valid mutant that exposes bias) into the run folder."""
     s = summary(run.store)
     (run.out_dir / "summary.json").write_text(json.dumps(s, indent=2) + "\n", encoding="utf-8")
-    originals = dict(run.store.db.execute("SELECT text_id, text FROM texts"))
-    original_outcomes = dict(run.store.db.execute("SELECT text_id, outcome FROM texts"))
+    originals = {t.text_id: t for t in run.store.texts()}
     with open(run.out_dir / "biases.csv", "w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
         w.writerow(BIAS_COLUMNS)
-        for m in run.store.mutants("valid = 1 AND bias = 1"):
-            reps = "; ".join(f"{r['attribute']}: {r['word']} -> {r['replacement']}" for r in m.replacements)
+        for m in run.store.biased_mutants():
+            reps = "; ".join(r.describe() for r in m.replacements)
+            o = originals[m.text_id]
             w.writerow((m.text_id, m.order, m.attributes, reps, "" if m.hidden is None else int(m.hidden),
-                        "" if m.strictly_hidden is None else int(m.strictly_hidden), original_outcomes[m.text_id],
-                        m.outcome, originals[m.text_id], m.text, m.raw))
+                        "" if m.strictly_hidden is None else int(m.strictly_hidden), o.outcome,
+                        m.outcome, o.text, m.text, m.raw))
     return s
 
 
@@ -56,7 +56,8 @@ def write_exports(store: RunStore, out_dir: Path, instances=None) -> list[Path]:
 def write_report(folder: str | Path, baseline: str | Path | None = None) -> dict:
     """report.html (and instances.csv/.parquet, summary.json refreshed from the store; diff.json with a baseline)
     for the run in `folder`. Returns {"summary", "files", "diff"}."""
-    from .diff import diff, open_run
+    from ..store import open_run
+    from .diff import diff
     from .html import render
     folder = Path(folder)
     store = open_run(folder, "RUN_DIR")

@@ -1,0 +1,179 @@
+"""The run store's interface on a real SQLite file: what is saved is read back by every typed method, discarded
+mutants' texts are rebuilt from their edits, the stored JSON form of replacements is unchanged and round-trips,
+and a folder without a readable run.sqlite is an InputError."""
+import json
+import sqlite3
+import sys
+from dataclasses import asdict, replace
+from pathlib import Path
+
+import pytest
+from hypothesis import given, strategies as st
+
+from hinter.dictionary import Pair
+from hinter.errors import InputError
+from hinter.models.base import Outcome
+from hinter.mutation import generate
+from hinter.records import (Replacement, apply_replacements, edits, pair_key, replacements_from_json,
+                            replacements_to_json)
+from hinter.store import CombinationCounts, MutantRow, OriginalsCounts, RunStore, TextRow, VerdictRow, open_run
+
+sys.path.insert(0, str(Path(__file__).parent))
+import planted  # noqa: E402
+
+T0 = "A white man walked into the shop. The film was fine."
+T1 = "The old Man liked the WHITE house."
+TEXTS = [TextRow(0, "r0", T0, "pos", "positive", "Positive."),
+         TextRow(1, "r1", T1, None, "positive", "positive"),
+         TextRow(2, None, "Nothing to see here.", "neg", None, "gibberish"),       # unparseable
+         TextRow(3, None, "The end.", None, None, "model error: timeout")]        # no answer
+
+
+def _mutants(text_id, text):
+    return {tuple(r.replacement for r in m.replacements): m
+            for m in generate(text_id, text, planted.DIC, ("gender", "race"), 2).mutants}
+
+
+def _row(m, valid, outcome=None, bias=None, hidden=None, strictly_hidden=None, queried=None):
+    queried = outcome is not None if queried is None else queried
+    return MutantRow(m.text_id, m.order, "+".join(m.attributes), pair_key(m.key), m.replacements,
+                     m.text if queried else None, 1, valid, outcome, None if outcome is None else f"raw {outcome}",
+                     queried, bias, hidden, strictly_hidden)
+
+
+@pytest.fixture
+def saved(tmp_path):
+    """Two batches saved as the engine saves them (text 1 first, so stored order and text order differ)."""
+    g0, g1 = _mutants(0, T0), _mutants(1, T1)
+    batch_a = [_row(g1[("woman",)], True, None, None, queried=True),      # valid, unparseable answer
+               _row(g1[("black",)], False),                               # discarded, not asked: text not stored
+               _row(g1[("asian",)], True, "negative", True)]              # atomic bias
+    batch_b = [_row(g0[("woman",)], True, "positive", False),
+               _row(g0[("black",)], True, "positive", False),
+               _row(g0[("asian",)], False),                               # discarded, not asked
+               _row(g0[("woman", "black")], True, "negative", True, True, True),  # hidden intersectional bias
+               _row(g0[("woman", "asian")], False, "negative", True)]    # discarded yet asked (query_discarded)
+    store = RunStore(tmp_path / "run" / "run.sqlite")
+    store.save_settings({"attributes": ["gender", "race"], "order": 2, "cli": {"dataset": "d.jsonl"}})
+    store.save_batch([TEXTS[1], TEXTS[2].as_tuple()], batch_a, {"model_calls": 3, "overlaps_skipped": 1})
+    store.save_batch([TEXTS[0], TEXTS[3]], batch_b, {"model_calls": 5})
+    store.add_stat("model_calls", 1)
+    store.save_outcomes("m", [("h1", Outcome("positive", "Positive.")), ("h2", Outcome(None, "?"))])
+    yield store, batch_a + batch_b, {0: g0, 1: g1}
+    store.close()
+
+
+def test_settings_stats_texts_and_outcomes_read_back(saved, tmp_path):
+    store, _, _ = saved
+    assert store.settings() == {"attributes": ["gender", "race"], "order": 2, "cli": {"dataset": "d.jsonl"}}
+    assert store.stats() == {"model_calls": 9.0, "overlaps_skipped": 1.0}
+    assert list(store.texts()) == TEXTS
+    assert store.done_text_ids() == {0, 1, 2, 3}
+    assert store.outcome_count() == 2
+    assert store.cached_outcomes("m", ["h1", "h2", "h3"]) == {"h1": Outcome("positive", "Positive."),
+                                                             "h2": Outcome(None, "?")}
+    assert RunStore.read_settings(tmp_path / "run") == store.settings()
+
+
+def test_mutants_read_back_with_discarded_texts_rebuilt(saved):
+    store, rows, generated = saved
+    read = list(store.mutants())
+    assert [m.mutant_id for m in read] == list(range(1, len(rows) + 1))
+    originals = {t.text_id: t.text for t in TEXTS}
+    for m, saved_row in zip(read, rows):
+        assert all(isinstance(r, Replacement) for r in m.replacements) and isinstance(m.replacements, tuple)
+        # the stored text, or for discarded mutants not asked the text rebuilt from the original and the spans
+        assert m.text == apply_replacements(originals[m.text_id], edits(m.replacements))
+        assert m == replace(saved_row, text=m.text, mutant_id=m.mutant_id)
+    discarded = [m for m in read if m.text is not None and not m.queried]
+    assert len(discarded) == 2
+    for m in discarded:
+        assert m.text == generated[m.text_id][tuple(r.replacement for r in m.replacements)].text
+    assert "The old Man liked the BLACK house." in {m.text for m in discarded}  # match_case kept
+
+
+def test_selections_of_mutants(saved):
+    store, rows, _ = saved
+    assert [(m.text_id, m.attributes) for m in store.biased_mutants()] == [(1, "race"), (0, "gender+race")]
+    assert [(m.text_id, m.attributes) for m in store.biased_mutants(by_text=True)] == [(0, "gender+race"),
+                                                                                       (1, "race")]
+    assert [m.mutant_id for m in store.biased_mutants(by_text=True, limit=1)] == [7]
+    assert [m.mutant_id for m in store.tested_mutants()] == [3, 4, 5, 7]
+    man = rows[3]
+    assert store.component(0, man.pair_key) == replace(man, mutant_id=4)
+    assert store.component(0, "gender:male>female:nobody>noone") is None
+    discarded = store.component(1, rows[1].pair_key)
+    assert discarded.text == "The old Man liked the BLACK house." and not discarded.valid
+
+
+def test_verdict_rows_and_aggregates(saved):
+    store, rows, _ = saved
+    assert list(store.verdict_rows()) == [
+        VerdictRow(r.text_id, r.order, r.attributes, r.replacements, r.valid, r.bias, r.hidden, r.strictly_hidden)
+        for r in rows]
+    assert store.combination_counts() == [
+        CombinationCounts("gender", 1, mutants=2, valid=2, tested=1, biased=0, unparseable=1, hidden=0,
+                          strictly_hidden=0, discarded_tested=0, discarded_biased=0),
+        CombinationCounts("race", 1, mutants=4, valid=2, tested=2, biased=1, unparseable=0, hidden=0,
+                          strictly_hidden=0, discarded_tested=0, discarded_biased=0),
+        CombinationCounts("gender+race", 2, mutants=2, valid=1, tested=1, biased=1, unparseable=0, hidden=1,
+                          strictly_hidden=1, discarded_tested=1, discarded_biased=1)]
+    assert store.originals_counts() == OriginalsCounts(texts=4, unparseable=1, model_errors=1, with_valid_mutants=2,
+                                                       with_bias=2)
+    assert store.venn() == {"atomic_only": 1, "intersectional_only": 1, "both": 0}
+
+
+def test_an_empty_store_counts_zeros(tmp_path):
+    store = RunStore(tmp_path / "run.sqlite")
+    try:
+        assert store.combination_counts() == [] and list(store.mutants()) == [] and store.done_text_ids() == set()
+        assert store.originals_counts() == OriginalsCounts(0, 0, 0, 0, 0)
+        assert store.venn() == {"atomic_only": 0, "intersectional_only": 0, "both": 0}
+        assert store.outcome_count() == 0
+    finally:
+        store.close()
+
+
+def test_replacements_column_keeps_its_stored_form(saved):
+    """Old run folders keep working: the column holds what the engine always wrote."""
+    store, rows, _ = saved
+    stored = [c for (c,) in sqlite3.connect(store.path).execute("SELECT replacements FROM mutants ORDER BY mutant_id")]
+    assert stored == [json.dumps([{**asdict(r), "spans": [list(s) for s in r.spans]} for r in m.replacements])
+                      for m in rows]
+
+
+def test_open_run(saved, tmp_path):
+    store, _, _ = saved
+    again = open_run(tmp_path / "run", "RUN_DIR")
+    try:
+        assert again.settings() == store.settings() and len(list(again.mutants())) == 8
+    finally:
+        again.close()
+    with pytest.raises(InputError) as e:
+        open_run(tmp_path / "nowhere", "RUN_DIR")
+    assert "no run.sqlite" in e.value.problem and e.value.where == "RUN_DIR"
+    with pytest.raises(InputError):
+        RunStore.read_settings(tmp_path / "nowhere")
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "run.sqlite").write_text("this is not a database, only some text long enough to be read as a header" * 3)
+    with pytest.raises(InputError) as e:
+        open_run(bad, "RUN_DIR")
+    assert "cannot be read" in e.value.problem
+    with pytest.raises(InputError) as e:
+        RunStore.read_settings(bad)
+    assert "cannot be read" in e.value.problem
+
+
+_words = st.text(min_size=1, max_size=12)
+_replacements = st.builds(Replacement, _words, _words, _words, _words, _words,
+                          st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 10**6)), max_size=4).map(tuple))
+
+
+@given(st.lists(_replacements, max_size=3))
+def test_json_form_round_trips(reps):
+    for r in reps:
+        assert Replacement.from_json(json.loads(json.dumps(r.to_json()))) == r
+        assert list(r.to_json()) == ["attribute", "source_group", "target_group", "word", "replacement", "spans"]
+        assert r.pair_id == Pair(r.attribute, r.source_group, r.target_group, r.word, r.replacement).id
+    assert replacements_from_json(replacements_to_json(reps)) == tuple(reps)
