@@ -39,5 +39,5 @@ def render(s: dict, instances: list[Instance], title: str, diff: dict | None = N
         error_chart=charts.error_chart(s), hidden_chart=charts.hidden_chart(s), venn=charts.venn(s),
         heatmaps=heatmaps, heat_top=heat_top,
         filter_attributes=sorted({a for i in instances for a in i.attributes.split("+")}),
-        filter_groups=sorted({(r["attribute"], r["target_group"]) for i in instances for r in i.replacements}),
+        filter_groups=sorted({(r.attribute, r.target_group) for i in instances for r in i.replacements}),
         css=_static("report.css"), js=_static("report.js"))

@@ -6,7 +6,7 @@ from typing import NamedTuple
 
 from markupsafe import Markup, escape
 
-from ...mutation import match_case
+from ...records import match_case
 from ..instances import Instance, Version
 
 EXCERPT_AT = 600   # texts longer than this are shown as excerpts around the changes
