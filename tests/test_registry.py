@@ -178,7 +178,8 @@ def test_the_papers_tasks_are_registered_yaml_files_read_like_a_users(tmp_path):
         shipped = resources.files("hinter") / "data" / "tasks" / f"{name}.yaml"
         (tmp_path / f"mine-{name}.yaml").write_text(shipped.read_text(encoding="utf-8"), encoding="utf-8")
         assert get_task(str(tmp_path / f"mine-{name}.yaml")) == get_task(name)  # every field equal
-        assert load_task_file(tmp_path / f"mine-{name}.yaml").completion_prompt("x") == get_task(name).completion_prompt("x")
+        mine = load_task_file(tmp_path / f"mine-{name}.yaml")
+        assert mine.completion_prompt("x") == get_task(name).completion_prompt("x")
 
 
 def test_tasks_registered_by_call_and_unknown_names(tmp_path):

@@ -169,7 +169,8 @@ def _packaged(file: str) -> Callable[[], Task]:
 def _register_packaged_tasks() -> None:
     for f in sorted((resources.files("hinter") / "data" / "tasks").iterdir(), key=lambda f: f.name):
         if f.name.endswith(".yaml"):
-            TASK_REGISTRY.register(f.name.removesuffix(".yaml"), _packaged(f.name), origin=f"hinter/data/tasks/{f.name}")
+            name = f.name.removesuffix(".yaml")
+            TASK_REGISTRY.register(name, _packaged(f.name), origin=f"hinter/data/tasks/{f.name}")
 
 
 def _check_task(name: str, entry: object) -> object:
