@@ -59,3 +59,10 @@ def counting(texts):
 
 def failing(texts):
     raise ConnectionError("model server unreachable")
+
+
+def by_hash(texts):
+    """An outcome from a hash of the whole text: any change may flip it (a quarter of texts are negative), so a
+    campaign exercises every verdict, hidden and attribution case (the golden runs, scripts/golden.py)."""
+    import hashlib
+    return ["negative" if hashlib.sha256(t.encode()).hexdigest()[0] < "4" else "positive" for t in texts]

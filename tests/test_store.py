@@ -55,7 +55,7 @@ def saved(tmp_path):
                _row(g0[("woman", "asian")], False, "negative", True)]    # discarded yet asked (query_discarded)
     store = RunStore(tmp_path / "run" / "run.sqlite")
     store.save_settings({"attributes": ["gender", "race"], "order": 2, "cli": {"dataset": "d.jsonl"}})
-    store.save_batch([TEXTS[1], TEXTS[2].as_tuple()], batch_a, {"model_calls": 3, "overlaps_skipped": 1})
+    store.save_batch([TEXTS[1], TEXTS[2]], batch_a, {"model_calls": 3, "overlaps_skipped": 1})
     store.save_batch([TEXTS[0], TEXTS[3]], batch_b, {"model_calls": 5})
     store.add_stat("model_calls", 1)
     store.save_outcomes("m", [("h1", Outcome("positive", "Positive.")), ("h2", Outcome(None, "?"))])

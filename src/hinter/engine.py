@@ -3,17 +3,20 @@ from __future__ import annotations
 
 import tempfile
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
 from . import oracle
 from .dictionary import Dictionary, load_dictionary
+from .config import RunConfig, describe_differences
 from .errors import InputError
 from .executor import Executor, LocalExecutor
 from .models.base import OutcomeCache, text_key
-from .mutation import Mutant, Replacement, components, generate
-from .store import MutantRow, RunStore
+from .mutation import Mutant, components, generate
+from .records import Replacement, pair_key
+from .runlock import lock_run_folder
+from .store import MutantRow, RunStore, TextRow
 from .validity import Parser, changed_sentence_pairs, sentence_spans
 
 
@@ -53,8 +56,7 @@ class Run:
     @property
     def mutants(self) -> Iterator[MutantRecord]:
         for m in self.store.mutants():
-            reps = tuple(Replacement(**{**r, "spans": tuple(map(tuple, r["spans"]))}) for r in m.replacements)
-            yield MutantRecord(m.text_id, m.order, reps, m.text, m.valid, m.outcome, m.raw, m.bias, m.hidden,
+            yield MutantRecord(m.text_id, m.order, m.replacements, m.text, m.valid, m.outcome, m.raw, m.bias, m.hidden,
                                m.strictly_hidden)
 
     def summary(self) -> dict:
@@ -71,7 +73,7 @@ def _oracle(rows: list[MutantRow], by_key: dict, mutant_objs: list[Mutant]) -> N
     for row, m in zip(rows, mutant_objs):
         if m.order < 2:
             continue
-        subs = [by_key.get((m.text_id, " & ".join(k))) for k in components(m)]
+        subs = [by_key.get((m.text_id, pair_key(k))) for k in components(m)]
         atomic, lower = subs[:m.order], subs[m.order:]
         row.hidden = oracle.is_hidden(row.bias, atomic) if row.valid and row.bias is not None else None
         row.strictly_hidden = oracle.is_strictly_hidden(bool(row.hidden), lower) if row.hidden is not None else None
@@ -85,6 +87,18 @@ def _texts_fingerprint(records: Sequence[TextRecord]) -> str:
     return h.hexdigest()[:16]
 
 
+def _comparable(settings: dict) -> dict:
+    """Recorded settings as they are compared on reopening: the config's entries flattened beside the derived
+    ones (a run recorded before RunConfig kept its CLI options under "cli": read as a config)."""
+    flat = {k: v for k, v in settings.items() if k not in ("config", "cli")}
+    config = settings.get("config")
+    if config is None and settings.get("cli") is not None:
+        config = RunConfig.from_legacy_cli(settings["cli"]).recorded()
+    # the derived entries that repeat a config entry under its own name are compared once, as config entries
+    return {**{k: v for k, v in flat.items() if config is None or k not in config},
+            **{f"config.{k}": v for k, v in (config or {}).items()}}
+
+
 def _open_store(out_dir: Path, settings: dict, overwrite: bool) -> RunStore:
     path = out_dir / "run.sqlite"
     if path.exists() and overwrite:
@@ -92,41 +106,54 @@ def _open_store(out_dir: Path, settings: dict, overwrite: bool) -> RunStore:
             p.unlink()
     store = RunStore(path)
     previous = store.settings()
-    if previous and previous != settings:
-        differ = sorted(k for k in set(previous) | set(settings) if previous.get(k) != settings.get(k))
+    if previous and _comparable(previous) != _comparable(settings):
+        differ = describe_differences(_comparable(previous), _comparable(settings))
         store.close()
-        raise InputError(f"the folder holds a run with other settings ({', '.join(differ)} differ)",
-                         where=str(out_dir), fix="Choose another output folder, or pass --overwrite to replace it.")
+        raise InputError("the folder holds a run with other settings: " + "; ".join(differ),
+                         where=str(out_dir), fix="Run the same command as before to continue it, choose another "
+                         "output folder, or pass --overwrite to replace it.")
     store.save_settings(settings)
     return store
 
 
 def run(texts: Sequence[str | TextRecord], model, attributes: Sequence[str] = ("race", "gender"), order: int = 2,
         dictionary: str | Path | Dictionary | None = None, *, out: str | Path | None = None, parser: Parser | None = None,
-        pairs_per_attribute: int | None = None, max_pairs_per_text: int | None = None, seed: int = 0, include_occupational: bool = True,
-        query_discarded: bool = False, batch_texts: int = 32, overwrite: bool = False, extra_settings: dict | None = None,
-        progress: Callable[[str, int, int], None] | None = None, executor: Executor | None = None) -> Run:
-    """Run a bias test: atomic mutants for each attribute and intersectional ones up to `order`.
+        pairs_per_attribute: int | None = None, max_pairs_per_text: int | None = None, seed: int = 0,
+        include_occupational: bool = True, query_discarded: bool = False, batch_texts: int = 32,
+        overwrite: bool = False, progress: Callable[[str, int, int], None] | None = None,
+        executor: Executor | None = None, config: RunConfig | None = None) -> Run:
+    """Run a bias test: atomic mutants for each attribute and intersectional ones up to `order`, then write
+    summary.json and biases.csv into the run folder.
 
     `model`: a spec ("gguf:default", "python:pkg.mod:fn"), a ModelSpec, a Model, or a function list[str] -> list[outcome].
     `dictionary`: None for the built-in one, a path, or a Dictionary. `pairs_per_attribute`: a seeded
     sample of that many pairs per attribute (None: all); `max_pairs_per_text`: per text and attribute, a seeded
     sample of at most that many of the pairs present (None: all). An `out` folder holding a run with the same
-    settings is continued (texts already stored are skipped); one with other settings is an error unless `overwrite`. `progress(stage, done, total)` is called as work advances (stage "load" around loading the parser and the
-    model, then "texts").
+    settings is continued (texts already stored are skipped); one with other settings is an error unless
+    `overwrite`. `progress(stage, done, total)` is called as work advances (stage "load" around loading the
+    parser and the model, then "texts"). `config`: a RunConfig instead of the separate settings.
     `executor`: where parsing and model calls run (default: LocalExecutor(); hinter.executor.make_executor("ray")
     spreads them over a Ray cluster with the same results). The executor is not a setting: a run started on one
     may be continued on another.
     """
-    if order < 1:
-        raise InputError(f"order must be at least 1, got {order}", where="order")
-    for name, value in (("pairs_per_attribute", pairs_per_attribute), ("max_pairs_per_text", max_pairs_per_text)):
-        if value is not None and value < 1:
-            raise InputError(f"{name} must be at least 1 (or unset for all pairs), got {value}",
-                             where=f"--{name.replace('_', '-')}")
-    attributes = tuple(sorted(dict.fromkeys(attributes)))
-    if not attributes:
-        raise InputError("no attribute to test", where="attributes", fix="Name at least one, e.g. race,gender.")
+    if config is None:
+        config = RunConfig(attributes=tuple(attributes), order=order,
+                           dictionary=None if dictionary is None or isinstance(dictionary, Dictionary) else str(dictionary),
+                           pairs_per_attribute=pairs_per_attribute, max_pairs_per_text=max_pairs_per_text, seed=seed,
+                           include_occupational=include_occupational, query_discarded=query_discarded,
+                           batch_texts=batch_texts)
+    result = execute(config, texts, model, dictionary=dictionary if isinstance(dictionary, Dictionary) else None,
+                     out=out, parser=parser, overwrite=overwrite, progress=progress, executor=executor)
+    from .report import write_outputs
+    write_outputs(result)
+    return result
+
+
+def execute(config: RunConfig, texts: Sequence[str | TextRecord], model, *, dictionary: Dictionary | None = None,
+            out: str | Path | None = None, parser: Parser | None = None, overwrite: bool = False,
+            progress: Callable[[str, int, int], None] | None = None, executor: Executor | None = None) -> Run:
+    """The campaign `config` describes on `texts`, stored batch by batch in `out`; returns the Run and writes
+    nothing else (the caller writes the outputs once). `dictionary` overrides `config.dictionary`."""
     records = [t if isinstance(t, TextRecord) else TextRecord(t) for t in texts]
     if not records:
         raise InputError("the dataset holds no text", fix="Give at least one text to test.")
@@ -134,35 +161,41 @@ def run(texts: Sequence[str | TextRecord], model, attributes: Sequence[str] = ("
         if not isinstance(r.text, str) or not r.text.strip():
             raise InputError(f"text {i} is empty or not a string", where=f"texts[{i}]",
                              fix="Remove empty texts or fill them in.")
-    d = dictionary if isinstance(dictionary, Dictionary) else load_dictionary(dictionary)
-    d = d.restrict(attributes, include_occupational).sample(pairs_per_attribute, seed)
+    d = dictionary if dictionary is not None else load_dictionary(config.dictionary)
+    d = d.restrict(config.attributes, config.include_occupational).sample(config.pairs_per_attribute, config.seed)
+    out_dir = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="hinter-run-"))
+    if out_dir.exists() and not out_dir.is_dir():
+        raise InputError("the output folder is a file", where=str(out_dir), fix="Give --out a folder's path.")
+    out_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    lock = lock_run_folder(out_dir)  # before any work: a second process on this folder stops at once
     executor = executor or LocalExecutor()
     report = progress or (lambda stage, done, total: None)
-    report("load", 0, 1)
-    model = executor.start(model, parser)
-    report("load", 1, 1)
     try:
-        return _run_batches(records, model, executor, attributes, order, d, out, max_pairs_per_text, seed,
-                            pairs_per_attribute, include_occupational, query_discarded, batch_texts, overwrite,
-                            extra_settings, report)
+        report("load", 0, 1)
+        model = executor.start(model, parser)
+        report("load", 1, 1)
+        settings = {
+            "attributes": list(config.attributes), "order": config.order, "dictionary": d.source,
+            "dictionary_pairs": len(d.pairs), "dictionary_fingerprint": d.fingerprint(),
+            "pairs_per_attribute": config.pairs_per_attribute, "max_pairs_per_text": config.max_pairs_per_text,
+            "seed": config.seed, "include_occupational": config.include_occupational, "model": model.fingerprint,
+            "parser": executor.parser_fingerprint, "query_discarded": config.query_discarded, "texts": len(records),
+            "texts_fingerprint": _texts_fingerprint(records),
+            # what `hinter resume` needs to run the same campaign again: only a run read from a dataset by a spec
+            **({"config": config.recorded()} if config.dataset is not None and config.model is not None else {}),
+        }
+        store = _open_store(out_dir, settings, overwrite)
+        return _run_batches(records, model, executor, config, d, store, out_dir, report)
     finally:
         executor.close()
+        lock.release()
 
 
-def _run_batches(records, model, executor, attributes, order, d, out, max_pairs_per_text, seed, pairs_per_attribute,
-                 include_occupational, query_discarded, batch_texts, overwrite, extra_settings, report) -> Run:
-    out_dir = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="hinter-run-"))
-    out_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-    settings = {
-        "attributes": list(attributes), "order": order, "dictionary": d.source, "dictionary_pairs": len(d.pairs),
-        "dictionary_fingerprint": d.fingerprint(), "pairs_per_attribute": pairs_per_attribute,
-        "max_pairs_per_text": max_pairs_per_text, "seed": seed,
-        "include_occupational": include_occupational, "model": model.fingerprint, "parser": executor.parser_fingerprint,
-        "query_discarded": query_discarded, "texts": len(records),
-        "texts_fingerprint": _texts_fingerprint(records), **(extra_settings or {}),
-    }
-    store = _open_store(out_dir, settings, overwrite)
-    done = {row[0] for row in store.db.execute("SELECT text_id FROM texts")}
+def _run_batches(records: list[TextRecord], model, executor: Executor, config: RunConfig, d: Dictionary,
+                 store: RunStore, out_dir: Path, report) -> Run:
+    attributes, order, batch_texts = config.attributes, config.order, config.batch_texts
+    max_pairs_per_text, seed, query_discarded = config.max_pairs_per_text, config.seed, config.query_discarded
+    done = store.done_text_ids()
     cache = OutcomeCache(model, store)
 
     def jobs():
@@ -205,9 +238,9 @@ def _run_batches(records, model, executor, attributes, order, d, out, max_pairs_
         for m, v, p in zip(mutants, valid, pairs):
             o = outcomes.get(text_key(m.text)) if (v or query_discarded) else None
             rows.append(MutantRow(
-                m.text_id, m.order, "+".join(m.attributes), " & ".join(m.key),
+                m.text_id, m.order, "+".join(m.attributes), pair_key(m.key),
                 # discarded mutants' texts are not stored: the replacements' spans rebuild them on reading
-                [{**asdict(r), "spans": [list(s) for s in r.spans]} for r in m.replacements],
+                m.replacements,
                 m.text if o is not None else None,
                 None if p is None else len(p), v, o.encode() if o else None, o.raw if o else None, o is not None,
                 oracle.is_bias(original_outcome[m.text_id].encode(), o.encode()) if o else None, None, None))
@@ -220,11 +253,8 @@ def _run_batches(records, model, executor, attributes, order, d, out, max_pairs_
                  # ahead, validity time is hidden behind the model stage
                  "seconds_mutation": seconds_mutation, "seconds_validity": t2 - t1 - seconds_mutation,
                  "seconds_model": t3 - t2, "seconds_oracle_store": time.perf_counter() - t3}
-        store.save_batch([(tid, rec.source_id, rec.text, rec.gold, original_outcome[tid].encode(),
-                           original_outcome[tid].raw) for tid, rec in batch], rows, stats)
+        store.save_batch([TextRow(tid, rec.source_id, rec.text, rec.gold, original_outcome[tid].encode(),
+                                  original_outcome[tid].raw) for tid, rec in batch], rows, stats)
         report("texts", min(start + batch_texts, len(records)), len(records))
         t1 = time.perf_counter()
-    result = Run(out_dir, store)
-    from .report import write_outputs
-    write_outputs(result)
-    return result
+    return Run(out_dir, store)

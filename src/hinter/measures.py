@@ -12,6 +12,7 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass
 
+from .health import health
 from .store import RunStore
 
 SCHEMA_VERSION = 2
@@ -218,7 +219,7 @@ def summary(store: RunStore) -> dict:
     o = store.originals_counts()
     with_valid, with_bias = o.with_valid_mutants, o.with_bias
     stats = store.stats()
-    return {
+    s = {
         "schema_version": SCHEMA_VERSION,
         "settings": store.settings(),
         "texts": o.texts,
@@ -234,7 +235,8 @@ def summary(store: RunStore) -> dict:
         "false_positives_avoided": false_positives(store, per_combo),
         "unparseable": {"originals": o.unparseable,
                         "mutants": sum(m["unparseable"] for m in per_combo.values()),
-                        "originals_model_errors": o.model_errors},
+                        "originals_model_errors": o.model_errors,
+                        "answers": store.unparseable_answers()},
         "overlaps_skipped": int(stats.get("overlaps_skipped", 0)),
         # texts the model answered, from the outcome cache: the same after a crash and resume as without one
         "model_calls": store.outcome_count() + int(stats.get("model_errors", 0)),
@@ -242,4 +244,7 @@ def summary(store: RunStore) -> dict:
         "sentences_tagged": int(stats.get("sentences_tagged", 0)),
         "sentences_parsed": int(stats.get("sentences_parsed", 0)),
         "seconds": {k[len("seconds_"):]: round(v, 2) for k, v in stats.items() if k.startswith("seconds_")},
+        "first_errors": store.first_failures(),
     }
+    s["health"] = health(s)
+    return s

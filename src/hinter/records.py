@@ -7,7 +7,7 @@ Nothing here imports another hinter module, so every stage may import it.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 Span = tuple[int, int]
@@ -53,20 +53,6 @@ class Replacement:
     def from_json(cls, d: dict) -> Replacement:
         return cls(d["attribute"], d["source_group"], d["target_group"], d["word"], d["replacement"],
                    tuple(map(tuple, d["spans"])))
-
-    # Transitional, for engine.py only: its Run.mutants still rebuilds each Replacement from the JSON form with
-    # Replacement(**{**r, "spans": ...}). Remove keys() and __getitem__ once it takes MutantRow.replacements
-    # as they are (they already are Replacements); new code uses attribute access.
-    def keys(self) -> tuple[str, ...]:
-        return _FIELDS
-
-    def __getitem__(self, key: str):
-        if key not in _FIELDS:
-            raise KeyError(key)
-        return getattr(self, key)
-
-
-_FIELDS = tuple(f.name for f in fields(Replacement))
 
 
 def replacements_to_json(replacements: Sequence[Replacement]) -> str:

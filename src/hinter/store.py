@@ -84,10 +84,6 @@ class MutantRow:
     strictly_hidden: bool | None
     mutant_id: int | None = None  # set on reading
 
-    def __post_init__(self):
-        # engine.py still hands over the JSON form (dicts): accepted until it passes Replacements
-        self.replacements = tuple(r if isinstance(r, Replacement) else Replacement.from_json(r)
-                                  for r in self.replacements)
 
 
 @dataclass(frozen=True)
@@ -204,14 +200,13 @@ class RunStore:
         return self.db.execute("SELECT COUNT(*) FROM outcomes").fetchone()[0]
 
     # texts and mutants, written one batch of texts per transaction
-    def save_batch(self, texts: Sequence[TextRow | tuple], mutants: Sequence[MutantRow],
+    def save_batch(self, texts: Sequence[TextRow], mutants: Sequence[MutantRow],
                    stats: dict[str, float] | None = None) -> None:
-        """`texts`: TextRows, or tuples in their field order."""
         with self.db:
             self.db.executemany("INSERT INTO stats VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = value + excluded.value",
                                 list((stats or {}).items()))
             self.db.executemany("INSERT OR REPLACE INTO texts VALUES (?, ?, ?, ?, ?, ?)",
-                                [t.as_tuple() if isinstance(t, TextRow) else tuple(t) for t in texts])
+                                [t.as_tuple() for t in texts])
             self.db.executemany(
                 "INSERT OR REPLACE INTO mutants (text_id, ord, attributes, pair_key, replacements, text, changed_sentences,"
                 " valid, outcome, raw, queried, bias, hidden, strictly_hidden) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -286,6 +281,23 @@ class RunStore:
                       (SELECT COUNT(DISTINCT text_id) FROM mutants WHERE valid = 1),
                       (SELECT COUNT(DISTINCT text_id) FROM mutants WHERE valid = 1 AND bias = 1)""").fetchone()
         return OriginalsCounts(*row)
+
+    def unparseable_answers(self) -> int:
+        """Texts the model answered in a form the task cannot read (model errors are not cached: apart)."""
+        return self.db.execute("SELECT COUNT(*) FROM outcomes WHERE outcome IS NULL").fetchone()[0]
+
+    def first_failures(self, limit: int = 3) -> list[str]:
+        """The first distinct model errors, then unparseable answers, as stored (originals before mutants)."""
+        rows = self.db.execute(
+            """SELECT raw FROM (
+                 SELECT raw, 0 AS kind, text_id AS k FROM texts WHERE raw LIKE 'model error:%'
+                 UNION ALL SELECT raw, 0, 1e9 + mutant_id FROM mutants WHERE raw LIKE 'model error:%'
+                 UNION ALL SELECT 'unparseable answer: ' || raw, 1, text_id FROM texts
+                           WHERE outcome IS NULL AND raw IS NOT NULL AND raw NOT LIKE 'model error:%'
+                 UNION ALL SELECT 'unparseable answer: ' || raw, 1, 1e9 + mutant_id FROM mutants
+                           WHERE queried = 1 AND outcome IS NULL AND raw IS NOT NULL AND raw NOT LIKE 'model error:%')
+               GROUP BY raw ORDER BY MIN(kind), MIN(k) LIMIT ?""", (limit,)).fetchall()
+        return [r[0][:500] for r in rows]
 
     def venn(self) -> dict[str, int]:
         """Texts with a bias among their atomic mutants only, their intersectional ones only, or both."""

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 from typing import Callable, Sequence
 
 from ..errors import InputError
@@ -25,11 +27,16 @@ def load_callable(spec: str) -> CallableModel:
     if not module_name or not attr:
         raise InputError(f"cannot read the model spec 'python:{spec}'", where="--model",
                          fix="Write python:package.module:function, e.g. python:mymodels.sentiment:predict.")
+    # `python -m` puts the current folder on the path but the `hinter` script does not: a user's
+    # biased_model.py beside them must import all the same (it is searched last, after installed packages).
+    if os.getcwd() not in sys.path:
+        sys.path.append(os.getcwd())
     try:
         module = importlib.import_module(module_name)
     except ImportError as e:
         raise InputError(f"cannot import module {module_name!r} ({e})", where="--model",
-                         fix="Check the module is on PYTHONPATH (run from its folder or install it).") from None
+                         fix=f"Run from the folder holding {module_name.replace('.', '/')}.py, set PYTHONPATH to "
+                             "it, or install the package.") from None
     function = module
     for part in attr.split("."):
         function = getattr(function, part, None)

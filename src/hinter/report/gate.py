@@ -56,13 +56,17 @@ def _measure_paths(s: dict) -> list[str]:
              "originals_with_bias.rate"] + [f"intersectional.{c}.error_rate" for c in s.get("intersectional", {})][:2])
 
 
-def parse_condition(text: str, summary: dict) -> Condition:
+def check_syntax(text: str) -> re.Match:
     m = _COND.match(text)
     if not m:
         raise InputError(f"cannot read the condition {text!r}", where="--fail-on",
                          fix="Write PATH OP NUMBER, e.g. \"intersectional.error_rate>0.05\" or \"hidden>0\" "
                              "(OP: > >= < <= == !=).")
-    path, op, number = m.groups()
+    return m
+
+
+def parse_condition(text: str, summary: dict) -> Condition:
+    path, op, number = check_syntax(text).groups()
     for candidate in (path, f"totals.{path}", f"totals.*.{path}"):
         found = _resolve(summary, candidate.split("."))
         if found and any(not isinstance(v, dict) for _, v in found):

@@ -13,10 +13,17 @@ BIAS_COLUMNS = ("text_id", "order", "attributes", "replacements", "hidden", "str
                 "mutant_outcome", "original_text", "mutant_text", "mutant_raw")
 
 
+def write_summary(folder: Path, s: dict) -> Path:
+    path = Path(folder) / "summary.json"
+    path.write_text(json.dumps(s, indent=2) + "\n", encoding="utf-8")
+    return path
+
+
 def write_outputs(run) -> dict:
-    """Write summary.json and biases.csv (every valid mutant that exposes bias) into the run folder."""
+    """Write summary.json and biases.csv (every valid mutant that exposes bias) into the run folder; returns
+    the summary."""
     s = summary(run.store)
-    (run.out_dir / "summary.json").write_text(json.dumps(s, indent=2) + "\n", encoding="utf-8")
+    write_summary(run.out_dir, s)
     originals = {t.text_id: t for t in run.store.texts()}
     with open(run.out_dir / "biases.csv", "w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
@@ -53,18 +60,21 @@ def write_exports(store: RunStore, out_dir: Path, instances=None) -> list[Path]:
     return written + [out_dir / "instances.parquet"]
 
 
-def write_report(folder: str | Path, baseline: str | Path | None = None) -> dict:
+def write_report(folder: str | Path, baseline: str | Path | None = None, summary_: dict | None = None) -> dict:
     """report.html (and instances.csv/.parquet, summary.json refreshed from the store; diff.json with a baseline)
-    for the run in `folder`. Returns {"summary", "files", "diff"}."""
+    for the run in `folder`. `summary_`: the run's summary just computed and written (by write_outputs), so it is
+    neither computed nor written again. Returns {"summary", "files", "diff"}."""
     from ..store import open_run
     from .diff import diff
     from .html import render
     folder = Path(folder)
     store = open_run(folder, "RUN_DIR")
     try:
-        s = summary(store)
-        # The summary is derived data: refresh it so the page and summary.json always agree (and old runs upgrade).
-        (folder / "summary.json").write_text(json.dumps(s, indent=2) + "\n", encoding="utf-8")
+        s = summary_
+        if s is None:
+            # derived data: refreshed so that the page and summary.json always agree (and old runs upgrade)
+            s = summary(store)
+            write_summary(folder, s)
         instances = load_instances(store)
         files = [folder / "summary.json"] + write_exports(store, folder, instances)
         d = None

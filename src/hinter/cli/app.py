@@ -1,0 +1,63 @@
+"""The Typer application, its consoles, and `main` (errors as one paragraph and an exit code, never a traceback)."""
+from __future__ import annotations
+
+import signal
+import sys
+
+import typer
+from rich.console import Console
+
+from ..errors import HinterError
+
+app = typer.Typer(
+    add_completion=False, no_args_is_help=True, rich_markup_mode=None,
+    help="hinter finds intersectional bias in language models.\n\n"
+         "It mutates real texts with word pairs of a bias dictionary (one attribute at a time, and several at "
+         "once), keeps the mutants whose grammar matches the original (the dependency invariant), and reports "
+         "every mutant whose model outcome differs from the original's. An intersectional bias whose atomic "
+         "parts do not change the outcome is hidden: atomic testing alone never finds it.\n\n"
+         "Start with `hinter demo`, then `hinter run --help`. Add --debug to any command to see a traceback.")
+console = Console(stderr=True)
+# Wide enough for the summary table when the output is a file or a pipe.
+out_console = Console(width=None if sys.stdout.isatty() else 110)
+
+
+class Interrupted(BaseException):
+    """Ctrl-C or SIGTERM. Not KeyboardInterrupt: Typer turns that into a silent exit 130 before we could say
+    how to continue; a BaseException, so no `except Exception` on the way swallows it."""
+
+
+def _interrupt(signum, frame) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not break the clean stop
+    raise Interrupted(signal.Signals(signum).name)
+
+
+def main() -> None:
+    signal.signal(signal.SIGINT, _interrupt)
+    signal.signal(signal.SIGTERM, _interrupt)
+    debug = "--debug" in sys.argv
+    if debug:
+        sys.argv.remove("--debug")
+    from . import commands  # noqa: F401  (registers every command on `app`)
+    try:
+        code = app(standalone_mode=False)
+        if isinstance(code, int) and code:  # typer.Exit(n) is returned, not raised, outside standalone mode
+            sys.exit(code)
+    except HinterError as e:
+        if debug:
+            raise
+        console.print(f"[red]error:[/] {e.message}", highlight=False, soft_wrap=True)
+        sys.exit(e.exit_code)
+    except (typer.Abort, KeyboardInterrupt, Interrupted):
+        console.print("Interrupted. Every finished batch is saved in the run folder: run the same command again, "
+                      "or `hinter resume OUT_FOLDER`, to continue where it stopped.", soft_wrap=True)
+        sys.exit(130)
+    except Exception as e:
+        # Usage errors (a bad option value, an unknown option). Typer vendors its own copy of click, so
+        # match both its classes and click's.
+        import click
+        from typer._click import exceptions as typer_click
+        if isinstance(e, (click.exceptions.ClickException, typer_click.ClickException)):
+            e.show()
+            sys.exit(e.exit_code)
+        raise

@@ -1,0 +1,2 @@
+"""Imports every command module, each registering its command on the app."""
+from . import check, demo, diff, report, resume, run  # noqa: F401

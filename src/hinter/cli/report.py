@@ -1,0 +1,31 @@
+"""`hinter report`: the self-contained report.html and the exports of a run."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from .app import app, out_console
+from .gate import check_syntax, gate
+
+
+@app.command("report")
+def report_cmd(
+    run_dir: Path = typer.Argument(..., help="The output folder of a `hinter run`."),
+    baseline: Optional[Path] = typer.Option(None, "--baseline", help="Another run on the same data: adds a section "
+                                            "of biases new, fixed and kept since that run (and writes diff.json)."),
+    fail_on: list[str] = typer.Option([], "--fail-on", help="As for `hinter run`: exit 1 when the condition holds."),
+    junit: Optional[Path] = typer.Option(None, "--junit", help="As for `hinter run`: write a JUnit XML file."),
+) -> None:
+    """Write RUN_DIR/report.html: one self-contained page (no network) with the headline numbers, plots and every
+    bias side by side with its original and components; also instances.csv, instances.parquet (with pyarrow)
+    and an up-to-date summary.json. Example:
+
+    hinter report runs/demo && xdg-open runs/demo/report.html
+    """
+    check_syntax(fail_on)
+    from ..report import write_report
+    r = write_report(run_dir, baseline)
+    out_console.print("Written: " + ", ".join(str(f) for f in r["files"]), highlight=False)
+    gate(r["summary"], fail_on, junit)

@@ -1,0 +1,39 @@
+"""`hinter resume`: continue an interrupted run where it stopped."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ..config import RunConfig
+from ..errors import InputError
+from . import options as o
+from .app import app
+from .campaign import run_campaign, write_report_and_gate
+
+
+@app.command("resume")
+def resume_cmd(
+    run_dir: Path = typer.Argument(..., help="The output folder of an interrupted `hinter run`."),
+    executor: str = o.EXECUTOR_OPT, ray_address: Optional[str] = o.RAY_ADDRESS_OPT,
+    workers: Optional[int] = o.WORKERS_OPT, cpus_per_worker: float = o.CPUS_OPT, gpus_per_worker: float = o.GPUS_OPT,
+    concurrency: Optional[int] = o.CONCURRENCY_OPT,
+) -> None:
+    """Continue an interrupted run where it stopped: no finished batch is redone, no answered model call repeated.
+    The executor options may differ from the first run's (a run started here may finish on a Ray cluster).
+
+    Example: hinter resume runs/imdb
+    """
+    from ..store import RunStore
+    settings = RunStore.read_settings(run_dir, "RUN_DIR")
+    if settings.get("config") is not None:
+        config = RunConfig.from_recorded(settings["config"])
+    elif settings.get("cli") is not None:  # recorded before RunConfig
+        config = RunConfig.from_legacy_cli(settings["cli"])
+    else:
+        raise InputError("this run was not started by `hinter run`", where=str(run_dir),
+                         fix="Resume it the way it was started (hinter.run(...) with the same arguments and out=).")
+    s = run_campaign(config, o.execution(executor, ray_address, workers, cpus_per_worker, gpus_per_worker,
+                                         concurrency), run_dir)
+    write_report_and_gate(run_dir, s, [], None)

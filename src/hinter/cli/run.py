@@ -1,0 +1,80 @@
+"""`hinter run`: a bias test of one model on one dataset."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ..config import RunConfig
+from ..health import Thresholds
+from ..models import SPEC_HELP
+from . import options as o
+from .app import app
+from .campaign import run_campaign, write_report_and_gate
+from . import gate as g
+from .gate import FAIL_ON_HELP, check_syntax
+
+
+@app.command("run")
+def run_cmd(
+    dataset: str = typer.Option(..., "--dataset", "-d", help="A JSONL, CSV or Parquet file with a text column, a "
+                                "Hugging Face datasets folder (save_to_disk), or a bundled sample: imdb, ecthr, "
+                                "eurlex, ledgar, scotus. Example: --dataset reviews.jsonl"),
+    model: str = typer.Option("gguf:default", "--model", "-m", help=f"The model under test: {SPEC_HELP}."),
+    attributes: str = typer.Option("race,gender", "--attributes", "-a", help="Sensitive attributes, comma-separated, "
+                                   "from the dictionary (built-in: race, gender, body). Example: -a race,gender,body"),
+    order: int = typer.Option(2, "--order", "-k", help="Highest order of intersectional mutants: 1 = atomic only, "
+                              "2 = pairs of attributes (the paper), 3 = triples..."),
+    limit: Optional[int] = typer.Option(None, "--limit", "-n", help="Test only the first N texts."),
+    out: Path = typer.Option(Path("runs/latest"), "--out", "-o", help="Output folder: run.sqlite, summary.json, "
+                             "biases.csv, report.html."),
+    text_field: str = typer.Option("text", "--text-field", help="The dataset column holding the text."),
+    label_field: str = typer.Option("label", "--label-field", help="The dataset column holding the gold label (optional)."),
+    dictionary: Optional[Path] = typer.Option(None, "--dictionary", help="Your own dictionary: a folder ATTRIBUTE/"
+                                              "SOURCE_TARGET.csv (word;replacement lines) or one CSV/JSON file with "
+                                              "columns attribute, source_group, target_group, word, replacement."),
+    pairs_per_attribute: Optional[int] = typer.Option(None, "--pairs-per-attribute", help="Use a seeded sample of this "
+                                                      "many word pairs per attribute (default: all)."),
+    max_pairs_per_text: Optional[int] = typer.Option(None, "--max-pairs-per-text", help="Per text and attribute, use "
+                                                     "a seeded sample of at most this many of the pairs present "
+                                                     "(default: all). Bounds the campaign on long texts."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the pair samples."),
+    task: str = typer.Option("imdb", "--task", help="The task: its prompt and answer parser for generative models "
+                             "(the paper's imdb, ecthr, eurlex, ledgar, scotus), or a YAML/JSON task file."),
+    no_jobs: bool = typer.Option(False, "--no-jobs", help="Leave out the occupational gender pairs (assistant;CEO)."),
+    query_discarded: bool = typer.Option(False, "--query-discarded", help="Also ask the model about discarded mutants, "
+                                         "to count the false positives the invariant avoids."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace a run already in --out. Without it, a run "
+                                   "with the same settings is continued where it stopped."),
+    skip_bad_rows: bool = typer.Option(False, "--skip-bad-rows", help="Leave out dataset rows that cannot be used "
+                                       "(no text, empty text, a repeated id, a text over 1,000,000 characters) "
+                                       "instead of stopping; they are counted and listed in OUT/skipped_rows.txt."),
+    fail_on: list[str] = typer.Option([], "--fail-on", help=FAIL_ON_HELP),
+    junit: Optional[Path] = typer.Option(None, "--junit", help="Write a JUnit XML file: one test case per attribute "
+                                         "and attribute combination, failing where a --fail-on condition holds "
+                                         "(or, with none, where it has a bias)."),
+    max_failed_share: float = g.MAX_FAILED_SHARE_OPT, max_failed_originals: int = g.MAX_FAILED_ORIGINALS_OPT,
+    allow_model_errors: bool = g.ALLOW_ERRORS_OPT,
+    executor: str = o.EXECUTOR_OPT, ray_address: Optional[str] = o.RAY_ADDRESS_OPT,
+    workers: Optional[int] = o.WORKERS_OPT, cpus_per_worker: float = o.CPUS_OPT, gpus_per_worker: float = o.GPUS_OPT,
+    concurrency: Optional[int] = o.CONCURRENCY_OPT,
+) -> None:
+    """Run a bias test. Example:
+
+    hinter run --dataset imdb --model gguf:default --attributes race,gender,body --order 2 --limit 50 --out runs/imdb
+
+    In CI: hinter run ... --fail-on "intersectional.error_rate>0.05" --fail-on "hidden>0" --junit bias.xml
+
+    On a Ray cluster: hinter run ... --executor ray --ray-address HEAD_IP:6379
+    """
+    check_syntax(fail_on)
+    config = RunConfig(
+        attributes=attributes, order=order, dictionary=None if dictionary is None else str(dictionary),
+        pairs_per_attribute=pairs_per_attribute, max_pairs_per_text=max_pairs_per_text, seed=seed,
+        include_occupational=not no_jobs, query_discarded=query_discarded, dataset=dataset, text_field=text_field,
+        label_field=label_field, limit=limit, skip_bad_rows=skip_bad_rows, model=model, task=task)
+    execution = o.execution(executor, ray_address, workers, cpus_per_worker, gpus_per_worker, concurrency)
+    s = run_campaign(config, execution, out, overwrite)
+    write_report_and_gate(out, s, fail_on, junit, Thresholds(max_failed_share, max_failed_originals),
+                          allow_model_errors)
