@@ -21,6 +21,7 @@ from typing import Iterable
 import ahocorasick
 
 from .errors import InputError
+from .records import pair_id
 
 COLUMNS = ("attribute", "source_group", "target_group", "word", "replacement")
 
@@ -38,7 +39,7 @@ class Pair:
 
     @property
     def id(self) -> str:
-        return f"{self.attribute}:{self.source_group}>{self.target_group}:{self.word}>{self.replacement}"
+        return pair_id(self.attribute, self.source_group, self.target_group, self.word, self.replacement)
 
 
 def _is_word_char(ch: str) -> bool:

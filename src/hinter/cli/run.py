@@ -74,6 +74,8 @@ def run_cmd(
         pairs_per_attribute=pairs_per_attribute, max_pairs_per_text=max_pairs_per_text, seed=seed,
         include_occupational=not no_jobs, query_discarded=query_discarded, dataset=dataset, text_field=text_field,
         label_field=label_field, limit=limit, skip_bad_rows=skip_bad_rows, model=model, task=task)
+    from ..report.gate import check_paths
+    check_paths(fail_on, config.attributes, config.order)
     execution = o.execution(executor, ray_address, workers, cpus_per_worker, gpus_per_worker, concurrency)
     s = run_campaign(config, execution, out, overwrite)
     write_report_and_gate(out, s, fail_on, junit, Thresholds(max_failed_share, max_failed_originals),

@@ -76,6 +76,37 @@ def parse_condition(text: str, summary: dict) -> Condition:
                          + ", ".join(_measure_paths(summary)) + ".")
 
 
+# Sections of the summary whose keys depend on the data (groups, patterns): only their name is checked up front.
+_DATA_KEYED = ("group_bias", "truth_table", "attribution", "originals_venn", "false_positives_avoided", "settings")
+
+
+def check_paths(conditions: list[str], attributes: tuple[str, ...], order: int) -> None:
+    """Before a campaign: every condition must name a measure the summary will have (a misspelled
+    `intersectional.eror_rate` used to fail only after the whole run). Combinations come from the attributes."""
+    import itertools
+    import tempfile
+
+    from ..measures import summary
+    from ..store import RunStore
+    with tempfile.TemporaryDirectory() as d:
+        store = RunStore(Path(d) / "run.sqlite")
+        try:
+            skeleton = summary(store)
+        finally:
+            store.close()
+    keys = {**{k: 0 for k in skeleton["totals"]["intersectional"]}, "order": 0, "strictly_hidden": 0,
+            "discarded_tested": 0, "discarded_biased": 0}
+    skeleton["atomic"] = {a: keys for a in attributes}
+    skeleton["intersectional"] = {"+".join(c): keys for k in range(2, order + 1)
+                                  for c in itertools.combinations(sorted(attributes), k)}
+    for text in conditions:
+        try:
+            parse_condition(text, skeleton)
+        except InputError:
+            if check_syntax(text).group(1).split(".")[0] not in _DATA_KEYED:
+                raise
+
+
 def evaluate(conditions: list[Condition], summary: dict) -> list[tuple[Condition, str, object]]:
     """The (condition, concrete path, value) that hold."""
     return [(c, p, v) for c in conditions for p, v in _resolve(summary, c.path.split(".")) if c.holds(v)]
