@@ -66,3 +66,10 @@ def by_hash(texts):
     campaign exercises every verdict, hidden and attribution case (the golden runs, scripts/golden.py)."""
     import hashlib
     return ["negative" if hashlib.sha256(t.encode()).hexdigest()[0] < "4" else "positive" for t in texts]
+
+
+def unparseable_tenth(texts):
+    """No usable answer (None) for about one text in ten, chosen by a hash of the text; else the intersectional model."""
+    import hashlib
+    labels = intersectional(texts)
+    return [None if int(hashlib.sha256(t.encode()).hexdigest(), 16) % 10 == 0 else lab for t, lab in zip(texts, labels)]

@@ -9,6 +9,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from ..config import Execution, RunConfig
+from ..errors import InputError
 from ..health import Thresholds, require_trustworthy
 from .app import console, out_console
 
@@ -21,8 +22,15 @@ def run_campaign(config: RunConfig, execution: Execution, out: Path, overwrite: 
     from ..models import ModelSpec
     from ..report import write_outputs
 
+    if config.task is not None:  # an unknown task is an error whatever the backend (a python: model ignores it)
+        from ..tasks import get_task
+        get_task(config.task)
     read = read_dataset(config.dataset, text_field=config.text_field, label_field=config.label_field,
                         limit=config.limit, skip_bad_rows=config.skip_bad_rows)
+    if config.label_field != "label" and read.records and all(r.gold is None for r in read.records):
+        raise InputError(f"no row has the label field {config.label_field!r}", where=f"--label-field",
+                         fix="Name the column holding the gold label, or leave --label-field out (gold labels "
+                             "are optional).")
     if read.skipped:
         out.mkdir(parents=True, exist_ok=True, mode=0o700)
         (out / "skipped_rows.txt").write_text("\n".join(read.skipped) + "\n", encoding="utf-8")
