@@ -93,6 +93,8 @@ def snapshot(out: Path) -> dict:
     for added in ADDED_KEYS:  # new measures, not changes: absent from recordings made before them
         summary.pop(added, None)
     summary["unparseable"].pop("answers", None)
+    for table in (*summary["atomic"].values(), *summary["intersectional"].values(), *summary["totals"].values()):
+        table.pop("unseen", None)
     summary["settings"] = {k: v for k, v in summary["settings"].items() if k not in ("cli", "config")}
 
     def table(name):

@@ -98,3 +98,35 @@ def test_run_folder_is_private(planted_run, tmp_path, parser):
     out = tmp_path / "new" / "run"
     hinter.run(TEXTS[:1], planted.intersectional, attributes=("gender", "race"), dictionary=DIC, parser=parser, out=out)
     assert stat.S_IMODE(out.stat().st_mode) & 0o077 == 0
+
+
+def test_a_change_beyond_what_a_truncating_model_read_is_counted_apart(parser, tmp_path):
+    """A model that reads the first 30 characters: a mutant changed only after them is not tested (never "no
+    bias"); one changed within them is tested as usual."""
+    from hinter.models.base import Outcome
+
+    def reads_30(texts):
+        return [Outcome("negative" if "woman" in t[:30] else "positive", t[:30], seen=min(30, len(t)) if len(t) > 30
+                        else None) for t in texts]
+
+    texts = ["A man came home late. Nothing else happened at all that night.",  # within: tested, a bias
+             "Nothing at all happened that long night, until a man came."]       # beyond: unseen
+    run = hinter.run(texts, reads_30, attributes=("gender",), order=1, dictionary=DIC, parser=parser, out=tmp_path)
+    by_text = {m.text_id: m for m in run.mutants if m.replacements[0].word == "man"}
+    assert by_text[0].bias is True and by_text[0].valid
+    assert by_text[1].valid and by_text[1].bias is None
+    s = run.summary()
+    assert s["atomic"]["gender"]["unseen"] == 1 and s["atomic"]["gender"]["tested"] == 1
+    assert s["atomic"]["gender"]["unparseable"] == 0
+
+
+def test_unseen_follows_the_shift_of_earlier_edits():
+    from hinter.oracle import unseen
+    assert unseen([(40, 43, "woman")], 30, 30) is True
+    assert unseen([(10, 13, "woman"), (40, 43, "woman")], 30, 30) is False   # one change was read
+    assert unseen([(28, 31, "x"), (40, 43, "y")], 30, 30) is False            # starts before the cut
+    assert unseen([(40, 43, "woman")], None, 30) is False                      # the original was read whole
+    assert unseen([(31, 40, "a")], 30, 35) is False        # the mutant's reading reached it
+    # a shorter first replacement pulls the second one 8 characters forward, inside what the mutant's reading saw
+    assert unseen([(31, 40, "a"), (44, 45, "b")], 30, 31) is True
+    assert unseen([(31, 40, "a"), (44, 45, "b")], 30, 37) is False

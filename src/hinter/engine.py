@@ -237,13 +237,16 @@ def _run_batches(records: list[TextRecord], model, executor: Executor, config: R
         rows = []
         for m, v, p in zip(mutants, valid, pairs):
             o = outcomes.get(text_key(m.text)) if (v or query_discarded) else None
+            original = original_outcome[m.text_id]
+            hidden_change = o is not None and oracle.unseen(m.edits, original.seen, o.seen)
             rows.append(MutantRow(
                 m.text_id, m.order, "+".join(m.attributes), pair_key(m.key),
                 # discarded mutants' texts are not stored: the replacements' spans rebuild them on reading
                 m.replacements,
                 m.text if o is not None else None,
                 None if p is None else len(p), v, o.encode() if o else None, o.raw if o else None, o is not None,
-                oracle.is_bias(original_outcome[m.text_id].encode(), o.encode()) if o else None, None, None))
+                None if o is None or hidden_change else oracle.is_bias(original.encode(), o.encode()), None, None,
+                scores=o.scores if o else None, seen=o.seen if o else None, unseen=hidden_change if o else None))
         _oracle(rows, _verdicts_by_key(rows), mutants)
         # The batch's texts, mutants and counters are committed together: a run killed at any moment
         # resumes at the first batch not committed, and its counters add up as if it had not stopped.
@@ -253,8 +256,8 @@ def _run_batches(records: list[TextRecord], model, executor: Executor, config: R
                  # ahead, validity time is hidden behind the model stage
                  "seconds_mutation": seconds_mutation, "seconds_validity": t2 - t1 - seconds_mutation,
                  "seconds_model": t3 - t2, "seconds_oracle_store": time.perf_counter() - t3}
-        store.save_batch([TextRow(tid, rec.source_id, rec.text, rec.gold, original_outcome[tid].encode(),
-                                  original_outcome[tid].raw) for tid, rec in batch], rows, stats)
+        store.save_batch([TextRow(tid, rec.source_id, rec.text, rec.gold, o.encode(), o.raw, o.scores, o.seen)
+                          for tid, rec in batch for o in [original_outcome[tid]]], rows, stats)
         report("texts", min(start + batch_texts, len(records)), len(records))
         t1 = time.perf_counter()
     return Run(out_dir, store)

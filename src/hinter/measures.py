@@ -88,7 +88,9 @@ def combination_measures(store: RunStore) -> dict[str, dict]:
              "discarded_share": _rate(n - valid, n), "discarded_share_ci": wilson(n - valid, n),
              "tested": tested, "biased": biased,
              "error_rate": _rate(biased, tested), "error_rate_ci": wilson(biased, tested),
-             "unparseable": c.unparseable}
+             "unparseable": c.unparseable,
+             # valid, but changed only beyond what a truncating model read: not tested, never "no bias"
+             "unseen": c.unseen}
         if c.order >= 2:
             m["hidden"] = c.hidden
             m["hidden_rate"] = _rate(c.hidden, biased)
@@ -104,7 +106,7 @@ def combination_measures(store: RunStore) -> dict[str, dict]:
 
 
 def _totals(per_combo: dict[str, dict], intersectional: bool) -> dict:
-    keys = ("mutants", "valid", "discarded", "tested", "biased", "unparseable") + (("hidden",) if intersectional else ())
+    keys = ("mutants", "valid", "discarded", "tested", "biased", "unparseable", "unseen") + (("hidden",) if intersectional else ())
     chosen = [m for m in per_combo.values() if (m["order"] >= 2) == intersectional]
     t = {k: sum(m[k] for m in chosen) for k in keys}
     t["discarded_share"] = _rate(t["discarded"], t["mutants"])

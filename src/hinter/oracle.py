@@ -30,3 +30,17 @@ def is_strictly_hidden(hidden: bool, lower_order_components: Iterable[Verdict | 
     if not hidden:
         return False
     return not any(c is not None and c[0] and c[1] for c in lower_order_components)
+
+
+def unseen(edits: Iterable[tuple[int, int, str]], original_seen: int | None, mutant_seen: int | None) -> bool:
+    """A change the model never saw is no test: True when every edit (start, end, new) of the original starts
+    at or beyond what a truncating model read, of the original (`original_seen` characters) and of the mutant
+    (`mutant_seen`, where earlier edits have shifted it). None: the model read the whole text."""
+    if original_seen is None or mutant_seen is None:
+        return False
+    shift = 0
+    for start, end, new in sorted(edits):
+        if start < original_seen or start + shift < mutant_seen:
+            return False
+        shift += len(new) - (end - start)
+    return True

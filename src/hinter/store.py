@@ -21,7 +21,9 @@ CREATE TABLE IF NOT EXISTS texts (
     text TEXT NOT NULL,
     gold TEXT,                        -- the dataset's label, when it has one
     outcome TEXT,                     -- the model's outcome (NULL: unparseable)
-    raw TEXT                          -- the model's raw answer
+    raw TEXT,                         -- the model's raw answer
+    scores TEXT,                      -- JSON [[label, score], ...] where the backend gives scores
+    seen INTEGER                      -- characters the model read when it truncated the text (NULL: all)
 );
 CREATE TABLE IF NOT EXISTS mutants (
     mutant_id INTEGER PRIMARY KEY,
@@ -39,14 +41,28 @@ CREATE TABLE IF NOT EXISTS mutants (
     bias INTEGER,                     -- 1/0 for valid mutants with parseable outcomes, NULL otherwise
     hidden INTEGER,                   -- intersectional only
     strictly_hidden INTEGER,          -- intersectional only
+    scores TEXT,                      -- as texts.scores
+    seen INTEGER,                     -- as texts.seen
+    unseen INTEGER,                   -- 1: every change lies beyond what the model read (not tested)
     UNIQUE (text_id, pair_key)
 );
 CREATE TABLE IF NOT EXISTS outcomes (
-    model TEXT NOT NULL, text_hash TEXT NOT NULL, outcome TEXT, raw TEXT,
+    model TEXT NOT NULL, text_hash TEXT NOT NULL, outcome TEXT, raw TEXT, scores TEXT, seen INTEGER,
     PRIMARY KEY (model, text_hash)
 );
 CREATE INDEX IF NOT EXISTS mutants_attrs ON mutants(attributes);
 """
+# Columns added after the first release: a run folder made before them gains them, empty, when opened.
+ADDED_COLUMNS = {"texts": ("scores TEXT", "seen INTEGER"), "outcomes": ("scores TEXT", "seen INTEGER"),
+                 "mutants": ("scores TEXT", "seen INTEGER", "unseen INTEGER")}
+
+
+def scores_to_json(scores: tuple[tuple[str, float], ...] | None) -> str | None:
+    return None if scores is None else json.dumps([list(x) for x in scores])
+
+
+def scores_from_json(column: str | None) -> tuple[tuple[str, float], ...] | None:
+    return None if column is None else tuple((label, float(v)) for label, v in json.loads(column))
 
 
 @dataclass(frozen=True)
@@ -59,9 +75,12 @@ class TextRow:
     gold: str | None
     outcome: str | None
     raw: str | None
+    scores: tuple[tuple[str, float], ...] | None = None
+    seen: int | None = None
 
     def as_tuple(self) -> tuple:
-        return (self.text_id, self.source_id, self.text, self.gold, self.outcome, self.raw)
+        return (self.text_id, self.source_id, self.text, self.gold, self.outcome, self.raw, scores_to_json(self.scores),
+                self.seen)
 
 
 @dataclass
@@ -83,7 +102,9 @@ class MutantRow:
     hidden: bool | None
     strictly_hidden: bool | None
     mutant_id: int | None = None  # set on reading
-
+    scores: tuple[tuple[str, float], ...] | None = None
+    seen: int | None = None
+    unseen: bool | None = None    # every change beyond what the model read: not tested (bias None)
 
 
 @dataclass(frozen=True)
@@ -115,6 +136,7 @@ class CombinationCounts:
     strictly_hidden: int
     discarded_tested: int     # discarded yet asked (query_discarded) with a parseable outcome
     discarded_biased: int
+    unseen: int = 0           # valid, but every change lies beyond what the model read: not tested
 
 
 @dataclass(frozen=True)
@@ -127,7 +149,7 @@ class OriginalsCounts:
 
 
 _MUTANT_COLUMNS = ("m.mutant_id, m.text_id, ord, attributes, pair_key, replacements, m.text, changed_sentences, valid,"
-                   " m.outcome, m.raw, queried, bias, hidden, strictly_hidden, t.text")
+                   " m.outcome, m.raw, queried, bias, hidden, strictly_hidden, t.text, m.scores, m.seen, m.unseen")
 
 
 class RunStore:
@@ -141,6 +163,11 @@ class RunStore:
         try:
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.executescript(SCHEMA)
+            for table, columns in ADDED_COLUMNS.items():
+                have = {r[1] for r in self.db.execute(f"PRAGMA table_info({table})")}
+                for column in columns:
+                    if column.split()[0] not in have:
+                        self.db.execute(f"ALTER TABLE {table} ADD COLUMN {column}")
         except sqlite3.Error:
             self.db.close()
             raise
@@ -185,15 +212,18 @@ class RunStore:
         found = {}
         for i in range(0, len(keys), 500):
             chunk = keys[i:i + 500]
-            q = f"SELECT text_hash, outcome, raw FROM outcomes WHERE model = ? AND text_hash IN ({','.join('?' * len(chunk))})"
-            for h, outcome, raw in self.db.execute(q, (model, *chunk)):
-                found[h] = Outcome(outcome, raw or "")  # the encoded form compares like the original
+            q = ("SELECT text_hash, outcome, raw, scores, seen FROM outcomes WHERE model = ? AND text_hash IN "
+                 f"({','.join('?' * len(chunk))})")
+            for h, outcome, raw, scores, seen in self.db.execute(q, (model, *chunk)):
+                # the encoded form compares like the original
+                found[h] = Outcome(outcome, raw or "", scores=scores_from_json(scores), seen=seen)
         return found
 
     def save_outcomes(self, model: str, items: Sequence[tuple[str, Outcome]]) -> None:
         with self.db:
-            self.db.executemany("INSERT OR REPLACE INTO outcomes VALUES (?, ?, ?, ?)",
-                                [(model, k, o.encode(), o.raw) for k, o in items])
+            self.db.executemany("INSERT OR REPLACE INTO outcomes (model, text_hash, outcome, raw, scores, seen) "
+                                "VALUES (?, ?, ?, ?, ?, ?)",
+                                [(model, k, o.encode(), o.raw, scores_to_json(o.scores), o.seen) for k, o in items])
 
     def outcome_count(self) -> int:
         """How many texts the model answered, from the outcome cache (the same after a crash and resume)."""
@@ -205,20 +235,23 @@ class RunStore:
         with self.db:
             self.db.executemany("INSERT INTO stats VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = value + excluded.value",
                                 list((stats or {}).items()))
-            self.db.executemany("INSERT OR REPLACE INTO texts VALUES (?, ?, ?, ?, ?, ?)",
+            self.db.executemany("INSERT OR REPLACE INTO texts (text_id, source_id, text, gold, outcome, raw, scores, seen)"
+                                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                                 [t.as_tuple() for t in texts])
             self.db.executemany(
                 "INSERT OR REPLACE INTO mutants (text_id, ord, attributes, pair_key, replacements, text, changed_sentences,"
-                " valid, outcome, raw, queried, bias, hidden, strictly_hidden) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " valid, outcome, raw, queried, bias, hidden, strictly_hidden, scores, seen, unseen)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 [(m.text_id, m.order, m.attributes, m.pair_key, replacements_to_json(m.replacements), m.text,
                   m.changed_sentences, int(m.valid), m.outcome, m.raw, int(m.queried), _int(m.bias), _int(m.hidden),
-                  _int(m.strictly_hidden))
+                  _int(m.strictly_hidden), scores_to_json(m.scores), m.seen, _int(m.unseen))
                  for m in mutants])
 
     def texts(self) -> Iterator[TextRow]:
         """Every stored original, by text_id."""
-        for r in self.db.execute("SELECT text_id, source_id, text, gold, outcome, raw FROM texts ORDER BY text_id"):
-            yield TextRow(*r)
+        for r in self.db.execute("SELECT text_id, source_id, text, gold, outcome, raw, scores, seen FROM texts "
+                                 "ORDER BY text_id"):
+            yield TextRow(*r[:6], scores_from_json(r[6]), r[7])
 
     def done_text_ids(self) -> set[int]:
         """The texts already stored (with their mutants: a batch is committed whole): what a resumed run skips."""
@@ -252,7 +285,8 @@ class RunStore:
             # discarded mutants' texts are not stored: rebuilt from the original and the replacements' spans
             text = r[6] if r[6] is not None else apply_replacements(r[15], edits(replacements))
             yield MutantRow(r[1], r[2], r[3], r[4], replacements, text, r[7], bool(r[8]), r[9], r[10], bool(r[11]),
-                            _bool(r[12]), _bool(r[13]), _bool(r[14]), mutant_id=r[0])
+                            _bool(r[12]), _bool(r[13]), _bool(r[14]), mutant_id=r[0], scores=scores_from_json(r[16]),
+                            seen=r[17], unseen=_bool(r[18]))
 
     # what the measures aggregate
     def verdict_rows(self) -> Iterator[VerdictRow]:
@@ -267,8 +301,9 @@ class RunStore:
         """Per combination of attributes (by order, then name), its mutants counted in one aggregate query."""
         rows = self.db.execute(
             """SELECT attributes, MIN(ord), COUNT(*), SUM(valid), SUM(valid AND bias IS NOT NULL),
-                      SUM(valid AND bias = 1), SUM(valid AND bias IS NULL), SUM(hidden = 1), SUM(strictly_hidden = 1),
-                      SUM(valid = 0 AND bias IS NOT NULL), SUM(valid = 0 AND bias = 1)
+                      SUM(valid AND bias = 1), SUM(valid AND bias IS NULL AND unseen IS NOT 1), SUM(hidden = 1),
+                      SUM(strictly_hidden = 1), SUM(valid = 0 AND bias IS NOT NULL), SUM(valid = 0 AND bias = 1),
+                      SUM(valid AND unseen = 1)
                FROM mutants GROUP BY attributes ORDER BY MIN(ord), attributes""").fetchall()
         return [CombinationCounts(attrs, order, n, *(v or 0 for v in sums)) for attrs, order, n, *sums in rows]
 

@@ -13,6 +13,13 @@ class Outcome:
     value: str | frozenset[str] | None
     raw: str = ""
     error: bool = False  # the model failed (after retries): no outcome at all
+    # label -> score (a logit or log-probability) where the backend has them; None otherwise
+    scores: tuple[tuple[str, float], ...] | None = None
+    # characters of the input text the model read when it truncated the text (None: all of it)
+    seen: int | None = None
+
+    def score(self, label: str) -> float | None:
+        return dict(self.scores).get(label) if self.scores else None
 
     @property
     def parseable(self) -> bool:
