@@ -2,24 +2,52 @@
 from __future__ import annotations
 
 import hashlib
+import numbers
+import operator
 from dataclasses import dataclass
 from typing import Iterable, Iterator, Protocol, Sequence, runtime_checkable
 
 
 @dataclass(frozen=True)
 class Outcome:
-    """A model's normalised answer: a label, a set of labels (multi-label), or None when unparseable."""
+    """A model's normalised answer: a label, a set of labels (multi-label), or None when unparseable.
+
+    `scores`: (label, score) pairs where the backend has scores, in the task's or model's label order, else None.
+    What a score is depends on the backend (see each one's docstring): a first-token logit (gguf, hf-causal), a
+    classifier logit (hf; for a multi-label model the label's own logit, chosen when >= 0), a first-token
+    log-probability (openai, only the labels found among the returned top log-probabilities), or what a user's
+    function gave (python). The answer is consistent with them: a single label decided from scores has the highest
+    one. A dict may be given (it is stored as a tuple, so an Outcome stays hashable).
+
+    `seen`: how many characters of the input text the model read, when the backend cut the text to fit the model
+    (None: it read the whole text). It is exact or conservative, never larger than what was read: the model's input
+    is the same for any text that starts with text[:seen] and differs only after it up to where reading stopped.
+    """
 
     value: str | frozenset[str] | None
     raw: str = ""
     error: bool = False  # the model failed (after retries): no outcome at all
-    # label -> score (a logit or log-probability) where the backend has them; None otherwise
     scores: tuple[tuple[str, float], ...] | None = None
-    # characters of the input text the model read when it truncated the text (None: all of it)
     seen: int | None = None
 
+    def __post_init__(self) -> None:
+        scores = self.scores
+        if scores is not None:
+            items = scores.items() if isinstance(scores, dict) else scores
+            object.__setattr__(self, "scores", tuple((str(label), float(score)) for label, score in items))
+        if self.seen is not None:
+            seen = None if isinstance(self.seen, bool) else operator.index(self.seen) if isinstance(
+                self.seen, numbers.Integral) else None
+            if seen is None or seen < 0:
+                raise ValueError(f"Outcome.seen must be a character count >= 0 or None, got {self.seen!r}")
+            object.__setattr__(self, "seen", int(seen))
+
     def score(self, label: str) -> float | None:
-        return dict(self.scores).get(label) if self.scores else None
+        """The score of `label`, or None where the backend gave it none."""
+        for name, value in self.scores or ():
+            if name == label:
+                return value
+        return None
 
     @property
     def parseable(self) -> bool:
@@ -34,11 +62,10 @@ class Outcome:
         return self.value
 
 
-def normalise(value: object, raw: str | None = None) -> Outcome:
-    """Turn what a user's function returns into an Outcome: str, bool/int, a collection of labels, None, or an Outcome."""
-    if isinstance(value, Outcome):
-        return value
-    raw_text = raw if raw is not None else repr(value)
+OUTCOME_KEYS = ("label", "scores", "seen", "raw")
+
+
+def _label(value: object, raw_text: str) -> Outcome:
     if value is None:
         return Outcome(None, raw_text)
     if isinstance(value, str):
@@ -48,6 +75,33 @@ def normalise(value: object, raw: str | None = None) -> Outcome:
     if isinstance(value, (list, tuple, set, frozenset)):
         return Outcome(frozenset(str(v) for v in value), raw_text)
     return Outcome(None, f"unsupported outcome type {type(value).__name__}: {raw_text}")
+
+
+def normalise(value: object, raw: str | None = None) -> Outcome:
+    """Turn what a user's function returns into an Outcome: str, bool/int, a collection of labels, None, an Outcome,
+    or a dict {"label": one of those, "scores": {label: float}, "seen": int, "raw": str} (all keys but "label"
+    optional). Anything else, or a dict with other keys or scores that are not numbers, is unparseable, its raw
+    answer saying why."""
+    if isinstance(value, Outcome):
+        return value
+    raw_text = raw if raw is not None else repr(value)
+    if not isinstance(value, dict):
+        return _label(value, raw_text)
+    unknown = sorted(map(str, set(value) - set(OUTCOME_KEYS)))
+    if "label" not in value or unknown:
+        why = f"unknown keys {', '.join(unknown)}" if unknown else "no 'label' key"
+        return Outcome(None, f"unsupported outcome dict ({why}; keys: {', '.join(OUTCOME_KEYS)}): {raw_text}")
+    raw_text = str(value["raw"]) if value.get("raw") is not None else raw_text
+    base = _label(value["label"], raw_text)
+    scores, seen = value.get("scores"), value.get("seen")
+    try:
+        if scores is not None:
+            if not isinstance(scores, dict) or any(isinstance(s, bool) or not isinstance(s, numbers.Real)
+                                                   for s in scores.values()):
+                raise ValueError("'scores' must map labels to numbers")
+        return Outcome(base.value, base.raw, scores=scores, seen=seen)
+    except (TypeError, ValueError) as e:
+        return Outcome(None, f"unsupported outcome dict ({e}): {raw_text}")
 
 
 class Model(Protocol):
