@@ -282,6 +282,55 @@ def test_assert_no_bias(run):
     assert_no_bias(run.out_dir, fail_on=("intersectional.error_rate>0.99",))
 
 
+def test_outputs_name_texts_by_the_datasets_own_id(parser, tmp_path):
+    """biases.csv, instances.csv, the report's cards and the diff carry the dataset's id next to text_id; a text
+    without an id is named by its text_id. Ids are escaped on the page."""
+    from markupsafe import escape
+
+    from hinter.report.diff import diff
+    ids = [f"case-{i}" for i in range(len(TEXTS) - 1)] + ["<b>raw</b>"]
+    records = [hinter.TextRecord(t, source_id=i) for t, i in zip(TEXTS, ids)]
+    records[1] = hinter.TextRecord(TEXTS[1])  # no id: named by its position
+    expected = {i: (r.source_id if r.source_id is not None else str(i)) for i, r in enumerate(records)}
+    runs = {}
+    for name, model in (("a", planted.atomic_gender), ("b", planted.intersectional)):
+        runs[name] = hinter.run(records, model, attributes=("gender", "race"), order=2, dictionary=DIC,
+                                parser=parser, out=tmp_path / name)
+        write_report(runs[name].out_dir)
+    out = runs["b"].out_dir
+    for file in ("biases.csv", "instances.csv"):
+        with open(out / file, newline="") as f:
+            rows = list(csv.DictReader(f))
+        assert rows and list(rows[0]).index("source_id") == list(rows[0]).index("text_id") + 1, file
+        assert all(r["source_id"] == expected[int(r["text_id"])] for r in rows), file
+        assert {r["source_id"] for r in rows} >= {"case-0", "case-2"}, file
+    instances = load_instances(runs["b"].store)
+    assert {i.source_id for i in instances} == {r["source_id"] for r in rows}
+    page = (out / "report.html").read_text()
+    for i in instances:
+        shown = f"text #{i.text_id}" if i.source_id == str(i.text_id) else f"id {i.source_id} · text #{i.text_id}"
+        assert f'<span class="tid">{escape(shown)}</span>' in page
+    assert "id case-0 · text #0" in page and "id &lt;b&gt;raw&lt;/b&gt; · text #5" in page and "<b>raw</b>" not in page
+    d = diff(runs["a"].store, runs["b"].store)
+    listed = [i for k in ("new", "fixed", "both") for i in d["instances"][k]]
+    assert listed and all(i["source_id_a"] == expected[i["text_id_a"]] and i["source_id_b"] == expected[i["text_id_b"]]
+                          for i in listed)
+    shown = cli("diff", str(tmp_path / "a"), str(tmp_path / "b"), "--show", "100")
+    assert shown.returncode == 0, shown.stderr
+    for i in d["instances"]["fixed"]:
+        name = f"text {i['text_id_b']}" if i["source_id_b"] == str(i["text_id_b"]) else \
+            f"id {i['source_id_b']} (text {i['text_id_b']})"
+        assert f"Fixed in B: {name}, {i['replacements']}" in shown.stdout
+    assert d["instances"]["fixed"] and "id case-0 (text 0)" in shown.stdout
+    write_report(out, baseline=tmp_path / "a")
+    page = (out / "report.html").read_text()
+    written = json.loads((out / "diff.json").read_text())["instances"]
+    assert {k: [i["source_id_b"] for i in v] for k, v in written.items()} == \
+        {k: [i["source_id_b"] for i in v] for k, v in d["instances"].items()}
+    assert all(f"(id {escape(i['source_id_b'])}, text #{i['text_id_b']}):" in page
+               for i in listed if i["source_id_b"] != str(i["text_id_b"]))
+
+
 # ---------------------------------------------------------------- command line
 
 def cli(*args):

@@ -53,8 +53,11 @@ def diff_cmd(
         out_console.print(f"Biases whose mutant the other run did not test: {un['a']} in A, {un['b']} in B.")
     for k, label in (("new", "New in B"), ("fixed", "Fixed in B")):
         for i in d["instances"][k][:show]:
-            out_console.print(f"{label}: text {i['text_id_b']}, {i['replacements']}"
+            name = f"text {i['text_id_b']}" if i["source_id_b"] == str(i["text_id_b"]) else \
+                f"id {i['source_id_b']} (text {i['text_id_b']})"
+            out_console.print(f"{label}: {name}, {i['replacements']}"
                               f"{' (hidden)' if i['hidden'] else ''}: A {i['original_outcome_a']} -> {i['outcome_a']},"
-                              f" B {i['original_outcome_b']} -> {i['outcome_b']}", highlight=False, soft_wrap=True)
+                              f" B {i['original_outcome_b']} -> {i['outcome_b']}", highlight=False, markup=False,
+                              soft_wrap=True)
     if json_out is not None:
         out_console.print(f"Written: {json_out}")

@@ -11,6 +11,7 @@ import hashlib
 from collections import defaultdict
 
 from ..store import RunStore, open_run
+from .instances import shown_id
 
 __all__ = ["CATEGORIES", "diff", "open_run"]  # open_run: moved to store.py, kept here for its importers
 
@@ -22,7 +23,7 @@ def _rows(store: RunStore) -> dict[tuple[str, str], dict]:
     out = {}
     for m in store.tested_mutants():
         h, original = texts[m.text_id]
-        out[(h, m.pair_key)] = {"text_id": m.text_id, "order": m.order, "attributes": m.attributes,
+        out[(h, m.pair_key)] = {"text_id": m.text_id, "source_id": shown_id(original), "order": m.order, "attributes": m.attributes,
                                 "replacements": "; ".join(r.describe() for r in m.replacements),
                                 "original_text": original.text, "mutant_text": m.text,
                                 "original_outcome": original.outcome, "outcome": m.outcome, "bias": bool(m.bias),
@@ -52,7 +53,8 @@ def diff(a: RunStore, b: RunStore, name_a: str = "A", name_b: str = "B") -> dict
         # Hidden in the run that shows the bias (both: in either run).
         hidden = (x["hidden"] or y["hidden"]) if cat == "both" else ref["hidden"]
         by_combo[ref["attributes"]][cat] += 1
-        instances[cat].append({"text_id_a": x["text_id"], "text_id_b": y["text_id"], "order": ref["order"],
+        instances[cat].append({"text_id_a": x["text_id"], "text_id_b": y["text_id"], "source_id_a": x["source_id"],
+                               "source_id_b": y["source_id"], "order": ref["order"],
                                "attributes": ref["attributes"], "replacements": ref["replacements"],
                                "hidden": hidden, "original_outcome_a": x["original_outcome"],
                                "outcome_a": x["outcome"], "original_outcome_b": y["original_outcome"],

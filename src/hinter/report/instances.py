@@ -7,7 +7,13 @@ from dataclasses import dataclass, field
 
 from ..measures import attribution, verdicts
 from ..records import Edit, Replacement, apply_replacements, edits, pair_key
-from ..store import RunStore
+from ..store import RunStore, TextRow
+
+
+def shown_id(text: TextRow) -> str:
+    """How outputs name a text for its user: the dataset's own id, or, when the dataset has none, the text's
+    position among the texts read (its text_id, from 0)."""
+    return text.source_id if text.source_id is not None else str(text.text_id)
 
 
 @dataclass
@@ -36,6 +42,7 @@ class Instance:
     hidden: bool | None = None
     strictly_hidden: bool | None = None
     attribution: dict | None = None  # intersectional only: see measures.attribution
+    source_id: str = ""              # the dataset's id of the text, or its text_id when it has none (shown_id)
 
     @property
     def kind(self) -> str:
@@ -74,7 +81,7 @@ def load_instances(store: RunStore, limit: int | None = None) -> list[Instance]:
         inst = Instance(m.mutant_id, m.text_id, m.order, m.attributes, reps,
                         Version("Original", o.text, [], None, o.outcome, o.raw),
                         Version(m.attributes.replace("+", " + "), m.text, _edits(reps), True, m.outcome, m.raw, True),
-                        hidden=m.hidden, strictly_hidden=m.strictly_hidden)
+                        hidden=m.hidden, strictly_hidden=m.strictly_hidden, source_id=shown_id(o))
         if m.order >= 2:
             inst.attribution = attribution(by_key[(m.text_id, tuple(r.pair_id for r in reps))], by_key)
             for r in reps:
@@ -89,7 +96,7 @@ def load_instances(store: RunStore, limit: int | None = None) -> list[Instance]:
     return out
 
 
-EXPORT_COLUMNS = ("mutant_id", "text_id", "kind", "order", "attributes", "target_groups", "replacements", "hidden",
+EXPORT_COLUMNS = ("mutant_id", "text_id", "source_id", "kind", "order", "attributes", "target_groups", "replacements", "hidden",
                   "strictly_hidden", "flipped_by", "original_outcome", "mutant_outcome", "component_outcomes",
                   "original_text", "mutant_text", "mutant_raw")
 
@@ -97,7 +104,7 @@ EXPORT_COLUMNS = ("mutant_id", "text_id", "kind", "order", "attributes", "target
 def export_rows(instances: list[Instance]) -> list[dict]:
     """Flat rows for CSV and Parquet, one per bias."""
     return [{
-        "mutant_id": i.mutant_id, "text_id": i.text_id, "kind": i.kind, "order": i.order, "attributes": i.attributes,
+        "mutant_id": i.mutant_id, "text_id": i.text_id, "source_id": i.source_id, "kind": i.kind, "order": i.order, "attributes": i.attributes,
         "target_groups": "+".join(i.target_groups), "replacements": "; ".join(r.describe() for r in i.replacements),
         "hidden": i.hidden, "strictly_hidden": i.strictly_hidden, "flipped_by": i.flipped_by_text() or None,
         "original_outcome": i.original.outcome, "mutant_outcome": i.mutant.outcome,

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from ..measures import summary
 from ..store import RunStore
-from .instances import EXPORT_COLUMNS, export_rows, load_instances
+from .instances import EXPORT_COLUMNS, export_rows, load_instances, shown_id
 
-BIAS_COLUMNS = ("text_id", "order", "attributes", "replacements", "hidden", "strictly_hidden", "original_outcome",
+BIAS_COLUMNS = ("text_id", "source_id", "order", "attributes", "replacements", "hidden", "strictly_hidden", "original_outcome",
                 "mutant_outcome", "original_text", "mutant_text", "mutant_raw")
 
 
@@ -31,7 +31,7 @@ def write_outputs(run) -> dict:
         for m in run.store.biased_mutants():
             reps = "; ".join(r.describe() for r in m.replacements)
             o = originals[m.text_id]
-            w.writerow((m.text_id, m.order, m.attributes, reps, "" if m.hidden is None else int(m.hidden),
+            w.writerow((m.text_id, shown_id(o), m.order, m.attributes, reps, "" if m.hidden is None else int(m.hidden),
                         "" if m.strictly_hidden is None else int(m.strictly_hidden), o.outcome,
                         m.outcome, o.text, m.text, m.raw))
     return s
