@@ -130,3 +130,31 @@ def test_unseen_follows_the_shift_of_earlier_edits():
     # a shorter first replacement pulls the second one 8 characters forward, inside what the mutant's reading saw
     assert unseen([(31, 40, "a"), (44, 45, "b")], 30, 31) is True
     assert unseen([(31, 40, "a"), (44, 45, "b")], 30, 37) is False
+
+
+def test_with_a_window_a_change_beyond_the_cut_is_tested(parser, tmp_path):
+    from hinter.models.base import Outcome
+
+    def reads_120(texts):
+        return [Outcome("negative" if "woman" in t[:120] else "positive", t[:120],
+                        seen=120 if len(t) > 120 else None) for t in texts]
+
+    text = "The film was long and the plot was thin. " * 6 + "Then a man came home, and the end was sad."
+    unwindowed = hinter.run([text], reads_120, attributes=("gender",), order=1, dictionary=DIC, parser=parser,
+                            out=tmp_path / "a")
+    assert unwindowed.summary()["atomic"]["gender"]["unseen"] == 1
+    run = hinter.run([text], reads_120, attributes=("gender",), order=1, dictionary=DIC, parser=parser,
+                     out=tmp_path / "b", window=100)
+    s = run.summary()
+    assert s["atomic"]["gender"]["unseen"] == 0 and s["atomic"]["gender"]["biased"] == 1
+
+
+def test_window_bounds_hold_the_edits_and_share_a_grid():
+    from hinter.window import window_bounds, windowed
+    a = window_bounds(1000, [(500, 503, "woman")], 200)
+    b = window_bounds(1000, [(510, 513, "girl")], 200)
+    assert a == b and a[0] <= 500 and a[1] >= 503 and a[1] - a[0] == 200  # nearby mutants: one windowed original
+    assert window_bounds(150, [(10, 13, "x")], 200) == (0, 150)             # a short text is read whole
+    assert window_bounds(1000, [(100, 103, "x"), (700, 703, "y")], 200) == (100, 703)
+    original, mutant, local = windowed("0123456789 a man here", [(13, 16, "woman")], (10, 21))
+    assert (original, mutant, local) == (" a man here", " a woman here", [(3, 6, "woman")])

@@ -18,6 +18,7 @@ from .records import Replacement, pair_key
 from .runlock import lock_run_folder
 from .store import MutantRow, RunStore, TextRow
 from .validity import Parser, changed_sentence_pairs, sentence_spans
+from .window import window_bounds, windowed
 
 
 @dataclass(frozen=True)
@@ -93,7 +94,10 @@ def _comparable(settings: dict) -> dict:
     flat = {k: v for k, v in settings.items() if k not in ("config", "cli")}
     config = settings.get("config")
     if config is None and settings.get("cli") is not None:
-        config = RunConfig.from_legacy_cli(settings["cli"]).recorded()
+        config = RunConfig.from_legacy_cli(settings["cli"])
+    elif config is not None:  # options added since the run was recorded take their defaults
+        config = RunConfig.from_recorded(config)
+    config = None if config is None else config.recorded()
     # the derived entries that repeat a config entry under its own name are compared once, as config entries
     return {**{k: v for k, v in flat.items() if config is None or k not in config},
             **{f"config.{k}": v for k, v in (config or {}).items()}}
@@ -119,8 +123,8 @@ def _open_store(out_dir: Path, settings: dict, overwrite: bool) -> RunStore:
 def run(texts: Sequence[str | TextRecord], model, attributes: Sequence[str] = ("race", "gender"), order: int = 2,
         dictionary: str | Path | Dictionary | None = None, *, out: str | Path | None = None, parser: Parser | None = None,
         pairs_per_attribute: int | None = None, max_pairs_per_text: int | None = None, seed: int = 0,
-        include_occupational: bool = True, query_discarded: bool = False, batch_texts: int = 32,
-        overwrite: bool = False, progress: Callable[[str, int, int], None] | None = None,
+        include_occupational: bool = True, query_discarded: bool = False, window: int | None = None,
+        batch_texts: int = 32, overwrite: bool = False, progress: Callable[[str, int, int], None] | None = None,
         executor: Executor | None = None, config: RunConfig | None = None) -> Run:
     """Run a bias test: atomic mutants for each attribute and intersectional ones up to `order`, then write
     summary.json and biases.csv into the run folder.
@@ -130,7 +134,8 @@ def run(texts: Sequence[str | TextRecord], model, attributes: Sequence[str] = ("
     sample of that many pairs per attribute (None: all); `max_pairs_per_text`: per text and attribute, a seeded
     sample of at most that many of the pairs present (None: all). An `out` folder holding a run with the same
     settings is continued (texts already stored are skipped); one with other settings is an error unless
-    `overwrite`. `progress(stage, done, total)` is called as work advances (stage "load" around loading the
+    `overwrite`. `window`: the model reads that many characters around each mutant's changes, of the mutant and
+    of the original alike (for models that truncate long texts; None: whole texts). `progress(stage, done, total)` is called as work advances (stage "load" around loading the
     parser and the model, then "texts"). `config`: a RunConfig instead of the separate settings.
     `executor`: where parsing and model calls run (default: LocalExecutor(); hinter.executor.make_executor("ray")
     spreads them over a Ray cluster with the same results). The executor is not a setting: a run started on one
@@ -141,7 +146,7 @@ def run(texts: Sequence[str | TextRecord], model, attributes: Sequence[str] = ("
                            dictionary=None if dictionary is None or isinstance(dictionary, Dictionary) else str(dictionary),
                            pairs_per_attribute=pairs_per_attribute, max_pairs_per_text=max_pairs_per_text, seed=seed,
                            include_occupational=include_occupational, query_discarded=query_discarded,
-                           batch_texts=batch_texts)
+                           window=window, batch_texts=batch_texts)
     result = execute(config, texts, model, dictionary=dictionary if isinstance(dictionary, Dictionary) else None,
                      out=out, parser=parser, overwrite=overwrite, progress=progress, executor=executor)
     from .report import write_outputs
@@ -180,6 +185,7 @@ def execute(config: RunConfig, texts: Sequence[str | TextRecord], model, *, dict
             "pairs_per_attribute": config.pairs_per_attribute, "max_pairs_per_text": config.max_pairs_per_text,
             "seed": config.seed, "include_occupational": config.include_occupational, "model": model.fingerprint,
             "parser": executor.parser_fingerprint, "query_discarded": config.query_discarded, "texts": len(records),
+            **({"window": config.window} if config.window is not None else {}),
             "texts_fingerprint": _texts_fingerprint(records),
             # what `hinter resume` needs to run the same campaign again: only a run read from a dataset by a spec
             **({"config": config.recorded()} if config.dataset is not None and config.model is not None else {}),
@@ -227,18 +233,28 @@ def _run_batches(records: list[TextRecord], model, executor: Executor, config: R
         # Each original, then its mutants in sorted order: consecutive texts then share long prefixes, which
         # a backend with a prefix cache (llama.cpp) does not compute again.
         asked_mutants: dict[int, list[str]] = {text_id: [] for text_id, _ in batch}
-        for m, v in zip(mutants, valid):
+        # With --window the model reads, for each mutant, a slice of the mutant and the same slice of the original.
+        views: dict[int, tuple[str, str, list]] = {}
+        for i, (m, v) in enumerate(zip(mutants, valid)):
             if v or query_discarded:
-                asked_mutants[m.text_id].append(m.text)
-        ask = [t for text_id, rec in batch for t in [rec.text, *sorted(asked_mutants[text_id])]]
+                if config.window is not None:
+                    views[i] = windowed(m.original, m.edits, window_bounds(len(m.original), m.edits, config.window))
+                    asked_mutants[m.text_id] += views[i][:2]
+                else:
+                    asked_mutants[m.text_id].append(m.text)
+        ask = [t for text_id, rec in batch for t in dict.fromkeys([rec.text, *sorted(asked_mutants[text_id])])]
         outcomes = cache.predict(ask)
         t3 = time.perf_counter()
         original_outcome = {text_id: outcomes[text_key(rec.text)] for text_id, rec in batch}
         rows = []
-        for m, v, p in zip(mutants, valid, pairs):
-            o = outcomes.get(text_key(m.text)) if (v or query_discarded) else None
-            original = original_outcome[m.text_id]
-            hidden_change = o is not None and oracle.unseen(m.edits, original.seen, o.seen)
+        for i, (m, v, p) in enumerate(zip(mutants, valid, pairs)):
+            if i in views:
+                original_text, mutant_text, edits = views[i]
+                original, o = outcomes[text_key(original_text)], outcomes[text_key(mutant_text)]
+            else:
+                o = outcomes.get(text_key(m.text)) if (v or query_discarded) else None
+                original, edits = original_outcome[m.text_id], m.edits
+            hidden_change = o is not None and oracle.unseen(edits, original.seen, o.seen)
             rows.append(MutantRow(
                 m.text_id, m.order, "+".join(m.attributes), pair_key(m.key),
                 # discarded mutants' texts are not stored: the replacements' spans rebuild them on reading

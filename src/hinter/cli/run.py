@@ -42,6 +42,11 @@ def run_cmd(
     seed: int = typer.Option(0, "--seed", help="Seed of the pair samples."),
     task: str = typer.Option("imdb", "--task", help="The task: its prompt and answer parser for generative models "
                              "(the paper's imdb, ecthr, eurlex, ledgar, scotus), or a YAML/JSON task file."),
+    window: Optional[int] = typer.Option(None, "--window", help="The model reads this many characters of each "
+                                         "text around the mutant's changes, the same slice of the original and of "
+                                         "the mutant (for models that truncate: the embedded model reads about "
+                                         "8,000 characters, BERT-like classifiers about 2,000). Without it a "
+                                         "change beyond what the model read is counted as unseen, not tested."),
     no_jobs: bool = typer.Option(False, "--no-jobs", help="Leave out the occupational gender pairs (assistant;CEO)."),
     query_discarded: bool = typer.Option(False, "--query-discarded", help="Also ask the model about discarded mutants, "
                                          "to count the false positives the invariant avoids."),
@@ -72,7 +77,7 @@ def run_cmd(
     config = RunConfig(
         attributes=attributes, order=order, dictionary=None if dictionary is None else str(dictionary),
         pairs_per_attribute=pairs_per_attribute, max_pairs_per_text=max_pairs_per_text, seed=seed,
-        include_occupational=not no_jobs, query_discarded=query_discarded, dataset=dataset, text_field=text_field,
+        include_occupational=not no_jobs, query_discarded=query_discarded, window=window, dataset=dataset, text_field=text_field,
         label_field=label_field, limit=limit, skip_bad_rows=skip_bad_rows, model=model, task=task)
     from ..report.gate import check_paths
     check_paths(fail_on, config.attributes, config.order)
