@@ -23,7 +23,8 @@ def _rows(store: RunStore) -> dict[tuple[str, str], dict]:
     out = {}
     for m in store.tested_mutants():
         h, original = texts[m.text_id]
-        out[(h, m.pair_key)] = {"text_id": m.text_id, "source_id": shown_id(original), "order": m.order, "attributes": m.attributes,
+        out[(h, m.pair_key)] = {"text_id": m.text_id, "source_id": shown_id(original), "order": m.order,
+                                "attributes": m.attributes,
                                 "replacements": "; ".join(r.describe() for r in m.replacements),
                                 "original_text": original.text, "mutant_text": m.text,
                                 "original_outcome": original.outcome, "outcome": m.outcome, "bias": bool(m.bias),

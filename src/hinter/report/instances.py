@@ -96,15 +96,16 @@ def load_instances(store: RunStore, limit: int | None = None) -> list[Instance]:
     return out
 
 
-EXPORT_COLUMNS = ("mutant_id", "text_id", "source_id", "kind", "order", "attributes", "target_groups", "replacements", "hidden",
-                  "strictly_hidden", "flipped_by", "original_outcome", "mutant_outcome", "component_outcomes",
+EXPORT_COLUMNS = ("mutant_id", "text_id", "source_id", "kind", "order", "attributes", "target_groups", "replacements",
+                  "hidden", "strictly_hidden", "flipped_by", "original_outcome", "mutant_outcome", "component_outcomes",
                   "original_text", "mutant_text", "mutant_raw")
 
 
 def export_rows(instances: list[Instance]) -> list[dict]:
     """Flat rows for CSV and Parquet, one per bias."""
     return [{
-        "mutant_id": i.mutant_id, "text_id": i.text_id, "source_id": i.source_id, "kind": i.kind, "order": i.order, "attributes": i.attributes,
+        "mutant_id": i.mutant_id, "text_id": i.text_id, "source_id": i.source_id, "kind": i.kind, "order": i.order,
+        "attributes": i.attributes,
         "target_groups": "+".join(i.target_groups), "replacements": "; ".join(r.describe() for r in i.replacements),
         "hidden": i.hidden, "strictly_hidden": i.strictly_hidden, "flipped_by": i.flipped_by_text() or None,
         "original_outcome": i.original.outcome, "mutant_outcome": i.mutant.outcome,

@@ -9,8 +9,8 @@ from ..measures import summary
 from ..store import RunStore
 from .instances import EXPORT_COLUMNS, export_rows, load_instances, shown_id
 
-BIAS_COLUMNS = ("text_id", "source_id", "order", "attributes", "replacements", "hidden", "strictly_hidden", "original_outcome",
-                "mutant_outcome", "original_text", "mutant_text", "mutant_raw")
+BIAS_COLUMNS = ("text_id", "source_id", "order", "attributes", "replacements", "hidden", "strictly_hidden",
+                "original_outcome", "mutant_outcome", "original_text", "mutant_text", "mutant_raw")
 
 
 def write_summary(folder: Path, s: dict) -> Path:
