@@ -22,13 +22,28 @@ console = Console(stderr=True)
 out_console = Console(width=None if sys.stdout.isatty() else 110)
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from .. import __version__
+        typer.echo(f"hinter {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
+                                          help="Print hinter's version and exit.")) -> None:
+    pass
+
+
 class Interrupted(BaseException):
     """Ctrl-C or SIGTERM. Not KeyboardInterrupt: Typer turns that into a silent exit 130 before we could say
     how to continue; a BaseException, so no `except Exception` on the way swallows it."""
 
 
 def _interrupt(signum, frame) -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not break the clean stop
+    # a second Ctrl-C, or a SIGTERM after it, must not break the clean stop (the stop takes well under a second)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     raise Interrupted(signal.Signals(signum).name)
 
 
