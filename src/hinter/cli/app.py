@@ -41,9 +41,7 @@ class Interrupted(BaseException):
 
 
 def _interrupt(signum, frame) -> None:
-    # a second Ctrl-C, or a SIGTERM after it, must not break the clean stop (the stop takes well under a second)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not break the clean stop
     raise Interrupted(signal.Signals(signum).name)
 
 
