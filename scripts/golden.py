@@ -37,6 +37,7 @@ CAMPAIGNS = {
 }
 # Summary keys added since the first recordings (issue 12's run health).
 ADDED_KEYS = ("health", "first_errors")
+ADDED_COLUMNS = ("source_id",)  # CSV columns added since (the dataset's own ids)
 RESUMED = ("--dataset", "imdb", "--limit", "96", "--model", "python:planted:counting", "--attributes",
            "race,gender", "--order", "2", *COMMON)
 
@@ -99,7 +100,11 @@ def snapshot(out: Path) -> dict:
 
     def table(name):
         f = out / name
-        return list(csv.reader(f.open(encoding="utf-8"))) if f.exists() else None
+        if not f.exists():
+            return None
+        rows = list(csv.reader(f.open(encoding="utf-8")))
+        keep = [i for i, c in enumerate(rows[0]) if c not in ADDED_COLUMNS]
+        return [[r[i] for i in keep] for r in rows]
 
     return {"texts": texts, "mutants": mutants, "summary": summary, "biases.csv": table("biases.csv"),
             "instances.csv": table("instances.csv")}
