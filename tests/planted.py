@@ -73,3 +73,12 @@ def unparseable_tenth(texts):
     import hashlib
     labels = intersectional(texts)
     return [None if int(hashlib.sha256(t.encode()).hexdigest(), 16) % 10 == 0 else lab for t, lab in zip(texts, labels)]
+
+
+def female_negative(texts):
+    """Negative whenever a woman is named (woman, girl, she, her...), else a label from a hash of the text (80%
+    positive): a real atomic bias against one target group, on top of text-driven noise."""
+    import hashlib
+    female = re.compile(r"\b(woman|women|girl|girls|she|her|hers|lady|ladies|mother|daughter|wife)\b", re.IGNORECASE)
+    return ["negative" if female.search(t) or hashlib.sha256(t.encode()).hexdigest()[0] < "3" else "positive"
+            for t in texts]

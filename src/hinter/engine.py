@@ -91,7 +91,8 @@ def _texts_fingerprint(records: Sequence[TextRecord]) -> str:
 def _comparable(settings: dict) -> dict:
     """Recorded settings as they are compared on reopening: the config's entries flattened beside the derived
     ones (a run recorded before RunConfig kept its CLI options under "cli": read as a config)."""
-    flat = {k: v for k, v in settings.items() if k not in ("config", "cli")}
+    # analysis options (alpha, the label of interest) change no stored result: never a reason to refuse
+    flat = {k: v for k, v in settings.items() if k not in ("config", "cli") and not k.startswith("analysis.")}
     config = settings.get("config")
     if config is None and settings.get("cli") is not None:
         config = RunConfig.from_legacy_cli(settings["cli"])
@@ -262,7 +263,8 @@ def _run_batches(records: list[TextRecord], model, executor: Executor, config: R
                 m.text if o is not None else None,
                 None if p is None else len(p), v, o.encode() if o else None, o.raw if o else None, o is not None,
                 None if o is None or hidden_change else oracle.is_bias(original.encode(), o.encode()), None, None,
-                scores=o.scores if o else None, seen=o.seen if o else None, unseen=hidden_change if o else None))
+                scores=o.scores if o else None, seen=o.seen if o else None, unseen=hidden_change if o else None,
+                base=(original.encode(), original.scores) if i in views else None))
         _oracle(rows, _verdicts_by_key(rows), mutants)
         # The batch's texts, mutants and counters are committed together: a run killed at any moment
         # resumes at the first batch not committed, and its counters add up as if it had not stopped.

@@ -194,7 +194,7 @@ class Finding:
         q_value, significant; intersectional ones add interaction, interaction_ci, interaction_q,
         population_hidden."""
         d = {"kind": self.kind, "components": [c.to_dict() for c in self.components], "tested": self.tested,
-             "flips": self.flips, "transitions": dict(self.transitions), "toward": self.toward,
+             "texts": self.texts, "texts_changed": self.texts_changed, "flips": self.flips, "transitions": dict(self.transitions), "toward": self.toward,
              "effect": _round(self.effect), "effect_ci": _round_interval(self.effect_ci),
              "p_value": _round(self.p_value), "q_value": _round(self.q_value), "significant": self.significant}
         if self.kind == "intersectional":
@@ -794,3 +794,22 @@ def _toward(per_text: dict[Hashable, list[_Prepared]]) -> str | None:
         return None
     best = min(shift, key=lambda k: (-shift[k], k))
     return best if shift[best] > 1e-12 * len(per_text) else None
+
+
+def describe(finding: dict, label: str | None, measure: str = "label") -> str:
+    """One finding (its JSON form) in words, for the console and the report:
+    "race european -> african: 14 of 300 changed to Negative, 2 to Positive; share of Positive -0.04
+    [-0.07, -0.01], q = 0.003"."""
+    cell = " × ".join(f"{c['attribute']} {c['source_group']} -> {c['target_group']}" for c in finding["components"])
+    into: Counter = Counter()
+    for transition, n in finding["transitions"].items():
+        into[transition.split("->", 1)[1]] += n
+    moves = ", ".join(f"{n} to {target}" for target, n in into.most_common()) or "none changed"
+    what = f"score of {label}" if measure == "score" else f"share of {label}"
+    ci = finding.get("effect_ci")
+    interval = f" [{ci[0]:+.3g}, {ci[1]:+.3g}]" if ci else ""
+    text = (f"{cell}: {moves} of {finding['tested']} mutants; {what} {finding['effect']:+.3g}{interval}, "
+            f"q = {finding['q_value']:.2g}")
+    if finding.get("population_hidden"):
+        text += f"; population-hidden (interaction {finding['interaction']:+.3g}, q = {finding['interaction_q']:.2g})"
+    return text

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 
 from .health import health
@@ -214,7 +214,34 @@ def false_positives(store: RunStore, per_combo: dict[str, dict]) -> dict:
     return out
 
 
-def summary(store: RunStore) -> dict:
+def findings_section(store: RunStore, alpha: float | None = None, label: str | None = None) -> dict:
+    """The run's findings (docs/findings.md): one per cell, with direction, effect, p and q values and, for
+    intersectional cells, the population-level interaction. `alpha` and `label` (the label of interest)
+    default to what the run recorded (`--alpha`, `--label`), else 0.05 and the task's first label."""
+    from .findings import ALPHA, Observation, analyse
+    settings = store.settings()
+    alpha = alpha if alpha is not None else settings.get("analysis.alpha") or ALPHA
+    label = label or settings.get("analysis.label")
+    rows = list(store.finding_rows())
+    if label is not None and not any(label in (r.original, r.mutant) or f"| {label}" in r.original
+                                     or f"{label} |" in r.original for r in rows):
+        label = None  # a model answering in other terms (a python: model's own labels): the analysis picks one
+    if label is None and rows:
+        label = Counter(r.original for r in {r.text_id: r for r in rows}.values()).most_common(1)[0][0]
+
+    def score(scores):
+        value = dict(scores).get(label) if scores else None
+        return None if value is None else (value,)
+
+    observations = [Observation.from_pair_ids((r.text_id, r.original, r.original_scores),
+                                              [x.pair_id for x in r.replacements], r.original, r.mutant,
+                                              score(r.original_scores), score(r.mutant_scores)) for r in rows]
+    analysis = analyse(observations, label=label, alpha=alpha)
+    return {**analysis.to_dict(), "significant": len(analysis.significant()),
+            "population_hidden": len(analysis.population_hidden())}
+
+
+def summary(store: RunStore, alpha: float | None = None, label: str | None = None) -> dict:
     per_combo = combination_measures(store)
     by_key = verdicts(store)
     # a model error (no answer after retries) is not an unparseable answer: counted apart
@@ -248,5 +275,10 @@ def summary(store: RunStore) -> dict:
         "seconds": {k[len("seconds_"):]: round(v, 2) for k, v in stats.items() if k.startswith("seconds_")},
         "first_errors": store.first_failures(),
     }
+    f = findings_section(store, alpha, label)
+    s["findings"] = f.pop("findings")
+    s["findings_analysis"] = f  # label of interest, measure (score or label), alpha, counts
+    s["significant_findings"] = f["significant"]
+    s["population_hidden"] = f["population_hidden"]
     s["health"] = health(s)
     return s

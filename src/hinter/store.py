@@ -44,6 +44,8 @@ CREATE TABLE IF NOT EXISTS mutants (
     scores TEXT,                      -- as texts.scores
     seen INTEGER,                     -- as texts.seen
     unseen INTEGER,                   -- 1: every change lies beyond what the model read (not tested)
+    base_outcome TEXT,                -- with --window: the outcome of the original's window it is compared with
+    base_scores TEXT,                 -- ... and its scores (NULL: compared with the whole original, in texts)
     UNIQUE (text_id, pair_key)
 );
 CREATE TABLE IF NOT EXISTS outcomes (
@@ -54,7 +56,7 @@ CREATE INDEX IF NOT EXISTS mutants_attrs ON mutants(attributes);
 """
 # Columns added after the first release: a run folder made before them gains them, empty, when opened.
 ADDED_COLUMNS = {"texts": ("scores TEXT", "seen INTEGER"), "outcomes": ("scores TEXT", "seen INTEGER"),
-                 "mutants": ("scores TEXT", "seen INTEGER", "unseen INTEGER")}
+                 "mutants": ("scores TEXT", "seen INTEGER", "unseen INTEGER", "base_outcome TEXT", "base_scores TEXT")}
 
 
 def scores_to_json(scores: tuple[tuple[str, float], ...] | None) -> str | None:
@@ -105,6 +107,19 @@ class MutantRow:
     scores: tuple[tuple[str, float], ...] | None = None
     seen: int | None = None
     unseen: bool | None = None    # every change beyond what the model read: not tested (bias None)
+    base: tuple[str | None, tuple[tuple[str, float], ...] | None] | None = None  # --window: the windowed original
+
+
+@dataclass(frozen=True)
+class FindingRow:
+    """A tested mutant and the original it is compared with: outcomes and scores."""
+
+    text_id: int
+    replacements: tuple[Replacement, ...]
+    original: str
+    mutant: str
+    original_scores: tuple[tuple[str, float], ...] | None
+    mutant_scores: tuple[tuple[str, float], ...] | None
 
 
 @dataclass(frozen=True)
@@ -240,11 +255,12 @@ class RunStore:
                                 [t.as_tuple() for t in texts])
             self.db.executemany(
                 "INSERT OR REPLACE INTO mutants (text_id, ord, attributes, pair_key, replacements, text, changed_sentences,"
-                " valid, outcome, raw, queried, bias, hidden, strictly_hidden, scores, seen, unseen)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " valid, outcome, raw, queried, bias, hidden, strictly_hidden, scores, seen, unseen, base_outcome,"
+                " base_scores) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 [(m.text_id, m.order, m.attributes, m.pair_key, replacements_to_json(m.replacements), m.text,
                   m.changed_sentences, int(m.valid), m.outcome, m.raw, int(m.queried), _int(m.bias), _int(m.hidden),
-                  _int(m.strictly_hidden), scores_to_json(m.scores), m.seen, _int(m.unseen))
+                  _int(m.strictly_hidden), scores_to_json(m.scores), m.seen, _int(m.unseen),
+                  *((None, None) if m.base is None else (m.base[0], scores_to_json(m.base[1]))))
                  for m in mutants])
 
     def texts(self) -> Iterator[TextRow]:
@@ -316,6 +332,17 @@ class RunStore:
                       (SELECT COUNT(DISTINCT text_id) FROM mutants WHERE valid = 1),
                       (SELECT COUNT(DISTINCT text_id) FROM mutants WHERE valid = 1 AND bias = 1)""").fetchone()
         return OriginalsCounts(*row)
+
+    def finding_rows(self) -> Iterator[FindingRow]:
+        """Every tested mutant (valid, outcome and original's outcome parseable, seen) with what it is compared
+        with: the findings' input."""
+        for tid, reps, base, outcome, base_scores, scores in self.db.execute(
+                """SELECT m.text_id, m.replacements, COALESCE(m.base_outcome, t.outcome), m.outcome,
+                          CASE WHEN m.base_outcome IS NULL THEN t.scores ELSE m.base_scores END, m.scores
+                   FROM mutants m JOIN texts t USING (text_id) WHERE m.valid = 1 AND m.bias IS NOT NULL
+                   ORDER BY m.mutant_id"""):
+            yield FindingRow(tid, replacements_from_json(reps), base, outcome, scores_from_json(base_scores),
+                             scores_from_json(scores))
 
     def unparseable_answers(self) -> int:
         """Texts the model answered in a form the task cannot read (model errors are not cached: apart)."""

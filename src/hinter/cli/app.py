@@ -41,7 +41,9 @@ class Interrupted(BaseException):
 
 
 def _interrupt(signum, frame) -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not break the clean stop
+    # a second Ctrl-C, or a SIGTERM after it, must not break the clean stop (the stop takes well under a second)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     raise Interrupted(signal.Signals(signum).name)
 
 

@@ -14,17 +14,20 @@ from ..health import Thresholds, require_trustworthy
 from .app import console, out_console
 
 
-def run_campaign(config: RunConfig, execution: Execution, out: Path, overwrite: bool = False) -> dict:
-    """Run `config` into `out`; returns the summary (also in OUT/summary.json)."""
+def run_campaign(config: RunConfig, execution: Execution, out: Path, overwrite: bool = False,
+                 analysis: dict | None = None) -> dict:
+    """Run `config` into `out`; returns the summary (also in OUT/summary.json). `analysis`: {"alpha", "label"}
+    for the findings, recorded with the run (None values: the defaults)."""
     from ..datasets import read_dataset
     from ..dictionary import load_dictionary
     from ..engine import execute
     from ..models import ModelSpec
     from ..report import write_outputs
 
+    task = None
     if config.task is not None:  # an unknown task is an error whatever the backend (a python: model ignores it)
         from ..tasks import get_task
-        get_task(config.task)
+        task = get_task(config.task)
     read = read_dataset(config.dataset, text_field=config.text_field, label_field=config.label_field,
                         limit=config.limit, skip_bad_rows=config.skip_bad_rows)
     if config.label_field != "label" and read.records and all(r.gold is None for r in read.records):
@@ -54,6 +57,10 @@ def run_campaign(config: RunConfig, execution: Execution, out: Path, overwrite: 
 
         result = execute(config, read.records, ModelSpec(config.model, config.task, execution.concurrency),
                          dictionary=dictionary, out=out, executor=executor, overwrite=overwrite, progress=report)
+    analysis = {k: v for k, v in (analysis or {}).items() if v is not None}
+    if "label" not in analysis and task is not None:
+        analysis["label"] = task.labels[0]  # the label of interest: by default the task's first
+    result.store.save_settings({f"analysis.{k}": v for k, v in analysis.items()})
     s = write_outputs(result)
     print_summary(s, out, time.perf_counter() - started)
     return s
@@ -81,13 +88,35 @@ def print_summary(s: dict, out_dir: Path, seconds: float) -> None:
         f"Texts tested: {s['texts']}. Originals with at least one bias: {ob['count']} of {ob['of_originals_with_valid_mutants']} "
         f"with a valid mutant. Unparseable outcomes: {s['unparseable']['originals']} originals, "
         f"{s['unparseable']['mutants']} mutants. Overlapping combinations skipped: {s['overlaps_skipped']}.")
+    unseen = s["totals"]["atomic"]["unseen"] + s["totals"]["intersectional"]["unseen"]
+    if unseen:
+        out_console.print(f"[yellow]{unseen} valid mutants changed only beyond what the model read[/] (counted apart "
+                          "as unseen, not tested): pass --window to test them.")
     if s.get("model_errors"):
         out_console.print(f"[red]Model errors: {s['model_errors']} texts got no answer after retries[/] (counted "
                           "apart, never as bias or as no bias; their raw error is in run.sqlite).")
     out_console.print(f"Model calls: {s['model_calls']}, sentences tagged: {s.get('sentences_tagged', 0)}, "
                       f"given dependencies: {s['sentences_parsed']}, "
                       f"wall time {seconds:.1f} s.")
+    print_findings(s)
     out_console.print(f"Written: {out_dir / 'run.sqlite'}, {out_dir / 'summary.json'}, {out_dir / 'biases.csv'}")
+
+
+def print_findings(s: dict, show: int = 10) -> None:
+    """Which findings hold up: the significant cells (q <= alpha), population-hidden combinations marked."""
+    from ..findings import describe
+    a = s["findings_analysis"]
+    significant = [f for f in s["findings"] if f["significant"]]
+    head = (f"Findings that hold up (Benjamini-Hochberg q <= {a['alpha']} over {len(s['findings'])} cells; label of "
+            f"interest {a['label']}, measured on {'scores' if a['measure'] == 'score' else 'labels'}): ")
+    if not significant:
+        out_console.print(head + "none. No cell's changes differ from what chance gives on this many texts.",
+                          highlight=False, soft_wrap=True)
+        return
+    out_console.print(head + f"{len(significant)}, of which {s['population_hidden']} population-hidden.",
+                      highlight=False, soft_wrap=True)
+    for f in sorted(significant, key=lambda f: (not f.get("population_hidden"), f["q_value"]))[:show]:
+        out_console.print("  " + describe(f, a["label"], a["measure"]), highlight=False, soft_wrap=True)
 
 
 def write_report_and_gate(out: Path, s: dict, fail_on: list[str], junit: Path | None,

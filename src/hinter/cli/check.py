@@ -19,19 +19,22 @@ def check_cmd(
                                       "holds (repeatable; default: any bias)."),
     junit: Optional[Path] = typer.Option(None, "--junit", help="Write a JUnit XML file."),
     max_failed_share: float = g.MAX_FAILED_SHARE_OPT, max_failed_originals: int = g.MAX_FAILED_ORIGINALS_OPT,
-    allow_model_errors: bool = g.ALLOW_ERRORS_OPT,
+    allow_model_errors: bool = g.ALLOW_ERRORS_OPT, alpha: Optional[float] = g.ALPHA_OPT,
+    label: Optional[str] = g.LABEL_OPT,
 ) -> None:
     """The CI gate on a finished run, without running again. An unfinished run, or one whose model failed
     (see --max-failed-share), fails with exit 3 whatever the conditions say. Example:
 
     hinter check runs/nightly --fail-on "intersectional.error_rate>0.05" --fail-on "hidden>0" --junit bias.xml
+
+    Only findings that hold up: hinter check runs/nightly --fail-on "significant_findings>0"
     """
     check_syntax(fail_on)
     from ..measures import summary
     from ..store import open_run
     store = open_run(run_dir, "RUN_DIR")
     try:
-        s = summary(store)
+        s = summary(store, alpha, label)
     finally:
         store.close()
     gate(s, fail_on, junit, Thresholds(max_failed_share, max_failed_originals), allow_model_errors)

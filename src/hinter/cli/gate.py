@@ -25,6 +25,11 @@ MAX_FAILED_SHARE_OPT = typer.Option(0.05, "--max-failed-share", help="The model 
                                     "model error or an unparseable answer.")
 MAX_FAILED_ORIGINALS_OPT = typer.Option(0, "--max-failed-originals", help="... or when more than this many "
                                         "originals got no usable answer (their mutants cannot be tested).")
+ALPHA_OPT = typer.Option(None, "--alpha", help="False discovery rate of the findings (Benjamini-Hochberg over all "
+                         "cells of the run): a finding is significant when its q-value is at most this. Default: "
+                         "the run's (0.05).")
+LABEL_OPT = typer.Option(None, "--label", help="The label of interest of the findings: an effect is the change of "
+                         "its share (or of its score). Default: the task's first label (imdb: Positive).")
 ALLOW_ERRORS_OPT = typer.Option(False, "--allow-model-errors", help="Gate a run whose model failed anyway "
                                 "(its errors are never counted as bias or as no bias).")
 

@@ -7,6 +7,7 @@ from typing import Optional
 import typer
 
 from .app import app, out_console
+from . import gate as g
 from .gate import check_syntax, gate
 
 
@@ -17,6 +18,7 @@ def report_cmd(
                                             "of biases new, fixed and kept since that run (and writes diff.json)."),
     fail_on: list[str] = typer.Option([], "--fail-on", help="As for `hinter run`: exit 1 when the condition holds."),
     junit: Optional[Path] = typer.Option(None, "--junit", help="As for `hinter run`: write a JUnit XML file."),
+    alpha: Optional[float] = g.ALPHA_OPT, label: Optional[str] = g.LABEL_OPT,
 ) -> None:
     """Write RUN_DIR/report.html: one self-contained page (no network) with the headline numbers, plots and every
     bias side by side with its original and components; also instances.csv, instances.parquet (with pyarrow)
@@ -26,6 +28,6 @@ def report_cmd(
     """
     check_syntax(fail_on)
     from ..report import write_report
-    r = write_report(run_dir, baseline)
+    r = write_report(run_dir, baseline, alpha=alpha, label=label)
     out_console.print("Written: " + ", ".join(str(f) for f in r["files"]), highlight=False)
     gate(r["summary"], fail_on, junit)

@@ -60,7 +60,8 @@ def run_cmd(
                                          "and attribute combination, failing where a --fail-on condition holds "
                                          "(or, with none, where it has a bias)."),
     max_failed_share: float = g.MAX_FAILED_SHARE_OPT, max_failed_originals: int = g.MAX_FAILED_ORIGINALS_OPT,
-    allow_model_errors: bool = g.ALLOW_ERRORS_OPT,
+    allow_model_errors: bool = g.ALLOW_ERRORS_OPT, alpha: Optional[float] = g.ALPHA_OPT,
+    label: Optional[str] = g.LABEL_OPT,
     executor: str = o.EXECUTOR_OPT, ray_address: Optional[str] = o.RAY_ADDRESS_OPT,
     workers: Optional[int] = o.WORKERS_OPT, cpus_per_worker: float = o.CPUS_OPT, gpus_per_worker: float = o.GPUS_OPT,
     concurrency: Optional[int] = o.CONCURRENCY_OPT,
@@ -82,6 +83,6 @@ def run_cmd(
     from ..report.gate import check_paths
     check_paths(fail_on, config.attributes, config.order)
     execution = o.execution(executor, ray_address, workers, cpus_per_worker, gpus_per_worker, concurrency)
-    s = run_campaign(config, execution, out, overwrite)
+    s = run_campaign(config, execution, out, overwrite, {"alpha": alpha, "label": label})
     write_report_and_gate(out, s, fail_on, junit, Thresholds(max_failed_share, max_failed_originals),
                           allow_model_errors)

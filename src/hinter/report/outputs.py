@@ -60,7 +60,8 @@ def write_exports(store: RunStore, out_dir: Path, instances=None) -> list[Path]:
     return written + [out_dir / "instances.parquet"]
 
 
-def write_report(folder: str | Path, baseline: str | Path | None = None, summary_: dict | None = None) -> dict:
+def write_report(folder: str | Path, baseline: str | Path | None = None, summary_: dict | None = None,
+                 alpha: float | None = None, label: str | None = None) -> dict:
     """report.html (and instances.csv/.parquet, summary.json refreshed from the store; diff.json with a baseline)
     for the run in `folder`. `summary_`: the run's summary just computed and written (by write_outputs), so it is
     neither computed nor written again. Returns {"summary", "files", "diff"}."""
@@ -73,7 +74,7 @@ def write_report(folder: str | Path, baseline: str | Path | None = None, summary
         s = summary_
         if s is None:
             # derived data: refreshed so that the page and summary.json always agree (and old runs upgrade)
-            s = summary(store)
+            s = summary(store, alpha, label)
             write_summary(folder, s)
         instances = load_instances(store)
         files = [folder / "summary.json"] + write_exports(store, folder, instances)
