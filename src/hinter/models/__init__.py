@@ -4,16 +4,19 @@ from __future__ import annotations
 import builtins
 from dataclasses import dataclass
 
-from ..errors import InputError
+from ..errors import HinterError, InputError
 from .base import BatchSpreadingModel, Model, Outcome, OutcomeCache, normalise
-from .registry import Backend, find_backend, help_text, load_backend_model, register_backend
+from .registry import (Backend, Option, canonical_spec, find_backend, help_text, load_backend_model, parse_model_spec,
+                       register_backend)
 
 
 def load_model(spec: str, task=None, concurrency: int | None = None, threads: int | None = None) -> Model:
-    """A model from its spec `PREFIX:REST`, through the backend registered for PREFIX (`registry.py`); `task` (a
-    preset name, a task file or a Task; default imdb) gives generative models their prompt and answer parser, and
-    tells classifiers whether the task is multi-label. `concurrency`: API models' requests at once (default 4);
-    `threads`: llama.cpp's CPU threads (default: all)."""
+    """A model from its spec `PREFIX:REST[?NAME=VALUE&...]`, through the backend registered for PREFIX
+    (`registry.py`; the options after `?` are the backend's, e.g. gguf:default?n_ctx=4096); `task` (a preset name,
+    a task file or a Task; default imdb) gives generative models their prompt and answer parser, and tells
+    classifiers whether the task is multi-label. `concurrency`: API models' requests at once (default 4);
+    `threads`: llama.cpp's CPU threads (default: all). Given here, these two win over the spec's options of the
+    same name (the Ray executor gives each worker its share)."""
     return load_backend_model(spec, task, concurrency, threads)
 
 
@@ -31,8 +34,19 @@ class ModelSpec:
 
     spec: str
     task: object = None  # a preset name, a task file or a Task
-    concurrency: int | None = None  # API models: requests at once, in all
+    concurrency: int | None = None  # API models: requests at once, in all (default: the spec's concurrency option)
     threads: int | None = None
+
+    def __post_init__(self) -> None:
+        # `openai:M@URL?concurrency=8` bounds the requests in all, as --concurrency does: the Ray executor splits
+        # this field among its workers. A spec that cannot be read is left as it is: loading it says why.
+        if self.concurrency is None and "?" in self.spec:
+            try:
+                given = parse_model_spec(self.spec).given
+            except HinterError:
+                return
+            if isinstance(given.get("concurrency"), int):
+                object.__setattr__(self, "concurrency", given["concurrency"])
 
     @property
     def backend(self) -> Backend | None:
@@ -62,5 +76,6 @@ def resolve_model(model) -> Model:
                      fix="Pass a model spec string, an object with predict() and fingerprint, or a function.")
 
 
-__all__ = ["Backend", "BatchSpreadingModel", "Model", "ModelSpec", "Outcome", "OutcomeCache", "help_text", "load_model",
-           "normalise", "register_backend", "resolve_model"]
+__all__ = ["Backend", "BatchSpreadingModel", "Model", "ModelSpec", "Option", "Outcome", "OutcomeCache",
+           "canonical_spec", "help_text", "load_model", "normalise", "parse_model_spec", "register_backend",
+           "resolve_model"]

@@ -1,0 +1,53 @@
+"""How much of a text a model read when it kept only the first tokens of it (`Outcome.seen`).
+
+A backend that cuts a text to fit the model (gguf: its context minus the prompt; hf: max_length tokens) keeps
+the first `kept` tokens of the text's tokenization. `read_extent` turns that into a character count: the end of
+the last whole word whose tokens all lie within the kept ones, checked by tokenizing the text up to there. So
+
+- every character of text[:seen] reached the model (the kept tokens begin with exactly the tokens of text[:seen]):
+  `seen` is never larger than what was read; it may be smaller by the part of a word cut in the middle (and by
+  the whitespace after the last whole word), so it is exact or conservative;
+- text[:seen] ends a word and the next character is whitespace: tokenizers start a new token there (WordPiece
+  and byte-level BPE split on whitespace; SentencePiece starts a token at "▁"), so a text that differs from this
+  one only after text[:seen] is tokenized alike up to there.
+
+No tokenizer offsets are needed (llama.cpp gives none): a binary search over the ends of words, each candidate
+tokenized, a handful of tokenizations per truncated text. Texts that were not cut have seen None.
+"""
+from __future__ import annotations
+
+import re
+from typing import Callable, Sequence
+
+MAX_CHECKS = 8  # candidates tried below the binary search's answer before settling for 0
+_WORD_END = re.compile(r"\S(?=\s)")
+
+
+def word_ends(text: str) -> list[int]:
+    """The offsets c where a word ends: text[c] is whitespace and text[c - 1] is not."""
+    return [m.end() for m in _WORD_END.finditer(text)]
+
+
+def read_extent(text: str, tokens: Sequence[int], kept: int, encode: Callable[[str], list[int]]) -> int | None:
+    """Characters of `text` the model read when it kept `tokens[:kept]` of the text's tokens `tokens` (the text
+    alone, as the backend tokenized it, without special tokens); `encode` tokenizes a string the same way.
+    None when nothing was cut."""
+    if kept >= len(tokens):
+        return None
+    kept = max(0, kept)
+    ends = word_ends(text)
+    lo, hi = -1, len(ends) - 1  # the last end whose prefix has at most `kept` tokens (-1: none)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if len(encode(text[:ends[mid]])) <= kept:
+            lo = mid
+        else:
+            hi = mid - 1
+    for i in range(lo, max(-1, lo - MAX_CHECKS), -1):
+        prefix = list(encode(text[:ends[i]]))
+        if len(prefix) <= kept and prefix == list(tokens[:len(prefix)]):
+            return ends[i]
+    return 0
+
+
+__all__ = ["read_extent", "word_ends"]
