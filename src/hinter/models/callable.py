@@ -1,4 +1,25 @@
-"""Any Python callable `list[str] -> list[outcome]` as the model under test."""
+"""Any Python callable `list[str] -> list[outcome]` as the model under test (`python:package.module:function`).
+
+The function gets a list of texts and returns one outcome per text, in order. An outcome is
+
+- a label: a str (stripped; empty means unparseable), a bool or int (written as "0"/"1" or the number);
+- a set of labels for a multi-label task: a list, tuple, set or frozenset (empty: no label);
+- None: the model gave no usable answer (unparseable);
+- a `hinter.models.Outcome`, used as it is;
+- a dict with scores: {"label": one of the above, "scores": {label: float, ...}, "seen": int, "raw": str}, every
+  key but "label" optional. "scores" are what the model scored each label (logits, probabilities...: the
+  label's score is stored beside the outcome and `Outcome.score(label)` reads it); "seen" is how many characters
+  of the text the model read when it cut the text (leave it out when it read all of it; never give more than it
+  read: a mutant whose changes all lie beyond it is not counted as tested); "raw" replaces the stored raw answer.
+
+    def predict(texts):
+        probs = my_model(texts)                     # e.g. [[0.9, 0.1], ...]
+        return [{"label": "Positive" if p[0] >= p[1] else "Negative",
+                 "scores": {"Positive": p[0], "Negative": p[1]}} for p in probs]
+
+Anything else (or a dict with other keys, or scores that are not numbers) is recorded as unparseable, its raw
+answer saying why. The backend takes no options.
+"""
 from __future__ import annotations
 
 import importlib

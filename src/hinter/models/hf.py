@@ -8,6 +8,16 @@ an original and its mutants are cut the same way.
 An outcome must depend on its text alone, never on the batch it was computed in (see gguf.py for the same
 concern): texts are padded to a length bucket that depends only on the text's own token count, and each
 bucket is run as its own batch.
+
+Outcomes: `scores` are the logits of every label, in the model's id2label order (single-label: the answer has the
+highest; multi-label: the answer is the labels whose logit is >= 0). A text longer than max_length tokens (the
+special tokens included) is cut to its first tokens, and `seen` is the number of its characters the model read
+(see reading.py); None when the whole text fits.
+
+Options (`hf:FOLDER?max_length=256&device=cuda&batch_size=16`): max_length, the tokens read (default: the
+model's own limit, 512 for BERT-like models; at most that; part of the fingerprint); device (default: cuda when
+present, else cpu); batch_size, texts per forward pass (outcomes do not depend on it). Neither of the last two
+is in the fingerprint.
 """
 from __future__ import annotations
 
@@ -19,7 +29,8 @@ from typing import Sequence
 from ..errors import InputError, ModelError
 from ..tasks import Task
 from .base import Outcome
-from .registry import Backend, register_backend
+from .reading import read_extent
+from .registry import Backend, Option, register_backend
 
 BUCKET = 32  # tokens; padding granularity (see the module docstring)
 
@@ -71,17 +82,27 @@ class HFClassifier:
         torch, self.tokenizer, self.model = load_pretrained(path, "hf", "AutoModelForSequenceClassification",
                                                             "sequence-classification model")
         self.torch = torch
-        self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+        self.device = use_device(torch, device, f"hf:{path}")
         self.model.to(self.device).eval()
         config = self.model.config
         self.labels = [str(config.id2label[i]) for i in range(config.num_labels)]
         self.multi_label = config.problem_type == "multi_label_classification" or bool(task and task.multi_label)
-        limits = [n for n in (max_length, getattr(config, "max_position_embeddings", None),
-                              self.tokenizer.model_max_length) if isinstance(n, int) and 0 < n < 1_000_000]
+        limits = [n for n in (getattr(config, "max_position_embeddings", None), self.tokenizer.model_max_length)
+                  if isinstance(n, int) and 0 < n < 1_000_000]
         # BERT-like position tables sometimes count padding offsets (RoBERTa: 514): stay within what they hold.
-        self.max_length = min(limits) if limits else 512
+        limit = min(limits) if limits else 512
         if getattr(config, "model_type", "") in {"roberta", "xlm-roberta", "camembert"}:
-            self.max_length = min(self.max_length, 512)
+            limit = min(limit, 512)
+        if max_length is not None and max_length > limit:
+            raise InputError(f"max_length={max_length} exceeds the {limit} tokens the model reads",
+                             where=f"--model hf:{path}", fix=f"Give max_length at most {limit}, or leave it out.")
+        self.max_length = max_length or limit
+        # the text's own tokens that fit beside the special ones ([CLS] ... [SEP])
+        self._room = self.max_length - self.tokenizer.num_special_tokens_to_add(pair=False)
+        if self._room < 1:
+            raise InputError(f"max_length={self.max_length} leaves no room for a text beside the special tokens",
+                             where=f"--model hf:{path}", fix="Give a larger max_length.")
+        self.tokenizer.truncation_side = "right"  # keep the start of long texts (seen counts from it)
         self.batch_size = batch_size
         mode = "multi" if self.multi_label else "single"
         self.fingerprint = f"hf:{path.name}:{_folder_fingerprint(path)}:{mode}:{self.max_length}"
@@ -98,9 +119,19 @@ class HFClassifier:
             out = self.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device))
         return out.logits.float().cpu()
 
+    def _encode(self, text: str) -> list[int]:
+        return self.tokenizer(text, add_special_tokens=False)["input_ids"]
+
+    def _seen(self, text: str, encoded: list[int]) -> int | None:
+        """Characters of `text` the model read (None: all): only a text that filled max_length may be cut."""
+        if len(encoded) < self.max_length:
+            return None
+        return read_extent(text, self._encode(text), self._room, self._encode)
+
     def predict(self, texts: Sequence[str]) -> list[Outcome]:
         try:
             encoded = self.tokenizer(list(texts), truncation=True, max_length=self.max_length)["input_ids"]
+            seen = [self._seen(t, e) for t, e in zip(texts, encoded)]
         except Exception as e:
             raise ModelError(f"the tokenizer failed ({e})") from None
         buckets: dict[int, list[int]] = {}
@@ -112,26 +143,52 @@ class HFClassifier:
                 chunk = members[start:start + self.batch_size]
                 logits = self._logits([encoded[i] for i in chunk], width)
                 for i, row in zip(chunk, logits.tolist()):
-                    outcomes[i] = self._decide(row)
+                    outcomes[i] = self._decide(row, seen[i])
         return outcomes  # type: ignore[return-value]
 
-    def _decide(self, logits: list[float]) -> Outcome:
+    def _decide(self, logits: list[float], seen: int | None = None) -> Outcome:
         raw = json.dumps({label: round(v, 4) for label, v in zip(self.labels, logits)})
+        scores = tuple(zip(self.labels, logits))
         if self.multi_label:
-            return Outcome(frozenset(label for label, v in zip(self.labels, logits) if v >= 0.0), raw)
+            return Outcome(frozenset(label for label, v in zip(self.labels, logits) if v >= 0.0), raw, scores=scores,
+                           seen=seen)
         best = max(range(len(logits)), key=logits.__getitem__)
-        return Outcome(self.labels[best], raw)
+        return Outcome(self.labels[best], raw, scores=scores, seen=seen)
 
 
-def load(rest: str, *, task=None, **_) -> HFClassifier:
+def use_device(torch, device: str | None, where: str) -> str:
+    """The torch device to run on: `device` as given (checked), else cuda when present, else cpu."""
+    if device is None:
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise InputError(f"device={device}, but torch sees no CUDA device here", where=f"--model {where}",
+                         fix="Leave device out (cuda when present, else cpu), or give device=cpu.")
+    if device == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
+        raise InputError("device=mps, but torch sees no MPS device here", where=f"--model {where}",
+                         fix="Leave device out, or give device=cpu.")
+    return device
+
+
+DEVICE = Option("device", None, "cpu, cuda, cuda:N or mps", kind=str, pattern=r"cpu|cuda(:\d+)?|mps",
+                auto="cuda if present, else cpu")
+
+
+def load(rest: str, *, task=None, max_length: int | None = None, device: str | None = None, batch_size: int = 32,
+         **_) -> HFClassifier:
     """hf:FOLDER; a task only tells whether it is multi-label (the labels are the model's)."""
     import torch  # noqa: F401  (missing: load_model names the extra to install)
     import transformers  # noqa: F401
     from ..tasks import get_task
-    return HFClassifier(rest, get_task(task) if task else None)
+    return HFClassifier(rest, get_task(task) if task else None, batch_size=batch_size, max_length=max_length,
+                        device=device)
 
 
 BACKEND = register_backend(Backend(
     prefix="hf", loader=load, usage="hf:FOLDER",
     summary="a Hugging Face sequence classifier", example="hf:runs/minilm-imdb",
-    extra="hf"))
+    extra="hf", options=(
+        Option("max_length", None, "tokens read, special ones included, longer texts are cut, changes results",
+               minimum=2, affects_results=True, auto="the model's limit, 512 for BERT"),
+        DEVICE,
+        Option("batch_size", 32, "texts per forward pass", minimum=1),
+    )))
