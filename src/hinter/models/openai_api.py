@@ -12,11 +12,25 @@ answer, so one text cannot stop a campaign; other refusals (401, 404...) stop it
 
 Labels: where the server returns log-probabilities for the first answer token, a single-label task whose
 labels start differently is decided as the GGUF backend decides it, the label whose first token is the most
-likely; otherwise the answer text is parsed (`Task.parse_answer`).
+likely; otherwise the answer text is parsed (`Task.parse_answer`). `Outcome.scores` are then those first-token
+log-probabilities, for the labels found among the returned top ones (a label missing from them has no score);
+None where the answer was parsed. `seen` is None: a server that cannot read a whole text refuses it (above).
+
+Before the campaign (`preflight`, called when the model is loaded) one short request (a one-token answer to
+"Hello") checks the server: nothing listening, a host that does not resolve or accept connections, a refused key
+(401, 403), an unknown model or endpoint (404) or any other refusal stop at once with a ModelError naming the URL
+and the fix (exit code 2); a server that answers, even slowly or with 429 / 5xx, lets the campaign start (its
+requests are retried). Each retry is logged on the "hinter.models" logger (warning: what failed, the attempt,
+the wait).
+
+Options (`openai:MODEL@URL?timeout=30&concurrency=8&retries=3`): timeout, seconds per request (60); concurrency,
+requests at once, in all (4; --concurrency wins over it); retries, after the first try (5). None changes results
+or the fingerprint.
 """
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import random
 import threading
@@ -27,9 +41,10 @@ from typing import Sequence
 from ..errors import InputError, ModelError
 from ..tasks import Task
 from .base import Outcome
-from .registry import Backend, register_backend
+from .registry import Backend, Option, register_backend
 
 KEY_VARIABLES = ("HINTER_OPENAI_API_KEY", "OPENAI_API_KEY")
+log = logging.getLogger("hinter.models")
 
 
 def api_key(base_url: str | None) -> str:
@@ -56,6 +71,8 @@ class OpenAIModel:
         self.model, self.task, self.base_url, self.chat = model, task, base_url, chat
         # Our own retry loop (below) rather than the client's, so that what is retried and how is explicit.
         self.client = openai.OpenAI(api_key=api_key(base_url), base_url=base_url, timeout=timeout, max_retries=0)
+        self.timeout = timeout
+        self.url = base_url or "https://api.openai.com/v1"
         self.concurrency, self.retries, self.backoff = max(1, concurrency), retries, backoff
         self.top_logprobs = top_logprobs
         self.max_answer_tokens = max_answer_tokens or (64 if task.multi_label else 16)
@@ -107,7 +124,10 @@ class OpenAIModel:
                         delay = max(delay, float(after))
                     except ValueError:
                         pass
-                time.sleep(min(delay, 60.0))
+                delay = min(delay, 60.0)
+                log.warning("the API at %s: %s; retry %d of %d in %.1f s", self.url, _failure(e, self.timeout),
+                            attempt + 1, self.retries, delay)
+                time.sleep(delay)
             except o.APIStatusError as e:  # 401, 403, 404...: retrying will not help
                 raise ModelError(f"the API at {self.base_url or 'api.openai.com'} refused the request "
                                  f"({e.status_code}: {_message(e)})",
@@ -115,15 +135,81 @@ class OpenAIModel:
                                  fatal=True) from None
         raise AssertionError("unreachable")
 
+    # --- before the campaign -------------------------------------------------------------------------------
+    def preflight(self, connect_timeout: float = 10.0) -> None:
+        """One short request: a server that cannot be reached or refuses it stops the run now (a fatal ModelError
+        naming the URL and the fix) rather than after every text's retries; one that answers, even with 429 or
+        5xx, or too slowly, is left to the campaign's retries (a warning is logged)."""
+        import httpx
+        o = self.openai
+        connect = min(connect_timeout, self.timeout)
+        client = self.client.with_options(timeout=httpx.Timeout(self.timeout, connect=connect), max_retries=0)
+        kwargs = dict(model=self.model, temperature=0, max_tokens=1)
+        where, endpoint = "--model", "chat/completions" if self.chat else "completions"
+        for attempt in range(2):
+            try:
+                if self.chat:
+                    client.chat.completions.create(messages=[{"role": "user", "content": "Hello"}], **kwargs)
+                else:
+                    client.completions.create(prompt="Hello", **kwargs)
+                return
+            except o.APITimeoutError as e:
+                if isinstance(e.__cause__, httpx.ConnectTimeout):
+                    raise ModelError(f"{self.url} accepts no connection (none within {connect:g} s)",
+                                     where=where, fix="Check the host and port after @ in --model, and that no "
+                                     "firewall drops the connection.", fatal=True) from None
+                log.warning("the API at %s did not answer a test request within %g s; starting all the same",
+                            self.url, self.timeout)
+                return
+            except o.APIConnectionError as e:
+                cause = e.__cause__
+                if attempt == 0 and not _unresolved(cause):  # a server still starting: one more try
+                    time.sleep(1.0)
+                    continue
+                fix = ("Start the server, or correct the URL after @ in --model (e.g. "
+                       "openai:MODEL@http://127.0.0.1:8765/v1).")
+                if _unresolved(cause):
+                    problem = f"the host of {self.url} cannot be found ({cause})"
+                    fix = "Correct the host name in the URL after @ in --model, or check the network's DNS."
+                elif isinstance(cause, httpx.ConnectError) and "refused" in str(cause).lower():
+                    problem = f"nothing answers at {self.url} (connection refused)"
+                else:
+                    problem = f"cannot connect to {self.url} ({cause or e})"
+                raise ModelError(problem, where=where, fix=fix, fatal=True) from None
+            except (o.RateLimitError, o.InternalServerError) as e:
+                log.warning("the API at %s answered a test request with %s; starting all the same", self.url,
+                            _failure(e, self.timeout))
+                return
+            except o.APIStatusError as e:
+                status = e.status_code
+                if status == 408:
+                    log.warning("the API at %s answered a test request with 408; starting all the same", self.url)
+                    return
+                if status in (401, 403):
+                    problem = f"the API at {self.url} refused the API key ({status}: {_message(e)})"
+                    fix = (f"Set {KEY_VARIABLES[0]} or {KEY_VARIABLES[1]} in the environment to a key this server "
+                           "accepts (never on the command line).")
+                elif status == 404:
+                    problem = (f"the API at {self.url} has no model {self.model!r} or no {endpoint} endpoint "
+                               f"({status}: {_message(e)})")
+                    fix = (f"Check the model name (GET {self.url}/models lists what the server serves) and that "
+                           "the URL is the API's root, usually ending in /v1"
+                           + ("." if self.chat else "; a chat-only model needs openai-chat:."))
+                else:
+                    problem = f"the API at {self.url} refused a test request ({status}: {_message(e)})"
+                    fix = "Check the model name, the base URL and the API key variable."
+                raise ModelError(problem, where=where, fix=fix, fatal=True) from None
+
     # --- from a response to an outcome ------------------------------------------------------------------------
-    def _first_token_choice(self, choice) -> tuple[str | None, str]:
-        """The label whose first token is most likely, from the first position's top log-probabilities."""
+    def _first_token_choice(self, choice) -> tuple[str | None, str, tuple[tuple[str, float], ...] | None]:
+        """The label whose first token is most likely, from the first position's top log-probabilities, a note for
+        the raw answer, and the labels' scores (the best log-probability of a token beginning each label found)."""
         if self._firsts is None:
-            return None, ""
+            return None, "", None
         top: dict[str, float] = {}
         lp = getattr(choice, "logprobs", None)
         if lp is None:
-            return None, ""
+            return None, "", None
         if self.chat:
             content = getattr(lp, "content", None) or []
             if content:
@@ -141,10 +227,11 @@ class OpenAIModel:
             if len(starts) == 1:  # a token that begins exactly one label
                 best[starts[0]] = max(best.get(starts[0], float("-inf")), logprob)
         if not best:
-            return None, ""
+            return None, "", None
         i = max(best, key=best.__getitem__)
         note = ", ".join(f"{self.task.labels[j]}={v:.3f}" for j, v in sorted(best.items()))
-        return self.task.labels[i], f"  (first-token logprobs: {note})"
+        scores = tuple((self.task.labels[j], float(v)) for j, v in sorted(best.items()))
+        return self.task.labels[i], f"  (first-token logprobs: {note})", scores
 
     def _outcome(self, response) -> Outcome:
         if isinstance(response, Exception):
@@ -153,9 +240,9 @@ class OpenAIModel:
             return Outcome(None, "error: no choice in the response")
         choice = response.choices[0]
         answer = (choice.message.content if self.chat else choice.text) or ""
-        label, note = self._first_token_choice(choice)
+        label, note, scores = self._first_token_choice(choice)
         if label is not None:
-            return Outcome(label, answer.strip() + note)
+            return Outcome(label, answer.strip() + note, scores=scores)
         return self.task.parse_answer(answer)
 
     def _request_or_error(self, text: str):
@@ -191,6 +278,31 @@ def _message(e: Exception) -> str:
     return str(e)[:300]
 
 
+def _failure(e: Exception, timeout: float) -> str:
+    """What went wrong, for a log line: "503 (Service Unavailable)", "timeout after 60 s", "connection error (...)"."""
+    import openai
+    status = getattr(e, "status_code", None)
+    if status is not None:
+        return f"{status} ({_message(e)[:120]})"
+    if isinstance(e, openai.APITimeoutError):
+        return f"timeout after {timeout:g} s"
+    return f"connection error ({e.__cause__ or e})"
+
+
+def _unresolved(cause: BaseException | None) -> bool:
+    """A host name that does not resolve (DNS): retrying at once will not help."""
+    import socket
+    while cause is not None:
+        if isinstance(cause, socket.gaierror):
+            return True
+        text = str(cause).lower()
+        if "name or service not known" in text or "nodename nor servname" in text or "getaddrinfo failed" in text \
+                or "temporary failure in name resolution" in text or "no address associated" in text:
+            return True
+        cause = cause.__cause__ or cause.__context__
+    return False
+
+
 def parse_spec(rest: str) -> tuple[str, str | None]:
     """MODEL[@BASE_URL] -> (model, base_url)."""
     model, sep, url = rest.partition("@")
@@ -201,20 +313,30 @@ def parse_spec(rest: str) -> tuple[str, str | None]:
 
 
 def _loader(chat: bool):
-    def load(rest: str, *, task=None, concurrency: int | None = None, **_) -> OpenAIModel:
+    def load(rest: str, *, task=None, concurrency: int | None = None, timeout: float = 60.0, retries: int = 5,
+             preflight: bool = True, **_) -> OpenAIModel:
         import openai  # noqa: F401  (missing: load_model names the extra to install)
         from ..tasks import get_task
         model, base_url = parse_spec(rest)
-        return OpenAIModel(model, get_task(task or "imdb"), base_url=base_url, chat=chat,
-                           **({"concurrency": concurrency} if concurrency else {}))
+        loaded = OpenAIModel(model, get_task(task or "imdb"), base_url=base_url, chat=chat, timeout=timeout,
+                             retries=retries, **({"concurrency": concurrency} if concurrency else {}))
+        if preflight:
+            loaded.preflight()
+        return loaded
     return load
 
+
+OPTIONS = (
+    Option("timeout", 60.0, "seconds per request", kind=float, minimum=0.1),
+    Option("concurrency", 4, "requests at once in all, --concurrency wins", minimum=1),
+    Option("retries", 5, "retries of timeouts, connection errors, 429 and 5xx", minimum=0),
+)
 
 COMPLETIONS = register_backend(Backend(
     prefix="openai", loader=_loader(chat=False), usage="openai:MODEL[@BASE_URL]",
     summary="completions endpoint, plain prompt",
-    example="openai:gemma@http://127.0.0.1:8765/v1", is_api=True, env=KEY_VARIABLES, extra="openai"))
+    example="openai:gemma@http://127.0.0.1:8765/v1", is_api=True, env=KEY_VARIABLES, extra="openai", options=OPTIONS))
 CHAT = register_backend(Backend(
     prefix="openai-chat", loader=_loader(chat=True), usage="openai-chat:MODEL[@BASE_URL]",
     summary="chat endpoint",
-    example="openai-chat:gpt-4o-mini", is_api=True, env=KEY_VARIABLES, extra="openai"))
+    example="openai-chat:gpt-4o-mini", is_api=True, env=KEY_VARIABLES, extra="openai", options=OPTIONS))
