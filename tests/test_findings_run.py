@@ -49,3 +49,30 @@ def test_a_model_blind_to_people_yields_flips_but_no_finding(tmp_path):
     assert s["totals"]["atomic"]["biased"] > 10  # the paper's oracle reports every flip as a bias...
     assert s["significant_findings"] == 0        # ...but none holds up as a finding
     assert "none" in r.stdout.split("Findings that hold up")[1].splitlines()[0]
+
+
+def test_the_report_shows_which_findings_hold_up_in_chromium(planted, tmp_path):
+    """The report's findings section in Debian's Chromium: the significant cells with their direction in words,
+    the count tied to summary.json; a failed model's run leads with a warning."""
+    sync_playwright = pytest.importorskip("playwright.sync_api").sync_playwright
+    from test_report import CHROMIUM, CHROMIUM_ARGS
+    r, out = planted
+    s = json.loads((out / "summary.json").read_text())
+    failed = tmp_path / "failed"
+    assert hinter(*CAMPAIGN, "--limit", "3", "-m", "python:planted:failing", "-o", str(failed)).returncode == 3
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1360, "height": 900})
+        page.goto((out / "report.html").resolve().as_uri())
+        section = page.locator('[data-testid="findings"]')
+        assert section.locator('[data-measure="significant_findings"]').first.inner_text() == \
+            str(s["significant_findings"])
+        rows = section.locator('[data-testid="finding"]')
+        assert rows.count() == s["significant_findings"]
+        female = [rows.nth(i).inner_text() for i in range(rows.count()) if "male → female" in rows.nth(i).inner_text()]
+        assert female and all("toward negative" in t and "negative" in t for t in female), female
+        assert page.locator('[data-testid="health"]').count() == 0
+        section.screenshot(path=str(tmp_path / "findings.png"))
+        page.goto((failed / "report.html").resolve().as_uri())
+        assert "the model failed" in page.locator('[data-testid="health"]').inner_text()
+        browser.close()

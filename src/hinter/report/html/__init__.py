@@ -18,12 +18,13 @@ from ..instances import Instance
 from . import charts
 from .excerpts import versions
 from .formatting import ci_text, combo_label, pct
-from .prose import pattern_meaning, reading
+from .prose import finding_cell, finding_moves, pattern_meaning, reading
 
 _env = Environment(loader=PackageLoader(__name__, "templates"), autoescape=True, undefined=StrictUndefined,
                    trim_blocks=True, lstrip_blocks=True)
 _env.filters.update(pct=pct, ci=ci_text, combo=combo_label, json=json.dumps)
-_env.globals.update(colours=charts.COLOURS, versions=versions, pattern_meaning=pattern_meaning)
+_env.globals.update(colours=charts.COLOURS, versions=versions, pattern_meaning=pattern_meaning,
+                    cell_name=finding_cell, moves=finding_moves)
 
 
 def _static(name: str) -> Markup:
@@ -33,9 +34,10 @@ def _static(name: str) -> Markup:
 
 def render(s: dict, instances: list[Instance], title: str, diff: dict | None = None) -> str:
     """The page for the summary `s` and its bias `instances`; with `diff` (report.diff), the comparison section."""
+    from ...health import model_failure
     heatmaps, heat_top = charts.heatmaps(s)
     return _env.get_template("report.html.j2").render(
-        s=s, instances=instances, title=title, diff=diff, reading=reading(s),
+        s=s, instances=instances, title=title, diff=diff, reading=reading(s), model_failure=model_failure(s),
         error_chart=charts.error_chart(s), hidden_chart=charts.hidden_chart(s), venn=charts.venn(s),
         heatmaps=heatmaps, heat_top=heat_top,
         filter_attributes=sorted({a for i in instances for a in i.attributes.split("+")}),

@@ -62,3 +62,24 @@ def pattern_meaning(comps: list[bool], inter: bool, attrs: list[str]) -> str:
     if flipped:
         return f"masked: {' & '.join(flipped)} flips alone"
     return "no bias"
+
+
+def finding_cell(f: dict) -> str:
+    """"gender × race: male → female, european → african"."""
+    return (" × ".join(c["attribute"] for c in f["components"]) + ": "
+            + ", ".join(f"{c['source_group']} → {c['target_group']}" for c in f["components"]))
+
+
+def finding_moves(f: dict) -> str:
+    """"changing male → female made 12 of 48 mutants negative and 1 positive"."""
+    into: dict[str, int] = {}
+    for transition, n in f["transitions"].items():
+        target = transition.split("->", 1)[1]
+        into[target] = into.get(target, 0) + n
+    ranked = sorted(into.items(), key=lambda x: -x[1])
+    change = " and ".join(f"{c['source_group']} → {c['target_group']}" for c in f["components"])
+    if not ranked:
+        return f"changing {change} flipped none of {f['tested']} mutants"
+    (first, n), rest = ranked[0], ranked[1:]
+    more = "".join(f"{' and' if i == len(rest) - 1 else ','} {m} {t}" for i, (t, m) in enumerate(rest))
+    return f"changing {change} made {n} of {f['tested']} mutants {first}{more}"
