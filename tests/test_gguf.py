@@ -1,4 +1,6 @@
 """The embedded Gemma 3 270M, in-process through llama.cpp."""
+import pytest
+
 from hinter.tasks import IMDB
 
 CLEAR = [
@@ -41,3 +43,52 @@ def test_a_mutant_right_after_its_original_equals_the_mutant_alone(gemma):
     gemma.predict(["Something else entirely, to clear the cache."])
     alone = gemma.predict([mutant])[0]
     assert after.raw == alone.raw
+
+
+def test_first_token_scores_agree_with_the_label(gemma):
+    for o in gemma.predict([t for t, _ in CLEAR[:2]]):
+        assert [label for label, _ in o.scores] == list(IMDB.labels) and o.seen is None
+        assert max(o.scores, key=lambda s: s[1])[0] == o.value
+        assert all(f"{label}={score:.3f}" in o.raw for label, score in o.scores)  # the logits the raw answer shows
+
+
+def test_options_and_fingerprints():
+    from hinter.errors import InputError
+    from hinter.models import load_model
+    default = load_model("gguf:default", "imdb")
+    assert load_model("gguf:default?threads=1", "imdb").fingerprint == default.fingerprint  # not a result
+    assert load_model("gguf:default?n_ctx=2000", "imdb").fingerprint == default.fingerprint  # llama.cpp: 2048
+    small = load_model("gguf:default?n_ctx=512&threads=2", "imdb")
+    assert small.n_ctx == 512 and small.fingerprint == default.fingerprint + ":n_ctx=512"
+    with pytest.raises(InputError) as e:  # the EUR-Lex prompt alone takes more than 512 tokens
+        load_model("gguf:default?n_ctx=512", "eurlex")
+    assert "leaves no room for a text" in e.value.problem and "n_ctx" in e.value.fix
+    with pytest.raises(InputError) as e:
+        load_model("gguf:default?n_ctx=65536", "imdb")
+    assert "exceeds the 32768 tokens" in e.value.problem
+
+
+@pytest.fixture(scope="module")
+def small_context():
+    from hinter.models import load_model
+    return load_model("gguf:default?n_ctx=512&threads=2", "imdb")
+
+
+def test_a_text_longer_than_the_context_says_what_was_read(small_context):
+    m = small_context
+    long = "the film was fine and the cast was good " * 60  # one token per word: reading stops at a word's end
+    cut, = m.predict([long])
+    assert 0 < cut.seen < len(long) and long[cut.seen] == " "
+    assert m._encode(long[:cut.seen]) == m._encode(long)[:m.room]  # exactly the tokens the model read
+    after, = m.predict([long[:cut.seen] + " but the ending was an awful mess"])
+    assert after.scores == cut.scores and after.seen == cut.seen  # nothing after seen was read
+    changed, = m.predict([long[:cut.seen].rsplit(" ", 1)[0] + " awful" + long[cut.seen:]])
+    assert changed.scores != cut.scores  # the last word before seen was
+
+
+def test_a_cut_review_never_claims_more_than_was_read(small_context, imdb_texts):
+    m = small_context
+    review = max(imdb_texts, key=len)
+    read = m._encode(review[:m.predict([review])[0].seen])
+    assert 0 < len(read) <= m.room and read == m._encode(review)[:len(read)]
+    assert m.room - len(read) < 20  # at most the tokens of a word cut in the middle, and the space before it

@@ -56,6 +56,45 @@ def test_single_label_argmax_matches_transformers(imdb_classifier):
         assert o.value == ("Positive" if ref[0] > ref[1] else "Negative")
 
 
+def test_scores_are_the_logits_of_each_label(imdb_classifier):
+    model = load_model(f"hf:{imdb_classifier}", "imdb")
+    for o in model.predict(TEXTS):
+        assert [label for label, _ in o.scores] == ["Positive", "Negative"]
+        assert dict(o.scores) == pytest.approx(json.loads(o.raw), abs=1e-4)
+        assert max(o.scores, key=lambda s: s[1])[0] == o.value and o.seen is None  # all of them fit
+
+
+def test_a_text_cut_at_max_length_says_what_was_read(imdb_classifier):
+    import torch
+    model = load_model(f"hf:{imdb_classifier}?max_length=32&batch_size=2&device=cpu", "imdb")
+    default = load_model(f"hf:{imdb_classifier}", "imdb")
+    assert (model.max_length, model.batch_size, model.device) == (32, 2, "cpu")
+    assert model.fingerprint.endswith(":32") and model.fingerprint != default.fingerprint  # results change with it
+    assert load_model(f"hf:{imdb_classifier}?batch_size=4&device=cpu").fingerprint == default.fingerprint
+    assert load_model(f"hf:{imdb_classifier}?max_length=512").fingerprint == default.fingerprint  # MiniLM's own
+    long = "the old woman in this film is great " * 10  # one token per word: reading stops at a word's end
+    short, cut = model.predict(["a fine film", long])
+    assert short.seen is None and 0 < cut.seen < len(long)
+    assert model._encode(long[:cut.seen]) == model._encode(long)[:30]  # 32 less [CLS] and [SEP]: exactly text[:seen]
+    after, = model.predict([long[:cut.seen] + " but the ending is awful"])
+    # the same input ids; float32 logits may differ in their last digits with the batch's shape
+    assert dict(after.scores) == pytest.approx(dict(cut.scores), abs=1e-5) and after.raw == cut.raw
+    assert after.seen == cut.seen
+    changed, = model.predict([long[:cut.seen].rsplit(" ", 1)[0] + " awful" + long[cut.seen:]])
+    assert abs(changed.score("Positive") - cut.score("Positive")) > 1e-3  # the last word before seen was read
+    punctuated = "The old woman in this film is great, " * 30  # "great," is two tokens: a cut may fall between
+    o, = model.predict([punctuated])
+    read = model._encode(punctuated[:o.seen])
+    assert len(read) <= 30 and read == model._encode(punctuated)[:len(read)]
+    with pytest.raises(InputError) as e:
+        load_model(f"hf:{imdb_classifier}?max_length=1024")
+    assert "exceeds the 512 tokens" in e.value.problem
+    if not torch.cuda.is_available():
+        with pytest.raises(InputError) as e:
+            load_model(f"hf:{imdb_classifier}?device=cuda")
+        assert "no CUDA device" in e.value.problem
+
+
 def test_outcome_depends_on_the_text_alone(imdb_classifier):
     model = load_model(f"hf:{imdb_classifier}")
     together = model.predict(TEXTS)  # padded in length buckets, several per batch
@@ -81,10 +120,20 @@ def test_multi_label_sigmoid_threshold(ecthr_classifier):
     texts = [r.text for r in load_dataset("ecthr", limit=8)]
     outcomes = model.predict(texts)
     labels = list(get_task("ecthr").labels)
-    for o, ref in zip(outcomes, reference_logits(ecthr_classifier, texts, model.max_length)):
+    for text, o, ref in zip(texts, outcomes, reference_logits(ecthr_classifier, texts, model.max_length)):
         assert isinstance(o.value, frozenset) and o.value <= set(labels)
         assert o.value == {lab for lab, v in zip(labels, ref) if v >= 0}
+        # scores: every label's own logit, the answer being those >= 0
+        assert [lab for lab, _ in o.scores] == labels and [v for _, v in o.scores] == pytest.approx(ref, abs=1e-3)
+        assert o.value == {lab for lab, v in o.scores if v >= 0}
+        body = model._encode(text)
+        if len(body) <= model._room:
+            assert o.seen is None
+        else:  # a long case: what the model read is a whole prefix of the text, never more than the kept tokens
+            assert 0 < o.seen < len(text) and model._encode(text[:o.seen]) == body[:len(model._encode(text[:o.seen]))]
+            assert len(model._encode(text[:o.seen])) <= model._room
     assert any(o.value for o in outcomes)  # the trained head names articles
+    assert any(o.seen is not None for o in outcomes)  # ECtHR facts run past 512 tokens
 
 
 def test_not_a_model_folder(tmp_path):

@@ -44,3 +44,18 @@ def test_multi_label_task_generates_and_parses(tiny_gpt2):
     assert o.value is None or isinstance(o.value, frozenset)  # random weights: any parse, never a crash
     assert m.fingerprint.startswith("hf-causal:") and ":ecthr:greedy" in m.fingerprint
     assert get_task("ecthr").multi_label
+
+
+def test_first_token_scores_and_what_a_cut_text_kept(tiny_gpt2):
+    m = load_model(f"hf-causal:{tiny_gpt2}?device=cpu", task="imdb")
+    assert m.fingerprint == load_model(f"hf-causal:{tiny_gpt2}", task="imdb").fingerprint  # device: not a result
+    long = "the film was fine " * 400
+    short, cut = m.predict(["A wonderful film.", long])
+    for o in (short, cut):
+        assert [label for label, _ in o.scores] == list(m.task.labels)
+        assert max(o.scores, key=lambda s: s[1])[0] == o.value and f"{o.value}={o.score(o.value):.3f}" in o.raw
+    assert short.seen is None and 0 < cut.seen < len(long)
+    body = m._encode(long)
+    assert m._encode(long[:cut.seen]) == body[:m._room]  # one token per word: the text read is exactly text[:seen]
+    after, = m.predict([long[:cut.seen] + " but the end is a dreadful mess"])
+    assert after.scores == cut.scores and after.seen == cut.seen  # what lies after seen was not read

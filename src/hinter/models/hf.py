@@ -10,9 +10,10 @@ concern): texts are padded to a length bucket that depends only on the text's ow
 bucket is run as its own batch.
 
 Outcomes: `scores` are the logits of every label, in the model's id2label order (single-label: the answer has the
-highest; multi-label: the answer is the labels whose logit is >= 0). A text longer than max_length tokens (the
-special tokens included) is cut to its first tokens, and `seen` is the number of its characters the model read
-(see reading.py); None when the whole text fits.
+highest; multi-label: the answer is the labels whose logit is >= 0; the float32 logits may differ in their last
+digits with the shape of the batch, the raw answer rounds them to 4 decimals). A text longer than max_length
+tokens (the special tokens included) is cut to its first tokens, and `seen` is the number of its characters the
+model read (see reading.py); None when the whole text fits.
 
 Options (`hf:FOLDER?max_length=256&device=cuda&batch_size=16`): max_length, the tokens read (default: the
 model's own limit, 512 for BERT-like models; at most that; part of the fingerprint); device (default: cuda when
