@@ -82,6 +82,13 @@ def test_server_completions_give_the_in_process_labels(server, gemma):
     for s, g in zip(served, local):
         assert "first-token logprobs" in s.raw  # decided from the server's logprobs, as in-process from logits
         assert abs(logit_margin(s.raw) - logit_margin(g.raw)) < MARGIN
+        # scores: the server's first-token log-probabilities, the in-process logits; the answer has the highest
+        for o in (s, g):
+            assert [label for label, _ in o.scores] == ["Positive", "Negative"] and o.seen is None
+            assert max(o.scores, key=lambda x: x[1])[0] == o.value
+        assert max(v for _, v in s.scores) <= 0  # log-probabilities
+        margin = s.score("Positive") - s.score("Negative")  # a difference of log-probabilities is one of logits
+        assert abs(margin - (g.score("Positive") - g.score("Negative"))) < MARGIN
         if abs(logit_margin(g.raw)) > MARGIN:
             assert s.value == g.value
             compared += 1
@@ -103,7 +110,7 @@ def test_multi_label_task_parses_generated_answers(server):
     model = load_model(f"openai:gemma@{server}", "ecthr")
     out, = model.predict([FACTS])
     assert out.value is None or (isinstance(out.value, frozenset) and out.value <= set(model.task.labels))
-    assert "logprobs" not in out.raw  # multi-label: never decided by a first token
+    assert "logprobs" not in out.raw and out.scores is None  # multi-label: never decided by a first token
 
 
 def test_in_process_generation_stops_at_the_end_of_the_answer_line():

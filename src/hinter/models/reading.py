@@ -11,8 +11,9 @@ the last whole word whose tokens all lie within the kept ones, checked by tokeni
   and byte-level BPE split on whitespace; SentencePiece starts a token at "▁"), so a text that differs from this
   one only after text[:seen] is tokenized alike up to there.
 
-No tokenizer offsets are needed (llama.cpp gives none): a binary search over the ends of words, each candidate
-tokenized, a handful of tokenizations per truncated text. Texts that were not cut have seen None.
+No tokenizer offsets are needed (llama.cpp gives none): a galloping then binary search over the ends of words, each
+candidate prefix tokenized (a few dozen tokenizations of at most about twice what was read, per cut text). Texts
+that were not cut have seen None.
 """
 from __future__ import annotations
 
@@ -36,10 +37,21 @@ def read_extent(text: str, tokens: Sequence[int], kept: int, encode: Callable[[s
         return None
     kept = max(0, kept)
     ends = word_ends(text)
-    lo, hi = -1, len(ends) - 1  # the last end whose prefix has at most `kept` tokens (-1: none)
+
+    def fits(i: int) -> bool:
+        return len(encode(text[:ends[i]])) <= kept
+
+    # The last end whose prefix has at most `kept` tokens (-1: none): galloping from the start, then bisecting, so
+    # that the prefixes tokenized stay within about twice what was read, however long the text.
+    lo, hi, probe = -1, len(ends) - 1, 0
+    while probe <= hi:
+        if not fits(probe):
+            hi = probe - 1
+            break
+        lo, probe = probe, 2 * probe + 1
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if len(encode(text[:ends[mid]])) <= kept:
+        if fits(mid):
             lo = mid
         else:
             hi = mid - 1
