@@ -37,7 +37,7 @@ CAMPAIGNS = {
 }
 # Summary keys added since the first recordings (issue 12's run health).
 ADDED_KEYS = ("health", "first_errors", "findings", "findings_analysis", "significant_findings",
-              "population_hidden")
+              "population_hidden", "self_flip", "determinism")
 ADDED_COLUMNS = ("source_id",)  # CSV columns added since (the dataset's own ids)
 RESUMED = ("--dataset", "imdb", "--limit", "96", "--model", "python:planted:counting", "--attributes",
            "race,gender", "--order", "2", *COMMON)

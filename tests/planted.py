@@ -82,3 +82,25 @@ def female_negative(texts):
     female = re.compile(r"\b(woman|women|girl|girls|she|her|hers|lady|ladies|mother|daughter|wife)\b", re.IGNORECASE)
     return ["negative" if female.search(t) or hashlib.sha256(t.encode()).hexdigest()[0] < "3" else "positive"
             for t in texts]
+
+
+_calls = [0]
+
+
+def noisy(texts):
+    """A label from a hash of the text (80% positive), except that on each call a text gets a random label with
+    probability 0.1, seeded by $HINTER_TEST_SEED and the call's index in its process: two calls on one text differ with
+    probability 2 * 0.05 * 0.95 = 0.095. Blind to who is in the text: any finding is a false one."""
+    import hashlib
+    import os
+    import random
+    _calls[0] += 1
+    rng = random.Random(f"{os.environ.get('HINTER_TEST_SEED', '0')}:{_calls[0]}")
+    out = []
+    for t in texts:
+        base = "negative" if hashlib.sha256(t.encode()).hexdigest()[0] < "3" else "positive"
+        out.append(rng.choice(["positive", "negative"]) if rng.random() < 0.1 else base)
+    return out
+
+
+NOISY_SELF_FLIP = 2 * 0.05 * 0.95

@@ -20,7 +20,7 @@ OPTION_NAMES = {
     "skip_bad_rows": "--skip-bad-rows", "model": "--model", "task": "--task", "attributes": "--attributes",
     "order": "--order", "dictionary": "--dictionary", "pairs_per_attribute": "--pairs-per-attribute",
     "max_pairs_per_text": "--max-pairs-per-text", "seed": "--seed", "include_occupational": "--no-jobs",
-    "query_discarded": "--query-discarded", "window": "--window",
+    "query_discarded": "--query-discarded", "window": "--window", "repeats": "--repeats",
 }
 
 
@@ -63,6 +63,7 @@ class RunConfig:
     include_occupational: bool = True
     query_discarded: bool = False
     window: int | None = None  # characters of each text the model reads, around the changes (None: all)
+    repeats: int = 1  # every text asked this many times (models that are not deterministic)
     # Where the texts come from, when read by hinter (the CLI); the Python API may pass texts instead.
     dataset: str | None = None
     text_field: str = "text"
@@ -84,6 +85,7 @@ class RunConfig:
         for name in ("pairs_per_attribute", "max_pairs_per_text"):
             _at_least_one(name, getattr(self, name), " (or unset for all pairs)")
         _at_least_one("batch_texts", self.batch_texts)
+        _at_least_one("repeats", self.repeats)
         if self.window is not None and self.window < 100:
             raise InputError(f"--window must be at least 100 characters, got {self.window}", where="--window",
                              fix="Give about what the model reads, e.g. --window 2000 for a 512-token classifier.")

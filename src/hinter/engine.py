@@ -1,8 +1,10 @@
 """Wires the stages, one batch of texts at a time: mutate -> validate -> ask the model -> oracle -> store."""
 from __future__ import annotations
 
+import logging
 import tempfile
 import time
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
@@ -12,13 +14,17 @@ from .dictionary import Dictionary, load_dictionary
 from .config import RunConfig, describe_differences
 from .errors import InputError
 from .executor import Executor, LocalExecutor
-from .models.base import OutcomeCache, text_key
+from .findings import flip_with_repeats
+from .models.base import Outcome, OutcomeCache, predict_with_retries, text_key
 from .mutation import Mutant, components, generate
 from .records import Replacement, pair_key
 from .runlock import lock_run_folder
 from .store import MutantRow, RunStore, TextRow
 from .validity import Parser, changed_sentence_pairs, sentence_spans
 from .window import window_bounds, windowed
+
+
+log = logging.getLogger("hinter")
 
 
 @dataclass(frozen=True)
@@ -80,6 +86,39 @@ def _oracle(rows: list[MutantRow], by_key: dict, mutant_objs: list[Mutant]) -> N
         row.strictly_hidden = oracle.is_strictly_hidden(bool(row.hidden), lower) if row.hidden is not None else None
 
 
+DETERMINISM_PROBES = 8  # copies of one text asked at start: a 10%-noise model differs within them 34% of the time
+
+
+def check_determinism(model, text: str) -> tuple[dict, Outcome | None]:
+    """Ask `model` about one text DETERMINISM_PROBES times in one batch, bypassing every cache: ({"deterministic":
+    bool or None (undecided: the model failed), "detail"}, the first answer). Scores count as equal within 1e-4
+    (float noise of kernels)."""
+    answers = predict_with_retries(model, [text] * DETERMINISM_PROBES, 1, 0.2)
+    if isinstance(answers, str) or any(a.error for a in answers):
+        return {"deterministic": None, "detail": "the model failed on the check"}, None
+    x = answers[0]
+    for y in answers[1:]:
+        same_scores = (x.scores is None) == (y.scores is None) and (
+            x.scores is None or all(p[0] == q[0] and abs(p[1] - q[1]) <= 1e-4 for p, q in zip(x.scores, y.scores)))
+        if x.encode() != y.encode() or not same_scores:
+            return {"deterministic": False, "detail": f"{x.encode()!r} then {y.encode()!r}" + (
+                "" if x.encode() != y.encode() else ", with other scores")}, x
+    return {"deterministic": True, "detail": f"{x.encode()!r} {DETERMINISM_PROBES} times"}, x
+
+
+def _modal(answers: tuple[Outcome, ...]) -> Outcome:
+    """The most frequent parseable answer (the first of them on a tie), else the first answer."""
+    counts = Counter(a.encode() for a in answers if a.parseable)
+    if not counts:
+        return answers[0]
+    top = counts.most_common(1)[0][0]
+    return next(a for a in answers if a.encode() == top)
+
+
+def _encoded(answers: tuple[Outcome, ...]) -> tuple[str | None, ...]:
+    return tuple(a.encode() for a in answers)
+
+
 def _texts_fingerprint(records: Sequence[TextRecord]) -> str:
     import hashlib
     h = hashlib.sha256()
@@ -92,7 +131,8 @@ def _comparable(settings: dict) -> dict:
     """Recorded settings as they are compared on reopening: the config's entries flattened beside the derived
     ones (a run recorded before RunConfig kept its CLI options under "cli": read as a config)."""
     # analysis options (alpha, the label of interest) change no stored result: never a reason to refuse
-    flat = {k: v for k, v in settings.items() if k not in ("config", "cli") and not k.startswith("analysis.")}
+    flat = {k: v for k, v in settings.items()
+            if k not in ("config", "cli") and not k.startswith(("analysis.", "checks."))}
     config = settings.get("config")
     if config is None and settings.get("cli") is not None:
         config = RunConfig.from_legacy_cli(settings["cli"])
@@ -125,7 +165,7 @@ def run(texts: Sequence[str | TextRecord], model, attributes: Sequence[str] = ("
         dictionary: str | Path | Dictionary | None = None, *, out: str | Path | None = None, parser: Parser | None = None,
         pairs_per_attribute: int | None = None, max_pairs_per_text: int | None = None, seed: int = 0,
         include_occupational: bool = True, query_discarded: bool = False, window: int | None = None,
-        batch_texts: int = 32, overwrite: bool = False, progress: Callable[[str, int, int], None] | None = None,
+        repeats: int = 1, batch_texts: int = 32, overwrite: bool = False, progress: Callable[[str, int, int], None] | None = None,
         executor: Executor | None = None, config: RunConfig | None = None) -> Run:
     """Run a bias test: atomic mutants for each attribute and intersectional ones up to `order`, then write
     summary.json and biases.csv into the run folder.
@@ -136,8 +176,11 @@ def run(texts: Sequence[str | TextRecord], model, attributes: Sequence[str] = ("
     sample of at most that many of the pairs present (None: all). An `out` folder holding a run with the same
     settings is continued (texts already stored are skipped); one with other settings is an error unless
     `overwrite`. `window`: the model reads that many characters around each mutant's changes, of the mutant and
-    of the original alike (for models that truncate long texts; None: whole texts). `progress(stage, done, total)` is called as work advances (stage "load" around loading the
-    parser and the model, then "texts"). `config`: a RunConfig instead of the separate settings.
+    of the original alike (for models that truncate long texts; None: whole texts). `repeats`: ask every text that
+    many times (models that are not deterministic). `progress(stage, done, total)` is called as work advances (stage "load" around loading the
+    parser and the model; "texts": texts stored, first those a resumed run had; "model": texts of the current batch
+    answered, after each model batch; "errors": model errors so far). `config`: a RunConfig instead of the separate
+    settings.
     `executor`: where parsing and model calls run (default: LocalExecutor(); hinter.executor.make_executor("ray")
     spreads them over a Ray cluster with the same results). The executor is not a setting: a run started on one
     may be continued on another.
@@ -147,7 +190,7 @@ def run(texts: Sequence[str | TextRecord], model, attributes: Sequence[str] = ("
                            dictionary=None if dictionary is None or isinstance(dictionary, Dictionary) else str(dictionary),
                            pairs_per_attribute=pairs_per_attribute, max_pairs_per_text=max_pairs_per_text, seed=seed,
                            include_occupational=include_occupational, query_discarded=query_discarded,
-                           window=window, batch_texts=batch_texts)
+                           window=window, repeats=repeats, batch_texts=batch_texts)
     result = execute(config, texts, model, dictionary=dictionary if isinstance(dictionary, Dictionary) else None,
                      out=out, parser=parser, overwrite=overwrite, progress=progress, executor=executor)
     from .report import write_outputs
@@ -187,11 +230,23 @@ def execute(config: RunConfig, texts: Sequence[str | TextRecord], model, *, dict
             "seed": config.seed, "include_occupational": config.include_occupational, "model": model.fingerprint,
             "parser": executor.parser_fingerprint, "query_discarded": config.query_discarded, "texts": len(records),
             **({"window": config.window} if config.window is not None else {}),
+            **({"repeats": config.repeats} if config.repeats > 1 else {}),
             "texts_fingerprint": _texts_fingerprint(records),
             # what `hinter resume` needs to run the same campaign again: only a run read from a dataset by a spec
             **({"config": config.recorded()} if config.dataset is not None and config.model is not None else {}),
         }
         store = _open_store(out_dir, settings, overwrite)
+        if "checks.determinism" not in store.settings():
+            probe = min((r.text for r in records[:config.batch_texts]), key=len)  # the cheapest to ask
+            result, answer = check_determinism(model, probe)
+            store.save_settings({"checks.determinism": result})
+            if result["deterministic"]:  # the run reuses the answer: the text is not asked again
+                store.save_outcomes(model.fingerprint, [(text_key(probe), answer)])
+        determinism = store.settings()["checks.determinism"]
+        if determinism.get("deterministic") is False and config.repeats == 1:
+            log.warning("the model answered the same text differently when asked twice (%s): a flip may be its own "
+                        "noise; pass --repeats 5 to ask every text 5 times and compare the answers' distributions",
+                        determinism["detail"])
         return _run_batches(records, model, executor, config, d, store, out_dir, report)
     finally:
         executor.close()
@@ -204,6 +259,7 @@ def _run_batches(records: list[TextRecord], model, executor: Executor, config: R
     max_pairs_per_text, seed, query_discarded = config.max_pairs_per_text, config.seed, config.query_discarded
     done = store.done_text_ids()
     cache = OutcomeCache(model, store)
+    report("texts", len(done), len(records))
 
     def jobs():
         """Per batch of texts not yet stored: its mutants and their changed sentence pairs (the executor
@@ -244,27 +300,41 @@ def _run_batches(records: list[TextRecord], model, executor: Executor, config: R
                 else:
                     asked_mutants[m.text_id].append(m.text)
         ask = [t for text_id, rec in batch for t in dict.fromkeys([rec.text, *sorted(asked_mutants[text_id])])]
-        outcomes = cache.predict(ask)
+        # --repeats N: every text asked N times; a verdict then compares the answers' distributions
+        asked = [cache.predict(ask, repeat=r, progress=lambda n: report("model", cache.calls - calls,
+                                                                         config.repeats * len(ask)))
+                 for r in range(config.repeats)]
+        answers = {k: tuple(a[k] for a in asked) for k in asked[0]}
+        outcomes = {k: _modal(a) for k, a in answers.items()}
         t3 = time.perf_counter()
         original_outcome = {text_id: outcomes[text_key(rec.text)] for text_id, rec in batch}
         rows = []
         for i, (m, v, p) in enumerate(zip(mutants, valid, pairs)):
             if i in views:
                 original_text, mutant_text, edits = views[i]
-                original, o = outcomes[text_key(original_text)], outcomes[text_key(mutant_text)]
             else:
-                o = outcomes.get(text_key(m.text)) if (v or query_discarded) else None
-                original, edits = original_outcome[m.text_id], m.edits
+                original_text, mutant_text, edits = m.original, m.text, m.edits
+            o = outcomes[text_key(mutant_text)] if (v or query_discarded) else None
+            original = outcomes[text_key(original_text)]
             hidden_change = o is not None and oracle.unseen(edits, original.seen, o.seen)
+            several = config.repeats > 1 and o is not None
+            if o is None or hidden_change:
+                bias = None
+            elif several:
+                bias = flip_with_repeats(_encoded(answers[text_key(original_text)]),
+                                         _encoded(answers[text_key(mutant_text)]))
+            else:
+                bias = oracle.is_bias(original.encode(), o.encode())
             rows.append(MutantRow(
                 m.text_id, m.order, "+".join(m.attributes), pair_key(m.key),
                 # discarded mutants' texts are not stored: the replacements' spans rebuild them on reading
                 m.replacements,
                 m.text if o is not None else None,
                 None if p is None else len(p), v, o.encode() if o else None, o.raw if o else None, o is not None,
-                None if o is None or hidden_change else oracle.is_bias(original.encode(), o.encode()), None, None,
+                bias, None, None,
                 scores=o.scores if o else None, seen=o.seen if o else None, unseen=hidden_change if o else None,
-                base=(original.encode(), original.scores) if i in views else None))
+                base=(original.encode(), original.scores) if i in views else None,
+                answers=_encoded(answers[text_key(mutant_text)]) if several else None))
         _oracle(rows, _verdicts_by_key(rows), mutants)
         # The batch's texts, mutants and counters are committed together: a run killed at any moment
         # resumes at the first batch not committed, and its counters add up as if it had not stopped.
@@ -274,8 +344,10 @@ def _run_batches(records: list[TextRecord], model, executor: Executor, config: R
                  # ahead, validity time is hidden behind the model stage
                  "seconds_mutation": seconds_mutation, "seconds_validity": t2 - t1 - seconds_mutation,
                  "seconds_model": t3 - t2, "seconds_oracle_store": time.perf_counter() - t3}
-        store.save_batch([TextRow(tid, rec.source_id, rec.text, rec.gold, o.encode(), o.raw, o.scores, o.seen)
+        store.save_batch([TextRow(tid, rec.source_id, rec.text, rec.gold, o.encode(), o.raw, o.scores, o.seen,
+                                  _encoded(answers[text_key(rec.text)]) if config.repeats > 1 else None)
                           for tid, rec in batch for o in [original_outcome[tid]]], rows, stats)
+        report("errors", cache.errors, cache.calls)
         report("texts", min(start + batch_texts, len(records)), len(records))
         t1 = time.perf_counter()
     return Run(out_dir, store)

@@ -218,7 +218,7 @@ def findings_section(store: RunStore, alpha: float | None = None, label: str | N
     """The run's findings (docs/findings.md): one per cell, with direction, effect, p and q values and, for
     intersectional cells, the population-level interaction. `alpha` and `label` (the label of interest)
     default to what the run recorded (`--alpha`, `--label`), else 0.05 and the task's first label."""
-    from .findings import ALPHA, Observation, analyse
+    from .findings import ALPHA, Observation, analyse, self_flip_rate
     settings = store.settings()
     alpha = alpha if alpha is not None else settings.get("analysis.alpha") or ALPHA
     label = label or settings.get("analysis.label")
@@ -233,12 +233,17 @@ def findings_section(store: RunStore, alpha: float | None = None, label: str | N
         value = dict(scores).get(label) if scores else None
         return None if value is None else (value,)
 
-    observations = [Observation.from_pair_ids((r.text_id, r.original, r.original_scores),
-                                              [x.pair_id for x in r.replacements], r.original, r.mutant,
-                                              score(r.original_scores), score(r.mutant_scores)) for r in rows]
+    repeated = any(len(r.mutant_answers) > 1 for r in rows)
+    # with repeats the tests compare the answers' distributions (one score per call is not kept)
+    observations = [Observation.from_pair_ids((r.text_id, r.original, r.original_answers),
+                                              [x.pair_id for x in r.replacements], r.original_answers,
+                                              r.mutant_answers, None if repeated else score(r.original_scores),
+                                              None if repeated else score(r.mutant_scores)) for r in rows]
     analysis = analyse(observations, label=label, alpha=alpha)
+    answers = store.original_answers()
+    self_flip = self_flip_rate(answers).to_dict() if answers else None
     return {**analysis.to_dict(), "significant": len(analysis.significant()),
-            "population_hidden": len(analysis.population_hidden())}
+            "population_hidden": len(analysis.population_hidden()), "self_flip": self_flip}
 
 
 def summary(store: RunStore, alpha: float | None = None, label: str | None = None) -> dict:
@@ -277,6 +282,8 @@ def summary(store: RunStore, alpha: float | None = None, label: str | None = Non
     }
     f = findings_section(store, alpha, label)
     s["findings"] = f.pop("findings")
+    s["determinism"] = s["settings"].get("checks.determinism")  # the start-up check: one text asked twice
+    s["self_flip"] = f.pop("self_flip")  # with --repeats: how often two answers on one original differ
     s["findings_analysis"] = f  # label of interest, measure (score or label), alpha, counts
     s["significant_findings"] = f["significant"]
     s["population_hidden"] = f["population_hidden"]

@@ -23,7 +23,8 @@ CREATE TABLE IF NOT EXISTS texts (
     outcome TEXT,                     -- the model's outcome (NULL: unparseable)
     raw TEXT,                         -- the model's raw answer
     scores TEXT,                      -- JSON [[label, score], ...] where the backend gives scores
-    seen INTEGER                      -- characters the model read when it truncated the text (NULL: all)
+    seen INTEGER,                     -- characters the model read when it truncated the text (NULL: all)
+    answers TEXT                      -- with --repeats: JSON list of every answer (outcome is the most frequent)
 );
 CREATE TABLE IF NOT EXISTS mutants (
     mutant_id INTEGER PRIMARY KEY,
@@ -46,6 +47,7 @@ CREATE TABLE IF NOT EXISTS mutants (
     unseen INTEGER,                   -- 1: every change lies beyond what the model read (not tested)
     base_outcome TEXT,                -- with --window: the outcome of the original's window it is compared with
     base_scores TEXT,                 -- ... and its scores (NULL: compared with the whole original, in texts)
+    answers TEXT,                     -- as texts.answers
     UNIQUE (text_id, pair_key)
 );
 CREATE TABLE IF NOT EXISTS outcomes (
@@ -55,8 +57,9 @@ CREATE TABLE IF NOT EXISTS outcomes (
 CREATE INDEX IF NOT EXISTS mutants_attrs ON mutants(attributes);
 """
 # Columns added after the first release: a run folder made before them gains them, empty, when opened.
-ADDED_COLUMNS = {"texts": ("scores TEXT", "seen INTEGER"), "outcomes": ("scores TEXT", "seen INTEGER"),
-                 "mutants": ("scores TEXT", "seen INTEGER", "unseen INTEGER", "base_outcome TEXT", "base_scores TEXT")}
+ADDED_COLUMNS = {"texts": ("scores TEXT", "seen INTEGER", "answers TEXT"), "outcomes": ("scores TEXT", "seen INTEGER"),
+                 "mutants": ("scores TEXT", "seen INTEGER", "unseen INTEGER", "base_outcome TEXT", "base_scores TEXT",
+                             "answers TEXT")}
 
 
 def scores_to_json(scores: tuple[tuple[str, float], ...] | None) -> str | None:
@@ -79,10 +82,11 @@ class TextRow:
     raw: str | None
     scores: tuple[tuple[str, float], ...] | None = None
     seen: int | None = None
+    answers: tuple[str | None, ...] | None = None  # --repeats: every answer
 
     def as_tuple(self) -> tuple:
         return (self.text_id, self.source_id, self.text, self.gold, self.outcome, self.raw, scores_to_json(self.scores),
-                self.seen)
+                self.seen, _json(self.answers))
 
 
 @dataclass
@@ -108,6 +112,7 @@ class MutantRow:
     seen: int | None = None
     unseen: bool | None = None    # every change beyond what the model read: not tested (bias None)
     base: tuple[str | None, tuple[tuple[str, float], ...] | None] | None = None  # --window: the windowed original
+    answers: tuple[str | None, ...] | None = None  # --repeats: every answer
 
 
 @dataclass(frozen=True)
@@ -120,6 +125,8 @@ class FindingRow:
     mutant: str
     original_scores: tuple[tuple[str, float], ...] | None
     mutant_scores: tuple[tuple[str, float], ...] | None
+    original_answers: tuple[str | None, ...] = ()  # every answer with --repeats, else the outcome alone
+    mutant_answers: tuple[str | None, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -250,24 +257,24 @@ class RunStore:
         with self.db:
             self.db.executemany("INSERT INTO stats VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = value + excluded.value",
                                 list((stats or {}).items()))
-            self.db.executemany("INSERT OR REPLACE INTO texts (text_id, source_id, text, gold, outcome, raw, scores, seen)"
-                                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            self.db.executemany("INSERT OR REPLACE INTO texts (text_id, source_id, text, gold, outcome, raw, scores, seen,"
+                                " answers) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                                 [t.as_tuple() for t in texts])
             self.db.executemany(
                 "INSERT OR REPLACE INTO mutants (text_id, ord, attributes, pair_key, replacements, text, changed_sentences,"
                 " valid, outcome, raw, queried, bias, hidden, strictly_hidden, scores, seen, unseen, base_outcome,"
-                " base_scores) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " base_scores, answers) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 [(m.text_id, m.order, m.attributes, m.pair_key, replacements_to_json(m.replacements), m.text,
                   m.changed_sentences, int(m.valid), m.outcome, m.raw, int(m.queried), _int(m.bias), _int(m.hidden),
                   _int(m.strictly_hidden), scores_to_json(m.scores), m.seen, _int(m.unseen),
-                  *((None, None) if m.base is None else (m.base[0], scores_to_json(m.base[1]))))
+                  *((None, None) if m.base is None else (m.base[0], scores_to_json(m.base[1]))), _json(m.answers))
                  for m in mutants])
 
     def texts(self) -> Iterator[TextRow]:
         """Every stored original, by text_id."""
-        for r in self.db.execute("SELECT text_id, source_id, text, gold, outcome, raw, scores, seen FROM texts "
+        for r in self.db.execute("SELECT text_id, source_id, text, gold, outcome, raw, scores, seen, answers FROM texts "
                                  "ORDER BY text_id"):
-            yield TextRow(*r[:6], scores_from_json(r[6]), r[7])
+            yield TextRow(*r[:6], scores_from_json(r[6]), r[7], _unjson(r[8]))
 
     def done_text_ids(self) -> set[int]:
         """The texts already stored (with their mutants: a batch is committed whole): what a resumed run skips."""
@@ -336,13 +343,19 @@ class RunStore:
     def finding_rows(self) -> Iterator[FindingRow]:
         """Every tested mutant (valid, outcome and original's outcome parseable, seen) with what it is compared
         with: the findings' input."""
-        for tid, reps, base, outcome, base_scores, scores in self.db.execute(
+        for tid, reps, base, outcome, base_scores, scores, base_answers, answers in self.db.execute(
                 """SELECT m.text_id, m.replacements, COALESCE(m.base_outcome, t.outcome), m.outcome,
-                          CASE WHEN m.base_outcome IS NULL THEN t.scores ELSE m.base_scores END, m.scores
+                          CASE WHEN m.base_outcome IS NULL THEN t.scores ELSE m.base_scores END, m.scores,
+                          CASE WHEN m.base_outcome IS NULL THEN t.answers END, m.answers
                    FROM mutants m JOIN texts t USING (text_id) WHERE m.valid = 1 AND m.bias IS NOT NULL
                    ORDER BY m.mutant_id"""):
             yield FindingRow(tid, replacements_from_json(reps), base, outcome, scores_from_json(base_scores),
-                             scores_from_json(scores))
+                             scores_from_json(scores), _unjson(base_answers) or (base,),
+                             _unjson(answers) or (outcome,))
+
+    def original_answers(self) -> list[tuple[str | None, ...]]:
+        """With --repeats: every original's answers (the self-flip rate's input)."""
+        return [tuple(json.loads(a)) for (a,) in self.db.execute("SELECT answers FROM texts WHERE answers IS NOT NULL")]
 
     def unparseable_answers(self) -> int:
         """Texts the model answered in a form the task cannot read (model errors are not cached: apart)."""
@@ -388,6 +401,14 @@ def open_run(folder: str | os.PathLike, where: str | None = None) -> RunStore:
     except sqlite3.DatabaseError as e:
         raise InputError(f"run.sqlite cannot be read ({e})", where=where or str(path),
                          fix="Give the --out folder of a `hinter run`.") from None
+
+
+def _json(v) -> str | None:
+    return None if v is None else json.dumps(list(v))
+
+
+def _unjson(column: str | None) -> tuple | None:
+    return None if column is None else tuple(json.loads(column))
 
 
 def _int(v: bool | None) -> int | None:

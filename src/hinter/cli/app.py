@@ -1,6 +1,7 @@
 """The Typer application, its consoles, and `main` (errors as one paragraph and an exit code, never a traceback)."""
 from __future__ import annotations
 
+import logging
 import signal
 import sys
 
@@ -47,7 +48,17 @@ def _interrupt(signum, frame) -> None:
     raise Interrupted(signal.Signals(signum).name)
 
 
+class _ConsoleWarnings(logging.Handler):
+    """hinter's own warnings (a model found not deterministic...) as one yellow line each."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        console.print(f"[yellow]warning:[/] {record.getMessage()}", highlight=False, soft_wrap=True)
+
+
 def main() -> None:
+    engine_log = logging.getLogger("hinter")
+    if not any(isinstance(h, _ConsoleWarnings) for h in engine_log.handlers):
+        engine_log.addHandler(_ConsoleWarnings(logging.WARNING))
     signal.signal(signal.SIGINT, _interrupt)
     signal.signal(signal.SIGTERM, _interrupt)
     debug = "--debug" in sys.argv

@@ -47,6 +47,10 @@ def run_cmd(
                                          "the mutant (for models that truncate: the embedded model reads about "
                                          "8,000 characters, BERT-like classifiers about 2,000). Without it a "
                                          "change beyond what the model read is counted as unseen, not tested."),
+    repeats: int = typer.Option(1, "--repeats", help="Ask the model about every text this many times (for models "
+                                "that are not deterministic: sampling, some APIs even at temperature 0). A flip "
+                                "then needs the answers' distributions to differ; the model's own flip rate is "
+                                "reported. Answers are cached per repeat, so resume stays exact."),
     no_jobs: bool = typer.Option(False, "--no-jobs", help="Leave out the occupational gender pairs (assistant;CEO)."),
     query_discarded: bool = typer.Option(False, "--query-discarded", help="Also ask the model about discarded mutants, "
                                          "to count the false positives the invariant avoids."),
@@ -78,7 +82,7 @@ def run_cmd(
     config = RunConfig(
         attributes=attributes, order=order, dictionary=None if dictionary is None else str(dictionary),
         pairs_per_attribute=pairs_per_attribute, max_pairs_per_text=max_pairs_per_text, seed=seed,
-        include_occupational=not no_jobs, query_discarded=query_discarded, window=window, dataset=dataset, text_field=text_field,
+        include_occupational=not no_jobs, query_discarded=query_discarded, window=window, repeats=repeats, dataset=dataset, text_field=text_field,
         label_field=label_field, limit=limit, skip_bad_rows=skip_bad_rows, model=model, task=task)
     from ..report.gate import check_paths
     check_paths(fail_on, config.attributes, config.order)

@@ -162,8 +162,12 @@ class OutcomeCache:
         self.retries, self.max_failed_batches, self.backoff_s = retries, max_failed_batches, backoff_s
         self._failed_in_a_row = 0
 
-    def predict(self, texts: Iterable[str], progress=None) -> dict[str, Outcome]:
-        wanted = {text_key(t): t for t in texts}
+    def predict(self, texts: Iterable[str], progress=None, repeat: int = 0) -> dict[str, Outcome]:
+        """Each text's outcome, keyed by text_key. `repeat` r > 0 asks again (--repeats): its answers are cached
+        apart, under the text's key and '#r', so a resumed run reuses every answer of every repeat."""
+        suffix = f"#{repeat}" if repeat else ""
+        by_key = {text_key(t): t for t in texts}
+        wanted = {k + suffix: t for k, t in by_key.items()}
         missing = [k for k in wanted if k not in self._memory]
         if missing and self.store is not None:
             self._memory.update(self.store.cached_outcomes(self.model.fingerprint, missing))
@@ -198,4 +202,4 @@ class OutcomeCache:
                 self.store.save_outcomes(self.model.fingerprint, [(k, o) for k, o in zip(keys, outs) if not o.error])
             if progress is not None:
                 progress(len(keys))
-        return {k: self._memory[k] for k in wanted}
+        return {k: self._memory[k + suffix] for k in by_key}
