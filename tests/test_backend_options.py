@@ -224,6 +224,9 @@ class Server:
             def do_POST(self):
                 outer.requests.append(json.loads(self.rfile.read(int(self.headers.get("content-length", 0)))))
                 status, body = outer.script[min(len(outer.requests), len(outer.script)) - 1]
+                if status is None:  # hang up without an answer
+                    self.close_connection = True
+                    return
                 data = json.dumps(body).encode()
                 self.send_response(status)
                 self.send_header("content-type", "application/json")
@@ -303,6 +306,7 @@ def test_a_server_that_answers_is_fine_and_gives_first_token_scores(serve):
     server = serve((200, completion(" Positive", top)))
     model = load_model(f"openai:x@{server.url}?concurrency=2", "imdb")
     assert model.concurrency == 2 and len(server.requests) == 1 and server.requests[0]["max_tokens"] == 1
+    assert server.requests[0]["prompt"] == model.task.completion_prompt("A short test.")  # the campaign's shape
     out, = model.predict(["A fine film."])
     assert out.value == "Positive" and out.scores == (("Positive", -0.2), ("Negative", -1.7)) and out.seen is None
     assert max(out.scores, key=lambda s: s[1])[0] == out.value
@@ -321,3 +325,14 @@ def test_a_busy_server_lets_the_campaign_start_and_retries_are_logged(serve, cap
     assert f"the API at {server.url}: 503 (loading); retry 1 of 3 in " in messages[1]
     assert f"the API at {server.url}: 429 (slow down); retry 2 of 3 in " in messages[2]
     assert all(r.levelno == logging.WARNING for r in caplog.records if r.name == "hinter.models")
+
+
+def test_a_server_that_hangs_up_is_left_to_the_retries(serve, caplog):
+    server = serve((None, None), (200, {**completion(" Positive"), "object": "chat.completion", "choices": [{
+        "index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "Positive"}}]}))
+    with caplog.at_level(logging.WARNING, logger="hinter.models"):
+        model = load_model(f"openai-chat:x@{server.url}", "imdb")
+    assert "accepted a test request but sent no answer" in caplog.text
+    assert server.requests[0]["messages"] == model.task.chat_messages("A short test.")
+    out, = model.predict(["A film."])
+    assert out.value == "Positive" and out.scores is None  # no logprobs: the answer text is parsed

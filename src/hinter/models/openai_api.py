@@ -16,11 +16,11 @@ likely; otherwise the answer text is parsed (`Task.parse_answer`). `Outcome.scor
 log-probabilities, for the labels found among the returned top ones (a label missing from them has no score);
 None where the answer was parsed. `seen` is None: a server that cannot read a whole text refuses it (above).
 
-Before the campaign (`preflight`, called when the model is loaded) one short request (a one-token answer to
-"Hello") checks the server: nothing listening, a host that does not resolve or accept connections, a refused key
-(401, 403), an unknown model or endpoint (404) or any other refusal stop at once with a ModelError naming the URL
-and the fix (exit code 2); a server that answers, even slowly or with 429 / 5xx, lets the campaign start (its
-requests are retried). Each retry is logged on the "hinter.models" logger (warning: what failed, the attempt,
+Before the campaign (`preflight`, called when the model is loaded) one short request (the task's prompt for a
+one-sentence text, a one-token answer) checks the server: nothing listening, a host that does not resolve or
+accept connections, a refused key (401, 403), an unknown model or endpoint (404) or any other refusal (4xx) stop
+at once with a ModelError naming the URL and the fix (exit code 2); a server that answers, even slowly, with 429 /
+5xx or by dropping the connection, lets the campaign start (its requests are retried). Each retry is logged on the "hinter.models" logger (warning: what failed, the attempt,
 the wait).
 
 Options (`openai:MODEL@URL?timeout=30&concurrency=8&retries=3`): timeout, seconds per request (60); concurrency,
@@ -146,12 +146,13 @@ class OpenAIModel:
         client = self.client.with_options(timeout=httpx.Timeout(self.timeout, connect=connect), max_retries=0)
         kwargs = dict(model=self.model, temperature=0, max_tokens=1)
         where, endpoint = "--model", "chat/completions" if self.chat else "completions"
+        text = "A short test."  # in the task's prompt: the requests of the campaign will look the same
         for attempt in range(2):
             try:
                 if self.chat:
-                    client.chat.completions.create(messages=[{"role": "user", "content": "Hello"}], **kwargs)
+                    client.chat.completions.create(messages=self.task.chat_messages(text), **kwargs)
                 else:
-                    client.completions.create(prompt="Hello", **kwargs)
+                    client.completions.create(prompt=self.task.completion_prompt(text), **kwargs)
                 return
             except o.APITimeoutError as e:
                 if isinstance(e.__cause__, httpx.ConnectTimeout):
@@ -163,6 +164,11 @@ class OpenAIModel:
                 return
             except o.APIConnectionError as e:
                 cause = e.__cause__
+                if not isinstance(cause, httpx.ConnectError) and not _unresolved(cause):
+                    # connected, but the answer broke off: a server is there, and the campaign's retries will tell
+                    log.warning("the API at %s accepted a test request but sent no answer (%s); starting all the "
+                                "same", self.url, cause or e)
+                    return
                 if attempt == 0 and not _unresolved(cause):  # a server still starting: one more try
                     time.sleep(1.0)
                     continue
