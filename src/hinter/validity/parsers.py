@@ -69,20 +69,96 @@ class _SpacyWorker:
         return [Parse(tuple(t.tag_ for t in docs[s]), tuple(t.dep_ for t in docs[s])) for s in sentences]
 
 
-_worker: _SpacyWorker | None = None
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
-def _init_worker(model: str, batch_size: int) -> None:
-    global _worker
-    # Ctrl-C reaches the whole process group: the parent alone handles it and stops the workers. A worker
-    # interrupted inside the pool's queue lock left the parent's close() waiting forever (3 in 20 tries).
+def _serve(conn, model: str, batch_size: int, inherited: list) -> None:
+    """A worker process: loads the pipeline, then answers (method, sentences) requests on its own pipe until
+    the pipe closes (the parent stopped, however it stopped)."""
+    # Ctrl-C reaches the whole process group: the parent alone handles it and stops the workers. SIGTERM keeps
+    # its default (the worker dies at once): a worker shares no lock with the others or with the parent, so
+    # nothing it dies holding can block them. Signals were blocked across the fork (see _Workers).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the CLI's handler is inherited by fork; terminate() must kill
-    _worker = _SpacyWorker(model, batch_size)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the CLI's handler is inherited by fork
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
+    for c in inherited:  # the parent's ends of the pipes: the parent's exit must read as end of file here
+        c.close()
+    try:
+        worker, failure = _SpacyWorker(model, batch_size), None
+    except Exception as e:
+        worker, failure = None, RuntimeError(f"the spaCy worker could not load {model!r}: {type(e).__name__}: {e}")
+    while True:
+        try:
+            method, sentences = conn.recv()
+        except (EOFError, OSError):
+            return
+        try:
+            if failure is not None:
+                raise failure
+            reply = ("ok", getattr(worker, method)(sentences))
+        except Exception as e:
+            reply = ("error", RuntimeError(f"{type(e).__name__}: {e}"))
+        try:
+            conn.send(reply)
+        except OSError:  # the parent is gone
+            return
 
 
-def _call_worker(method: str, sentences: list[str]):
-    return getattr(_worker, method)(sentences)
+def _stop(procs: list, conns: list) -> None:
+    for c in conns:
+        c.close()
+    for p in procs:  # the workers hold nothing worth a graceful stop
+        if p.exitcode is None:
+            p.kill()
+    for p in procs:
+        p.join(timeout=5)
+
+
+class _Workers:
+    """`n` worker processes, each with its own pipe: no lock or queue shared between them, so a worker killed at
+    any moment (SIGTERM to the process group, the OOM killer) cannot leave the parent waiting (multiprocessing.Pool
+    hung in terminate() when a worker died inside its queue's lock). A dead worker is an error, not a hang."""
+
+    def __init__(self, ctx, n: int, model: str, batch_size: int):
+        self.procs: list = []
+        self.conns: list = []
+        self.stop = weakref.finalize(self, _stop, self.procs, self.conns)
+        fork = ctx.get_start_method() == "fork"
+        # Blocked across the forks: a child never runs the parent's handler (which would raise in it and print
+        # a traceback) before _serve ignores SIGINT; the parent gets the signal when they are unblocked.
+        blocking = hasattr(signal, "pthread_sigmask")
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS) if blocking else None
+        try:
+            for _ in range(n):
+                parent, child = ctx.Pipe()
+                self.conns.append(parent)
+                p = ctx.Process(target=_serve, args=(child, model, batch_size, list(self.conns) if fork else []),
+                                name="hinter-spacy", daemon=True)
+                p.start()
+                self.procs.append(p)
+                child.close()
+        finally:
+            if blocking:
+                signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+    def run(self, requests: dict[int, tuple[str, list[str]]]) -> dict[int, object]:
+        for i, request in requests.items():  # every worker reads its whole request before answering
+            self._io(i, self.conns[i].send, request)
+        replies = {i: self._io(i, self.conns[i].recv) for i in requests}
+        for reply in replies.values():
+            if reply[0] == "error":
+                raise reply[1]
+        return {i: reply[1] for i, reply in replies.items()}
+
+    def _io(self, i: int, op, *args):
+        try:
+            return op(*args)
+        except (EOFError, OSError):
+            self.procs[i].join(timeout=1)
+            raise ModelError(f"a spaCy worker process stopped (exit code {self.procs[i].exitcode})",
+                             fix="It may have run out of memory: try fewer processes (--workers), then run the same "
+                                 "command again to continue.") from None
 
 
 class SpacyParser:
@@ -94,7 +170,7 @@ class SpacyParser:
         import spacy.util
 
         self.n_process = max(1, n_process)
-        self._local, self._pool = None, None
+        self._local, self._workers = None, None
         try:
             if self.n_process == 1:
                 self._local = _SpacyWorker(model, batch_size)
@@ -113,24 +189,21 @@ class SpacyParser:
             # `if __name__ == "__main__"` guard. Callers create the parser before loading a model, so the
             # fork happens before llama.cpp or torch start threads.
             ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
-            self._pool = ctx.Pool(self.n_process, initializer=_init_worker, initargs=(model, batch_size))
-            # end the workers at exit at the latest, before the interpreter tears down what Pool needs
-            self._finalizer = weakref.finalize(self, self._pool.terminate)
+            self._workers = _Workers(ctx, self.n_process, model, batch_size)
         self.fingerprint = f"spacy:{meta.get('lang')}_{meta.get('name')}-{meta.get('version')}"
 
     def _run(self, method: str, sentences: Sequence[str]):
-        if self._pool is None:
+        if self._workers is None:
             return getattr(self._local, method)(list(sentences))
         shards: list[list[int]] = [[] for _ in range(self.n_process)]
         for i, s in enumerate(sentences):
             shards[zlib.crc32(s.encode("utf-8")) % self.n_process].append(i)
-        jobs = [self._pool.apply_async(_call_worker, (method, [sentences[i] for i in shard])) if shard else None
-                for shard in shards]
+        replies = self._workers.run({w: (method, [sentences[i] for i in shard]) for w, shard in enumerate(shards)
+                                     if shard})
         out: list = [None] * len(sentences)
-        for shard, job in zip(shards, jobs):
-            if job is not None:
-                for i, r in zip(shard, job.get()):
-                    out[i] = r
+        for w, results in replies.items():
+            for i, r in zip(shards[w], results):
+                out[i] = r
         return out
 
     def tag(self, sentences: Sequence[str]) -> list[Tags]:
@@ -140,9 +213,10 @@ class SpacyParser:
         return self._run("parse", sentences)
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._finalizer()
-            self._pool = None
+        """Stops the worker processes at once (also at exit, or when the parser is garbage collected)."""
+        if self._workers is not None:
+            self._workers.stop()
+            self._workers = None
 
 
 def default_processes() -> int:
