@@ -31,6 +31,23 @@ def test_five_presets_with_labels_prompts_and_three_examples():
     ("Article 14", {"Article 14"}),
     ("None", set()), ("none.", set()), ("Answer: None", set()), ("No violation", set()),
     ("I do not know", None), ("Article 1", None), ("", None),
+    ("Answer: Article 6\n\nThe Court found a violation of Article 8.", {"Article 6"}),  # the first line only
+    ("Answer:\nArticle 6, Article 8", {"Article 6", "Article 8"}),
+    ("Article 6\n\nArticle 8\n", {"Article 6", "Article 8"}),
+    ("Article 6\nFacts: 7. The applicant was born in 1957 and lives in Nicosia\nAnswer: Article 8", {"Article 6"}),
+    # answers that go on beyond the labels: the embedded model on the bundled ECtHR sample (issue 12)
+    ("Article 11 et seq. of the Civil Code", None),
+    ("Article 1 of the Land Ownership Act (see paragraph 25 below)", None),
+    ("Article 125 of the Criminal Code", None), ("Article 6. The applicant was born in 1960.", None),
+    ("Article 14 of the Family Act (see paragraph 46 below) is a criminal offence", None),
+    ("Article 10, Article 11, Article 12, Article 13, Article 14, Article 15", None),  # 12, 13: no labels
+    ("Article 146 § 1 of the Criminal Code", None), ("Article 2 of the Convention", {"Article 2"}),
+    ("Article 1 of Protocol No. 1 to the Convention", {"Article 1 of Protocol 1"}),
+    ("Articles 6 and 8 of the Convention", {"Article 6", "Article 8"}),
+    ("Article 6 § 1", {"Article 6"}),
+    ("Article 5 §§ 1 and 4 of the Convention, Article 14", {"Article 5", "Article 14"}),
+    ("Article 6 § 1 of the Civil Code", None), ("Article 1 of Protocol No. 1 to the Civil Code", None),
+    ("Articles 3 or 6", None), ("Article 3 or Article 6", None), ("None, Article 6", None), ("No", None),
 ])
 def test_multi_label_parser(answer, expected):
     value = get_task("ecthr").parse_answer(answer).value
@@ -46,6 +63,39 @@ def test_multi_label_parser(answer, expected):
 ])
 def test_single_label_parser(task, answer, expected):
     assert get_task(task).parse_answer(answer).value == expected
+
+
+CONTINUATIONS = (" et seq. of the Civil Code", " (see paragraph 25 below)", ". The applicant was born in 1960.",
+                 " of the Land Ownership Act")
+
+
+@pytest.mark.parametrize("name", ["imdb", "ecthr", "eurlex", "ledgar", "scotus"])
+def test_answers_in_the_tasks_terms_parse_and_nothing_more(name):
+    """Every label, alias and example answer of every task parses, in any case, after "Answer:" or the task's
+    prefix, with trailing punctuation; multi-label answers list labels. The same answers continued by more
+    text are unparseable."""
+    task = get_task(name)
+
+    def value(label_set):
+        return frozenset(label_set) if task.multi_label else next(iter(label_set))
+
+    answers = [(label, {label}) for label in task.labels] + [(alias, {label}) for alias, label in task.aliases]
+    answers += [(a, None) for _, a in task.examples]  # None: whatever the example says
+    for answer, labels in answers:
+        expected = task.parse_answer(answer).value if labels is None else value(labels)
+        assert expected is not None, (name, answer)
+        for spelling in (answer, f" {answer.upper()}.", f"Answer: {answer.lower()}", f"{task.answer_prefix} {answer}\n",
+                         f"{task.answer_prefix}\n{answer}", f"{answer}\nFacts: more text on the next line"):
+            assert task.parse_answer(spelling).value == expected, (name, spelling)
+        for more in CONTINUATIONS:
+            assert task.parse_answer(answer + more).value is None, (name, answer + more)
+    if task.multi_label:
+        first, last = task.labels[0], task.labels[-1]
+        for joined in (f"{first}, {last}", f"{first} and {last}", f"{first}; {last}."):
+            assert task.parse_answer(joined).value == frozenset({first, last}), (name, joined)
+        assert task.parse_answer(task.none_answer).value == frozenset()
+    else:
+        assert task.parse_answer(f"{task.labels[0]} and {task.labels[1]}").value is None  # two labels
 
 
 def test_eurlex_longest_label_wins():

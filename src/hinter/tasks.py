@@ -22,6 +22,9 @@ from .models.registry import Registry
 
 
 NO_LABEL_ANSWERS = {"no violation", "no violations", "no labels", "no label", "nothing"}
+CONNECTORS = {"and"}  # the only words an answer may hold besides its labels
+# "Article 6 § 1", "Article 5 §§ 1 and 4": a paragraph of an article names that article
+_PARAGRAPHS = re.compile(r"(\barticles?\s+\d+)\s*§§?\s*\d+(?:\s*(?:,|and|-)\s*\d+)*", re.IGNORECASE)
 
 
 def _norm(text: str) -> str:
@@ -77,19 +80,26 @@ class Task:
         pairs = [(_norm(label), label) for label in self.labels] + [(_norm(a), label) for a, label in self.aliases]
         return sorted({p for p in pairs if p[0].strip()}, key=lambda p: len(p[0]), reverse=True)
 
-    def parse_answer(self, answer: str) -> Outcome:
-        """Labels named in the answer, matched as whole words, ignoring case and punctuation.
+    def _answer_lines(self, answer: str) -> list[str]:
+        """The answer's lines with content, normalised, the first less a repeated answer prefix ("Answer:", or
+        the task's own, e.g. "Sentiment:"; a prefix alone on its line is dropped), paragraphs of articles
+        ("§ 1") left out."""
+        prefixes = sorted({_norm(p) for p in (self.answer_prefix, "Answer:") if _norm(p).strip()}, key=len,
+                          reverse=True)
+        answer = _PARAGRAPHS.sub(r"\1", answer)
+        lines = [_norm(line) for line in answer.splitlines() if _norm(line).strip()]
+        if lines:
+            prefix = next((p for p in prefixes if lines[0].startswith(p)), None)
+            if prefix is not None:
+                lines[0] = " " + lines[0][len(prefix):]
+                if not lines[0].strip():
+                    lines.pop(0)
+        return lines
 
-        Single-label: exactly one label named, else unparseable ("positive or negative" names two).
-        Multi-label: the set of labels named; "None" (alone, or opening the answer) is the empty set;
-        an answer naming no label is unparseable.
-        """
-        body = _norm(answer)
-        prefix = _norm(self.answer_prefix)
-        if prefix.strip() and body.startswith(prefix):  # a model that repeats "Answer:"
-            body = " " + body[len(prefix):]
+    def _labels_in(self, body: str) -> tuple[list[str], list[str]]:
+        """The labels a normalised line names, and its words that are neither labels nor connectors."""
         # "Articles 3, 6 and 8" -> "article 3 article 6 article 8"
-        remaining = re.sub(r" articles?((?: (?:and |or )?\d+)+)(?= )",
+        remaining = re.sub(r" articles?((?: (?:and )?\d+)+)(?= )",
                            lambda m: "".join(f" article {n}" for n in re.findall(r"\d+", m.group(1))), body)
         found: list[str] = []
         for spelling, label in self._spellings():
@@ -97,12 +107,37 @@ class Task:
                 if label not in found:
                     found.append(label)
                 remaining = remaining.replace(spelling, " | ")  # keeps word boundaries, blocks overlapping matches
-        if self.multi_label:
-            if found:
-                return Outcome(frozenset(found), answer)
-            if body.startswith(_norm(self.none_answer)) or body.strip() in NO_LABEL_ANSWERS:
+        return found, [w for w in remaining.split() if w != "|" and w not in CONNECTORS]
+
+    def parse_answer(self, answer: str) -> Outcome:
+        """The labels an answer names, in the task's own terms: its first line with content (less a repeated
+        "Answer:") must consist of label spellings (labels and aliases, ignoring case and punctuation), joined
+        by punctuation or "and", and nothing else. An answer that goes on beyond the labels (continues the text,
+        names another law's article: "Article 11 et seq. of the Civil Code") is unparseable, even where a label
+        occurs in it. Later lines count only while they too hold labels alone (a list, one label a line); the
+        first other line ends the answer (a chat model's explanation, a base model's next invented example).
+
+        Single-label: exactly one label, else unparseable ("positive or negative" names two).
+        Multi-label: the set of labels; the task's none_answer ("None") or "no violation"... alone is the empty
+        set; an answer naming no label is unparseable.
+        """
+        lines = self._answer_lines(answer)
+        if not lines:
+            return Outcome(None, answer)
+        found, rest = self._labels_in(lines[0])
+        if rest:  # words that are no label: the answer says something else, or more
+            first = lines[0].strip()
+            if self.multi_label and not found and (first == _norm(self.none_answer).strip()
+                                                   or first in NO_LABEL_ANSWERS):
                 return Outcome(frozenset(), answer)
             return Outcome(None, answer)
+        for line in lines[1:]:
+            more, rest = self._labels_in(line)
+            if rest or not more:
+                break
+            found += [label for label in more if label not in found]
+        if self.multi_label:
+            return Outcome(frozenset(found), answer) if found else Outcome(None, answer)
         return Outcome(found[0] if len(found) == 1 else None, answer)
 
 
