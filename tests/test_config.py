@@ -81,3 +81,11 @@ def test_a_second_process_on_a_folder_in_use_stops_at_once(tmp_path):
     assert stored_texts(c / "out") == 48
     calls = (tmp_path / "calls.log").read_text().splitlines()
     assert len(calls) == len(set(calls)), "the second process asked the model too"
+
+
+def test_options_that_change_no_result_never_refuse_a_resume():
+    from hinter.engine import _comparable
+    a = {"config": RunConfig(model="gguf:default?threads=2", dataset="imdb").recorded()}
+    b = {"config": RunConfig(model="gguf:default", dataset="imdb").recorded()}
+    c = {"config": RunConfig(model="gguf:default?n_ctx=4096", dataset="imdb").recorded()}
+    assert _comparable(a) == _comparable(b) != _comparable(c)

@@ -139,6 +139,9 @@ def _comparable(settings: dict) -> dict:
     elif config is not None:  # options added since the run was recorded take their defaults
         config = RunConfig.from_recorded(config)
     config = None if config is None else config.recorded()
+    if config is not None and config.get("model"):
+        from .models.registry import canonical_spec
+        config["model"] = canonical_spec(config["model"])  # gguf:default?threads=2 is gguf:default
     # the derived entries that repeat a config entry under its own name are compared once, as config entries
     return {**{k: v for k, v in flat.items() if config is None or k not in config},
             **{f"config.{k}": v for k, v in (config or {}).items()}}
