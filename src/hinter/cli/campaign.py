@@ -2,11 +2,14 @@
 then write the outputs and the report once, from one summary, and print the summary table."""
 from __future__ import annotations
 
+import logging
+import threading
 import time
 from pathlib import Path
 
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-from rich.table import Table
+from rich.progress import BarColumn, Progress, ProgressColumn, TimeElapsedColumn
+from rich.table import Column, Table
+from rich.text import Text
 
 from ..config import Execution, RunConfig
 from ..errors import InputError
@@ -43,17 +46,13 @@ def run_campaign(config: RunConfig, execution: Execution, out: Path, overwrite: 
     dictionary.restrict(config.attributes)  # fail on an unknown attribute before loading any model
     executor = execution.make_executor()
     started = time.perf_counter()
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  TimeRemainingColumn(), console=console, transient=False) as progress:
-        bar = progress.add_task("Loading the parser and the model...", total=len(read.records))
-
+    state = CampaignProgress(len(read.records), config.batch_texts)
+    with _display(state) as show:
         def report(stage: str, done: int, total: int) -> None:
-            if stage == "load":
-                if done:
-                    progress.console.print(f"Running on {executor.describe()}.", highlight=False)
-                progress.update(bar, description="Mutating, validating, querying")
-                return
-            progress.update(bar, completed=done, total=total)
+            if stage == "load" and done:
+                console.print(f"Running on {executor.describe()}.", highlight=False)
+            state.update(stage, done, total)
+            show()
 
         result = execute(config, read.records, ModelSpec(config.model, config.task, execution.concurrency),
                          dictionary=dictionary, out=out, executor=executor, overwrite=overwrite, progress=report)
@@ -64,6 +63,164 @@ def run_campaign(config: RunConfig, execution: Execution, out: Path, overwrite: 
     s = write_outputs(result)
     print_summary(s, out, time.perf_counter() - started)
     return s
+
+
+# Progress. A bar on a terminal; otherwise (CI logs, a file) a plain line every PLAIN_EVERY_S seconds.
+PLAIN_EVERY_S = 10.0
+
+
+def _duration(seconds: float) -> str:
+    s = int(round(seconds))
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s // 3600}h{s % 3600 // 60:02d}m"
+
+
+def _rate(per_second: float) -> str:
+    return f"{per_second:.0f}" if per_second >= 10 else f"{per_second:.2g}"
+
+
+class CampaignProgress(logging.Handler):
+    """What the campaign has done, from the engine's progress(stage, done, total) calls: "load" (0, then 1 once
+    the parser and the model are up), "texts" (texts stored, first the ones a resumed run had already), "model"
+    (this batch's texts answered so far, of those it asks: per model batch) and "errors" (model errors so far).
+    Between two stored batches the count of texts moves with the model's answers, so a slow model shows life.
+    Also a logging handler: the latest warning of the model backends (`hinter.models`: retries...)."""
+
+    def __init__(self, total: int, batch_texts: int, clock=time.monotonic):
+        super().__init__(logging.WARNING)
+        self.total, self.batch_texts, self.clock = total, max(1, batch_texts), clock
+        self.started = clock()
+        self.loaded = False
+        self.work_started: float | None = None
+        self.stored_at_start: int | None = None
+        self.stored = 0
+        self.batch_calls = self.batch_asks = 0  # this batch: texts answered by the model, texts it asks
+        self.calls_before_batch = 0
+        self.errors = 0
+        self.warnings = 0
+        self.warning: str | None = None
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.warnings += 1
+        self.warning = " ".join(record.getMessage().split())
+
+    def update(self, stage: str, done: int, total: int) -> None:
+        if stage == "load":
+            self.loaded = self.loaded or bool(done)
+        elif stage == "texts":
+            if self.stored_at_start is None:
+                self.stored_at_start, self.work_started = done, self.clock()
+            self.stored, self.total = done, total
+            self.calls_before_batch += self.batch_calls
+            self.batch_calls = self.batch_asks = 0
+        elif stage == "model":
+            self.batch_calls, self.batch_asks = done, total
+        elif stage == "errors":
+            self.errors = done
+
+    @property
+    def done(self) -> float:
+        """Texts done: those stored, and the share of the current batch the model has answered."""
+        if not self.batch_asks:
+            return float(self.stored)
+        batch = min(self.batch_texts, self.total - self.stored)
+        return self.stored + batch * min(1.0, self.batch_calls / self.batch_asks)
+
+    @property
+    def calls(self) -> int:
+        return self.calls_before_batch + self.batch_calls
+
+    def speed(self) -> float | None:
+        """Texts per second in this session (None before any is done)."""
+        if self.work_started is None:
+            return None
+        moved, seconds = self.done - (self.stored_at_start or 0), self.clock() - self.work_started
+        return moved / seconds if moved > 0 and seconds > 0 else None
+
+    def parts(self, elapsed: bool = True, calls: bool = True) -> list[str]:
+        """The status, piece by piece: texts done, speed, ETA, model calls, model errors (while loading: what, and
+        for how long if `elapsed`). The latest warning is apart (`warning`)."""
+        if self.work_started is None:
+            return ["starting the run" if self.loaded else "loading the parser and the model",
+                    *([_duration(self.clock() - self.started)] if elapsed else [])]
+        speed = self.speed()
+        parts = [f"{int(self.done)}/{self.total} texts"]
+        if speed is None:
+            parts.append("waiting for the first answers")
+        else:
+            parts += [f"{_rate(speed)} texts/s", f"ETA {_duration((self.total - self.done) / speed)}"]
+        if calls:
+            parts.append(f"{self.calls} model call{'s' if self.calls != 1 else ''}")
+        if self.errors:
+            parts.append(f"{self.errors} model error{'s' if self.errors != 1 else ''}")
+        return parts
+
+    def line(self) -> str:
+        """The plain line printed every PLAIN_EVERY_S seconds where stderr is not a terminal."""
+        parts = self.parts()
+        if self.warning is not None:
+            parts.append(f"{self.warnings} warning{'s' if self.warnings != 1 else ''}, the latest: {self.warning[:200]}")
+        return "hinter: " + ", ".join(parts)
+
+
+class _StatusColumn(ProgressColumn):
+    """The bar's status, computed at each refresh (speed and ETA move even while no batch ends)."""
+
+    def __init__(self, state: CampaignProgress):
+        super().__init__(table_column=Column(no_wrap=True, overflow="ellipsis", ratio=1))  # one line, cut at its end
+        self.state = state
+
+    def render(self, task) -> Text:
+        state = self.state
+        # the bar's own column shows the time; a warning takes the place of the model calls (the line is short)
+        text = Text(" · ".join(state.parts(elapsed=False, calls=state.warning is None)), no_wrap=True,
+                    overflow="ellipsis")
+        if state.warning is not None:
+            text.append(f" · {state.warnings} warning{'s' if state.warnings != 1 else ''}: {state.warning}",
+                        style="yellow")
+        return text
+
+
+class _display:
+    """The progress display around a campaign; entering gives `show()`, to call after each update."""
+
+    def __init__(self, state: CampaignProgress):
+        self.state = state
+        self.terminal = console.is_terminal
+        self.models_log = logging.getLogger("hinter.models")
+        self._stop = threading.Event()
+
+    def __enter__(self):
+        self.models_log.addHandler(self.state)
+        if self.terminal:
+            self.progress = Progress(TimeElapsedColumn(), BarColumn(bar_width=20), _StatusColumn(self.state),
+                                     console=console, expand=True)
+            self.progress.start()
+            self.bar = self.progress.add_task("", total=self.state.total)
+            return lambda: self.progress.update(self.bar, completed=self.state.done, total=self.state.total)
+        # not a terminal: a plain line every PLAIN_EVERY_S seconds, whether or not a batch ended meanwhile
+        self._thread = threading.Thread(target=self._plain_lines, name="hinter-progress", daemon=True)
+        self._thread.start()
+        return lambda: None
+
+    def _plain_lines(self) -> None:
+        while not self._stop.wait(PLAIN_EVERY_S):
+            console.print(self.state.line(), highlight=False, markup=False, soft_wrap=True)
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        self.models_log.removeHandler(self.state)
+        if self.terminal:
+            self.progress.stop()
+            return
+        self._stop.set()
+        self._thread.join(timeout=5)
+        if exc_type is None:
+            s = self.state
+            console.print(f"hinter: {s.stored}/{s.total} texts, {s.calls} model calls, "
+                          f"{_duration(s.clock() - s.started)}", highlight=False, markup=False, soft_wrap=True)
 
 
 def print_summary(s: dict, out_dir: Path, seconds: float) -> None:
