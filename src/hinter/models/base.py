@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+import logging
 import numbers
 import operator
 from dataclasses import dataclass
@@ -146,7 +147,11 @@ def predict_with_retries(model: Model, texts: list[str], retries: int = 2, backo
         except Exception as e:  # a failing model must not become a verdict, nor end the run at once
             last = f"{type(e).__name__}: {e}"
         if attempt < retries:
-            time.sleep(backoff_s * 2 ** attempt)
+            wait = backoff_s * 2 ** attempt
+            # shown in the progress line: a model failing batch after batch is visible while it happens
+            logging.getLogger("hinter.models").warning("a batch of %d texts failed (%s); retry %d of %d in %.1f s",
+                                                       len(texts), last[:200], attempt + 1, retries, wait)
+            time.sleep(wait)
     return last
 
 
