@@ -52,6 +52,8 @@ class _ConsoleWarnings(logging.Handler):
     """hinter's own warnings (a model found not deterministic...) as one yellow line each."""
 
     def emit(self, record: logging.LogRecord) -> None:
+        if record.name.startswith("hinter.models"):  # backend retries: the progress line shows the latest
+            return
         console.print(f"[yellow]warning:[/] {record.getMessage()}", highlight=False, soft_wrap=True)
 
 
