@@ -23,6 +23,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PLANTED = ROOT / "tests"  # planted models: python:planted:NAME
+sys.path.insert(0, str(PLANTED))
+from campaign import stored_texts  # noqa: E402  (the tests' reader of a run's progress)
 
 COMMON = ("--max-pairs-per-text", "2", "--seed", "3")
 CAMPAIGNS = {
@@ -59,23 +61,12 @@ def _run(args, src) -> None:
         sys.exit(f"{' '.join(args)} failed ({p.returncode}):\n{p.stderr[-3000:]}")
 
 
-def _stored(out: Path) -> int:
-    try:
-        db = sqlite3.connect(out / "run.sqlite")
-        try:
-            return db.execute("SELECT COUNT(*) FROM texts").fetchone()[0]
-        finally:
-            db.close()
-    except sqlite3.OperationalError:
-        return 0
-
-
 def _resumed(out: Path, src) -> None:
     """Killed (SIGKILL) once its first batch is stored, then continued with `hinter resume`."""
     cmd, kw = _hinter(["run", *RESUMED, "--out", str(out)], src)
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, **kw)
     deadline = time.time() + 300
-    while _stored(out) == 0 and p.poll() is None and time.time() < deadline:
+    while stored_texts(out) == 0 and p.poll() is None and time.time() < deadline:
         time.sleep(0.2)
     if p.poll() is None:
         os.killpg(p.pid, signal.SIGKILL)
