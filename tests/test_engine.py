@@ -122,6 +122,10 @@ def test_a_change_beyond_what_a_truncating_model_read_is_counted_apart(parser, t
     s = run.summary()
     assert s["atomic"]["gender"]["unseen"] == 1 and s["atomic"]["gender"]["tested"] == 1
     assert s["atomic"]["gender"]["unparseable"] == 0
+    from hinter.report import write_report
+    write_report(tmp_path)
+    page = (tmp_path / "report.html").read_text()
+    assert 'data-testid="unseen"' in page and "--window" in page  # the report says so, first
 
 
 def test_unseen_follows_the_shift_of_earlier_edits():
