@@ -804,12 +804,12 @@ def describe(finding: dict, label: str | None, measure: str = "label") -> str:
     into: Counter = Counter()
     for transition, n in finding["transitions"].items():
         into[transition.split("->", 1)[1]] += n
-    moves = ", ".join(f"{n} to {target}" for target, n in into.most_common()) or "none changed"
+    moves = ", ".join(f"{n} to {target}" for target, n in into.most_common())
+    moves = f"{moves} of {finding['tested']} mutants" if moves else f"no label flipped among {finding['tested']} mutants"
     what = f"score of {label}" if measure == "score" else f"share of {label}"
     ci = finding.get("effect_ci")
     interval = f" [{ci[0]:+.3g}, {ci[1]:+.3g}]" if ci else ""
-    text = (f"{cell}: {moves} of {finding['tested']} mutants; {what} {finding['effect']:+.3g}{interval}, "
-            f"q = {finding['q_value']:.2g}")
+    text = f"{cell}: {moves}; {what} {finding['effect']:+.3g}{interval}, q = {finding['q_value']:.2g}"
     if finding.get("population_hidden"):
         text += f"; population-hidden (interaction {finding['interaction']:+.3g}, q = {finding['interaction_q']:.2g})"
     return text
