@@ -323,8 +323,9 @@ def test_findings_records_and_json_keys():
     assert inter.interaction == pytest.approx(0) and not inter.population_hidden  # the gender part explains it
     race = a.get("atomic", cell(("race", "european", "african")))
     assert (race.flips, race.toward, race.p_value, race.q_value, race.significant) == (0, None, 1.0, 1.0, False)
-    assert list(atomic.to_dict()) == ["kind", "components", "tested", "flips", "transitions", "toward", "effect",
-                                      "effect_ci", "p_value", "q_value", "significant"]
+    assert list(atomic.to_dict()) == ["kind", "components", "tested", "texts", "texts_changed", "flips",
+                                      "transitions", "toward", "effect", "effect_ci", "p_value", "q_value",
+                                      "significant"]
     assert list(inter.to_dict()) == list(atomic.to_dict()) + ["interaction", "interaction_ci", "interaction_q",
                                                               "population_hidden"]
     assert inter.to_dict()["components"] == [{"attribute": "gender", "source_group": "male", "target_group": "female"},

@@ -97,7 +97,7 @@ def check_paths(conditions: list[str], attributes: tuple[str, ...], order: int) 
     keys = {**{k: 0 for k in skeleton["totals"]["intersectional"]}, "order": 0, "strictly_hidden": 0,
             "discarded_tested": 0, "discarded_biased": 0}
     skeleton["atomic"] = {a: keys for a in attributes}
-    skeleton["intersectional"] = {"+".join(c): keys for k in range(2, order + 1)
+    skeleton["intersectional"] = {"+".join(c): keys for k in range(2, min(order, len(attributes)) + 1)
                                   for c in itertools.combinations(sorted(attributes), k)}
     for text in conditions:
         try:
