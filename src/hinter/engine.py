@@ -168,8 +168,8 @@ def run(texts: Sequence[str | TextRecord], model, attributes: Sequence[str] = ("
         dictionary: str | Path | Dictionary | None = None, *, out: str | Path | None = None, parser: Parser | None = None,
         pairs_per_attribute: int | None = None, max_pairs_per_text: int | None = None, seed: int = 0,
         include_occupational: bool = True, query_discarded: bool = False, window: int | None = None,
-        repeats: int = 1, batch_texts: int = 32, overwrite: bool = False, progress: Callable[[str, int, int], None] | None = None,
-        executor: Executor | None = None, config: RunConfig | None = None) -> Run:
+        repeats: int = 1, batch_texts: int = 32, overwrite: bool = False,
+        progress: Callable[[str, int, int], None] | None = None, executor: Executor | None = None, config: RunConfig | None = None) -> Run:
     """Run a bias test: atomic mutants for each attribute and intersectional ones up to `order`, then write
     summary.json and biases.csv into the run folder.
 
@@ -180,8 +180,8 @@ def run(texts: Sequence[str | TextRecord], model, attributes: Sequence[str] = ("
     settings is continued (texts already stored are skipped); one with other settings is an error unless
     `overwrite`. `window`: the model reads that many characters around each mutant's changes, of the mutant and
     of the original alike (for models that truncate long texts; None: whole texts). `repeats`: ask every text that
-    many times (models that are not deterministic). `progress(stage, done, total)` is called as work advances (stage "load" around loading the
-    parser and the model; "texts": texts stored, first those a resumed run had; "model": texts of the current batch
+    many times (models that are not deterministic). `progress(stage, done, total)` is called as work advances
+    (stage "load" around loading the parser and the model; "texts": texts stored, first those a resumed run had; "model": texts of the current batch
     answered, after each model batch; "errors": model errors so far). `config`: a RunConfig instead of the separate
     settings.
     `executor`: where parsing and model calls run (default: LocalExecutor(); hinter.executor.make_executor("ray")
@@ -247,7 +247,7 @@ def execute(config: RunConfig, texts: Sequence[str | TextRecord], model, *, dict
                 store.save_outcomes(model.fingerprint, [(text_key(probe), answer)])
         determinism = store.settings()["checks.determinism"]
         if determinism.get("deterministic") is False and config.repeats == 1:
-            log.warning("the model answered the same text differently when asked twice (%s): a flip may be its own "
+            log.warning("the model answered the same text differently when asked again (%s): a flip may be its own "
                         "noise; pass --repeats 5 to ask every text 5 times and compare the answers' distributions",
                         determinism["detail"])
         return _run_batches(records, model, executor, config, d, store, out_dir, report)
