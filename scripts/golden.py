@@ -88,7 +88,9 @@ def snapshot(out: Path) -> dict:
     summary["unparseable"].pop("answers", None)
     for table in (*summary["atomic"].values(), *summary["intersectional"].values(), *summary["totals"].values()):
         table.pop("unseen", None)
-    summary["settings"] = {k: v for k, v in summary["settings"].items() if k not in ("cli", "config")}
+    # how the run was started (cli, config), and the analysis options and start-up checks added since
+    summary["settings"] = {k: v for k, v in summary["settings"].items()
+                           if k not in ("cli", "config") and not k.startswith(("analysis.", "checks."))}
 
     def table(name):
         f = out / name
