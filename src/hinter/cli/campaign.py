@@ -34,7 +34,7 @@ def run_campaign(config: RunConfig, execution: Execution, out: Path, overwrite: 
     read = read_dataset(config.dataset, text_field=config.text_field, label_field=config.label_field,
                         limit=config.limit, skip_bad_rows=config.skip_bad_rows)
     if config.label_field != "label" and read.records and all(r.gold is None for r in read.records):
-        raise InputError(f"no row has the label field {config.label_field!r}", where=f"--label-field",
+        raise InputError(f"no row has the label field {config.label_field!r}", where="--label-field",
                          fix="Name the column holding the gold label, or leave --label-field out (gold labels "
                              "are optional).")
     if read.skipped:
