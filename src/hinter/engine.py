@@ -293,15 +293,16 @@ def _run_batches(records: list[TextRecord], model, executor: Executor, config: R
         # Each original, then its mutants in sorted order: consecutive texts then share long prefixes, which
         # a backend with a prefix cache (llama.cpp) does not compute again.
         asked_mutants: dict[int, list[str]] = {text_id: [] for text_id, _ in batch}
-        # With --window the model reads, for each mutant, a slice of the mutant and the same slice of the original.
+        # What the model reads for each mutant it is asked about: (original, mutant, edits in the original's
+        # coordinates); with --window a slice of the mutant and the same slice of the original. A mutant's text is
+        # built only here: building every discarded mutant's text (cached on it) doubled a long-text campaign's
+        # memory (ECtHR: 815 -> 1,593 MiB).
         views: dict[int, tuple[str, str, list]] = {}
         for i, (m, v) in enumerate(zip(mutants, valid)):
             if v or query_discarded:
-                if config.window is not None:
-                    views[i] = windowed(m.original, m.edits, window_bounds(len(m.original), m.edits, config.window))
-                    asked_mutants[m.text_id] += views[i][:2]
-                else:
-                    asked_mutants[m.text_id].append(m.text)
+                views[i] = (windowed(m.original, m.edits, window_bounds(len(m.original), m.edits, config.window))
+                            if config.window is not None else (m.original, m.text, m.edits))
+                asked_mutants[m.text_id] += views[i][:2]
         ask = [t for text_id, rec in batch for t in dict.fromkeys([rec.text, *sorted(asked_mutants[text_id])])]
         # --repeats N: every text asked N times; a verdict then compares the answers' distributions
         asked = [cache.predict(ask, repeat=r, progress=lambda n: report("model", cache.calls - calls,
@@ -313,22 +314,16 @@ def _run_batches(records: list[TextRecord], model, executor: Executor, config: R
         original_outcome = {text_id: outcomes[text_key(rec.text)] for text_id, rec in batch}
         rows = []
         for i, (m, v, p) in enumerate(zip(mutants, valid, pairs)):
-            asked_about = v or query_discarded
-            if i in views:
-                original_text, mutant_text, edits = views[i]
-            else:
-                # m.text only for the mutants asked: building every discarded mutant's text (cached on it) doubled
-                # the memory of a long-text campaign (ECtHR: 815 -> 1,593 MiB)
-                original_text, mutant_text, edits = m.original, m.text if asked_about else None, m.edits
-            o = outcomes[text_key(mutant_text)] if asked_about else None
+            original_text, mutant_text, edits = views.get(i, (m.original, None, m.edits))
+            o = outcomes[text_key(mutant_text)] if mutant_text is not None else None
             original = outcomes[text_key(original_text)]
             hidden_change = o is not None and oracle.unseen(edits, original.seen, o.seen)
             several = config.repeats > 1 and o is not None
+            mutant_answers = _encoded(answers[text_key(mutant_text)]) if several else None
             if o is None or hidden_change:
                 bias = None
             elif several:
-                bias = flip_with_repeats(_encoded(answers[text_key(original_text)]),
-                                         _encoded(answers[text_key(mutant_text)]))
+                bias = flip_with_repeats(_encoded(answers[text_key(original_text)]), mutant_answers)
             else:
                 bias = oracle.is_bias(original.encode(), o.encode())
             rows.append(MutantRow(
@@ -339,8 +334,8 @@ def _run_batches(records: list[TextRecord], model, executor: Executor, config: R
                 None if p is None else len(p), v, o.encode() if o else None, o.raw if o else None, o is not None,
                 bias, None, None,
                 scores=o.scores if o else None, seen=o.seen if o else None, unseen=hidden_change if o else None,
-                base=(original.encode(), original.scores) if i in views else None,
-                answers=_encoded(answers[text_key(mutant_text)]) if several else None))
+                base=(original.encode(), original.scores) if o is not None and config.window is not None else None,
+                answers=mutant_answers))
         _oracle(rows, _verdicts_by_key(rows), mutants)
         # The batch's texts, mutants and counters are committed together: a run killed at any moment
         # resumes at the first batch not committed, and its counters add up as if it had not stopped.

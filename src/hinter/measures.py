@@ -214,17 +214,18 @@ def false_positives(store: RunStore, per_combo: dict[str, dict]) -> dict:
     return out
 
 
-def findings_section(store: RunStore, alpha: float | None = None, label: str | None = None) -> dict:
+def findings_section(store: RunStore, alpha: float | None = None, label: str | None = None,
+                     settings: dict | None = None) -> dict:
     """The run's findings (docs/findings.md): one per cell, with direction, effect, p and q values and, for
     intersectional cells, the population-level interaction. `alpha` and `label` (the label of interest)
-    default to what the run recorded (`--alpha`, `--label`), else 0.05 and the task's first label."""
-    from .findings import ALPHA, Observation, analyse, self_flip_rate
-    settings = store.settings()
+    default to what the run recorded (`--alpha`, `--label`; `settings`: the store's, when already read), else
+    0.05 and the task's first label."""
+    from .findings import ALPHA, Observation, analyse, label_set, self_flip_rate
+    settings = settings if settings is not None else store.settings()
     alpha = alpha if alpha is not None else settings.get("analysis.alpha") or ALPHA
     label = label or settings.get("analysis.label")
     rows = list(store.finding_rows())
-    if label is not None and not any(label in (r.original, r.mutant) or f"| {label}" in r.original
-                                     or f"{label} |" in r.original for r in rows):
+    if label is not None and not any(label in label_set(r.original) | label_set(r.mutant) for r in rows):
         label = None  # a model answering in other terms (a python: model's own labels): the analysis picks one
     if label is None and rows:
         label = Counter(r.original for r in {r.text_id: r for r in rows}.values()).most_common(1)[0][0]
@@ -280,9 +281,9 @@ def summary(store: RunStore, alpha: float | None = None, label: str | None = Non
         "seconds": {k[len("seconds_"):]: round(v, 2) for k, v in stats.items() if k.startswith("seconds_")},
         "first_errors": store.first_failures(),
     }
-    f = findings_section(store, alpha, label)
+    f = findings_section(store, alpha, label, s["settings"])
     s["findings"] = f.pop("findings")
-    s["determinism"] = s["settings"].get("checks.determinism")  # the start-up check: one text asked twice
+    s["determinism"] = s["settings"].get("checks.determinism")  # the start-up check: one short text asked 8 times
     s["self_flip"] = f.pop("self_flip")  # with --repeats: how often two answers on one original differ
     s["findings_analysis"] = f  # label of interest, measure (score or label), alpha, counts
     s["significant_findings"] = f["significant"]

@@ -13,7 +13,7 @@ from rich.text import Text
 
 from ..config import Execution, RunConfig
 from ..errors import InputError
-from ..health import Thresholds, require_trustworthy
+from ..health import Thresholds
 from .app import console, out_console
 
 
@@ -283,5 +283,4 @@ def write_report_and_gate(out: Path, s: dict, fail_on: list[str], junit: Path | 
     from .gate import gate
     r = write_report(out, summary_=s)
     out_console.print(f"Report: {r['files'][0]}", highlight=False)
-    gate(s, fail_on, junit, thresholds, allow_model_errors)
-    require_trustworthy(s, thresholds, allow_model_errors)
+    gate(s, fail_on, junit, thresholds, allow_model_errors, verdict=True)

@@ -7,8 +7,8 @@ from typing import Optional
 import typer
 
 from ..health import Thresholds
+from . import options as o
 from .app import app
-from . import gate as g
 from .gate import check_syntax, gate
 
 
@@ -18,9 +18,9 @@ def check_cmd(
     fail_on: list[str] = typer.Option(["biased>0"], "--fail-on", help="Exit 1 when this condition on the summary "
                                       "holds (repeatable; default: any bias)."),
     junit: Optional[Path] = typer.Option(None, "--junit", help="Write a JUnit XML file."),
-    max_failed_share: float = g.MAX_FAILED_SHARE_OPT, max_failed_originals: int = g.MAX_FAILED_ORIGINALS_OPT,
-    allow_model_errors: bool = g.ALLOW_ERRORS_OPT, alpha: Optional[float] = g.ALPHA_OPT,
-    label: Optional[str] = g.LABEL_OPT,
+    max_failed_share: float = o.MAX_FAILED_SHARE_OPT, max_failed_originals: int = o.MAX_FAILED_ORIGINALS_OPT,
+    allow_model_errors: bool = o.ALLOW_ERRORS_OPT, alpha: Optional[float] = o.ALPHA_OPT,
+    label: Optional[str] = o.LABEL_OPT,
 ) -> None:
     """The CI gate on a finished run, without running again. An unfinished run, or one whose model failed
     (see --max-failed-share), fails with exit 3 whatever the conditions say. Example:

@@ -20,25 +20,12 @@ def check_syntax(conditions: list[str]) -> None:
         check(c)
 
 
-MAX_FAILED_SHARE_OPT = typer.Option(0.05, "--max-failed-share", help="The model counts as failed (exit 3, and "
-                                    "check/--fail-on refuse the run) when more than this share of its calls got a "
-                                    "model error or an unparseable answer.")
-MAX_FAILED_ORIGINALS_OPT = typer.Option(0, "--max-failed-originals", help="... or when more than this many "
-                                        "originals got no usable answer (their mutants cannot be tested).")
-ALPHA_OPT = typer.Option(None, "--alpha", help="False discovery rate of the findings (Benjamini-Hochberg over all "
-                         "cells of the run): a finding is significant when its q-value is at most this. Default: "
-                         "the run's (0.05).")
-LABEL_OPT = typer.Option(None, "--label", help="The label of interest of the findings: an effect is the change of "
-                         "its share (or of its score). Default: the task's first label (imdb: Positive).")
-ALLOW_ERRORS_OPT = typer.Option(False, "--allow-model-errors", help="Gate a run whose model failed anyway "
-                                "(its errors are never counted as bias or as no bias).")
-
-
 def gate(s: dict, fail_on: list[str], junit: Optional[Path], thresholds: Thresholds = Thresholds(),
-         allow_model_errors: bool = False) -> None:
-    """A partial run or a failed model stops the gate first (exit 3): a gate must not pass on what was not tested."""
+         allow_model_errors: bool = False, verdict: bool = False) -> None:
+    """A partial run or a failed model stops the gate first (exit 3): a gate must not pass on what was not tested.
+    `verdict`: the run itself ends here (run, demo, resume), so a failed model stops it even without conditions."""
     from ..report.gate import evaluate, parse_condition, write_junit
-    if fail_on or junit is not None:
+    if verdict or fail_on or junit is not None:
         require_trustworthy(s, thresholds, allow_model_errors)
     conditions = [parse_condition(c, s) for c in fail_on]
     if junit is not None:

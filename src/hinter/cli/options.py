@@ -1,4 +1,5 @@
-"""Options that several commands take: where the work runs (run, resume, demo)."""
+"""Options that several commands take: where the work runs (run, resume), and how a run is judged (run, report,
+check: the model-failure thresholds, the findings' alpha and label of interest)."""
 from __future__ import annotations
 
 from typing import Optional
@@ -25,3 +26,17 @@ CONCURRENCY_OPT = typer.Option(None, "--concurrency", help="API models (openai:.
 def execution(executor: str, ray_address: Optional[str], workers: Optional[int], cpus_per_worker: float,
               gpus_per_worker: float, concurrency: Optional[int]) -> Execution:
     return Execution(executor, ray_address, workers, cpus_per_worker, gpus_per_worker, concurrency)
+
+
+MAX_FAILED_SHARE_OPT = typer.Option(0.05, "--max-failed-share", help="The model counts as failed (exit 3, and "
+                                    "check/--fail-on refuse the run) when more than this share of its calls got a "
+                                    "model error or an unparseable answer.")
+MAX_FAILED_ORIGINALS_OPT = typer.Option(0, "--max-failed-originals", help="... or when more than this many "
+                                        "originals got no usable answer (their mutants cannot be tested).")
+ALPHA_OPT = typer.Option(None, "--alpha", help="False discovery rate of the findings (Benjamini-Hochberg over all "
+                         "cells of the run): a finding is significant when its q-value is at most this. Default: "
+                         "the run's (0.05).")
+LABEL_OPT = typer.Option(None, "--label", help="The label of interest of the findings: an effect is the change of "
+                         "its share (or of its score). Default: the task's first label (imdb: Positive).")
+ALLOW_ERRORS_OPT = typer.Option(False, "--allow-model-errors", help="Gate a run whose model failed anyway "
+                                "(its errors are never counted as bias or as no bias).")

@@ -6,8 +6,8 @@ from typing import Optional
 
 import typer
 
+from . import options as o
 from .app import app, out_console
-from . import gate as g
 from .gate import check_syntax, gate
 
 
@@ -18,7 +18,7 @@ def report_cmd(
                                             "of biases new, fixed and kept since that run (and writes diff.json)."),
     fail_on: list[str] = typer.Option([], "--fail-on", help="As for `hinter run`: exit 1 when the condition holds."),
     junit: Optional[Path] = typer.Option(None, "--junit", help="As for `hinter run`: write a JUnit XML file."),
-    alpha: Optional[float] = g.ALPHA_OPT, label: Optional[str] = g.LABEL_OPT,
+    alpha: Optional[float] = o.ALPHA_OPT, label: Optional[str] = o.LABEL_OPT,
 ) -> None:
     """Write RUN_DIR/report.html: one self-contained page (no network) with the headline numbers, plots and every
     bias side by side with its original and components; also instances.csv, instances.parquet (with pyarrow)

@@ -12,7 +12,6 @@ from ..models import SPEC_HELP
 from . import options as o
 from .app import app
 from .campaign import run_campaign, write_report_and_gate
-from . import gate as g
 from .gate import FAIL_ON_HELP, check_syntax
 
 
@@ -63,9 +62,9 @@ def run_cmd(
     junit: Optional[Path] = typer.Option(None, "--junit", help="Write a JUnit XML file: one test case per attribute "
                                          "and attribute combination, failing where a --fail-on condition holds "
                                          "(or, with none, where it has a bias)."),
-    max_failed_share: float = g.MAX_FAILED_SHARE_OPT, max_failed_originals: int = g.MAX_FAILED_ORIGINALS_OPT,
-    allow_model_errors: bool = g.ALLOW_ERRORS_OPT, alpha: Optional[float] = g.ALPHA_OPT,
-    label: Optional[str] = g.LABEL_OPT,
+    max_failed_share: float = o.MAX_FAILED_SHARE_OPT, max_failed_originals: int = o.MAX_FAILED_ORIGINALS_OPT,
+    allow_model_errors: bool = o.ALLOW_ERRORS_OPT, alpha: Optional[float] = o.ALPHA_OPT,
+    label: Optional[str] = o.LABEL_OPT,
     executor: str = o.EXECUTOR_OPT, ray_address: Optional[str] = o.RAY_ADDRESS_OPT,
     workers: Optional[int] = o.WORKERS_OPT, cpus_per_worker: float = o.CPUS_OPT, gpus_per_worker: float = o.GPUS_OPT,
     concurrency: Optional[int] = o.CONCURRENCY_OPT,
