@@ -21,7 +21,10 @@ OPTION_NAMES = {
     "order": "--order", "dictionary": "--dictionary", "pairs_per_attribute": "--pairs-per-attribute",
     "max_pairs_per_text": "--max-pairs-per-text", "seed": "--seed", "include_occupational": "--no-jobs",
     "query_discarded": "--query-discarded", "window": "--window", "repeats": "--repeats",
+    "exclude_evaluative": "--exclude-evaluative",
 }
+# Options added later, recorded only when set: a run made before them (or without them) records the same config.
+RECORDED_ONLY_WHEN_SET = {"exclude_evaluative"}
 
 
 def _at_least_one(name: str, value: int | float | None, unset: str = "") -> None:
@@ -64,6 +67,7 @@ class RunConfig:
     query_discarded: bool = False
     window: int | None = None  # characters of each text the model reads, around the changes (None: all)
     repeats: int = 1  # every text asked this many times (models that are not deterministic)
+    exclude_evaluative: bool = False  # leave out the pairs the lint finds evaluative ("man" -> "ugly man")
     # Where the texts come from, when read by hinter (the CLI); the Python API may pass texts instead.
     dataset: str | None = None
     text_field: str = "text"
@@ -102,7 +106,7 @@ class RunConfig:
     def recorded(self) -> dict:
         """The config as the run folder records it (JSON), from which `from_recorded` rebuilds it."""
         return {f.name: (list(v) if isinstance(v := getattr(self, f.name), tuple) else v)
-                for f in dataclasses.fields(self) if f.compare}
+                for f in dataclasses.fields(self) if f.compare and (f.name not in RECORDED_ONLY_WHEN_SET or getattr(self, f.name))}
 
     @classmethod
     def from_recorded(cls, d: dict) -> "RunConfig":
@@ -125,17 +129,19 @@ DERIVED_NAMES = {"dictionary_fingerprint": "the dictionary's pairs", "dictionary
                  "model": "the model (its fingerprint)", "parser": "the parser"}
 
 
-def describe_differences(previous: dict, current: dict) -> list[str]:
+def describe_differences(previous: dict, current: dict, labels: tuple[str, str] = ("before", "now")) -> list[str]:
     """'--attributes: gender,race before, body now' for each recorded setting that differs. Keys "config.X" are
-    options; the others are derived from what was loaded, shown only when no option explains the difference."""
+    options; the others are derived from what was loaded, shown only when no option explains the difference.
+    `labels` name the two sides (`hinter compare`: 'in runs/a', 'in runs/b')."""
     def show(v):
         return ",".join(map(str, v)) if isinstance(v, list) else "unset" if v is None else str(v)
 
+    was, now = labels
     differ = [k for k in sorted(set(previous) | set(current)) if previous.get(k) != current.get(k)]
     options = [k for k in differ if k.startswith("config.") or k in OPTION_NAMES]
-    return [f"{OPTION_NAMES.get(k.removeprefix('config.'), k)}: {show(previous.get(k))} before, "
-            f"{show(current.get(k))} now" for k in options] or \
-           [f"{DERIVED_NAMES.get(k, k)}: {show(previous.get(k))} before, {show(current.get(k))} now" for k in differ]
+    return [f"{OPTION_NAMES.get(k.removeprefix('config.'), k)}: {show(previous.get(k))} {was}, "
+            f"{show(current.get(k))} {now}" for k in options] or \
+           [f"{DERIVED_NAMES.get(k, k)}: {show(previous.get(k))} {was}, {show(current.get(k))} {now}" for k in differ]
 
 
 @dataclass(frozen=True)

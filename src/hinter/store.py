@@ -48,6 +48,7 @@ CREATE TABLE IF NOT EXISTS mutants (
     base_outcome TEXT,                -- with --window: the outcome of the original's window it is compared with
     base_scores TEXT,                 -- ... and its scores (NULL: compared with the whole original, in texts)
     answers TEXT,                     -- as texts.answers
+    discard_reason TEXT,              -- why a discarded mutant was: sentence_count, pos, deps or too_long
     UNIQUE (text_id, pair_key)
 );
 CREATE TABLE IF NOT EXISTS outcomes (
@@ -59,7 +60,7 @@ CREATE INDEX IF NOT EXISTS mutants_attrs ON mutants(attributes);
 # Columns added after the first release: a run folder made before them gains them, empty, when opened.
 ADDED_COLUMNS = {"texts": ("scores TEXT", "seen INTEGER", "answers TEXT"), "outcomes": ("scores TEXT", "seen INTEGER"),
                  "mutants": ("scores TEXT", "seen INTEGER", "unseen INTEGER", "base_outcome TEXT", "base_scores TEXT",
-                             "answers TEXT")}
+                             "answers TEXT", "discard_reason TEXT")}
 
 
 def scores_to_json(scores: tuple[tuple[str, float], ...] | None) -> str | None:
@@ -113,6 +114,7 @@ class MutantRow:
     unseen: bool | None = None    # every change beyond what the model read: not tested (bias None)
     base: tuple[str | None, tuple[tuple[str, float], ...] | None] | None = None  # --window: the windowed original
     answers: tuple[str | None, ...] | None = None  # --repeats: every answer
+    discard_reason: str | None = None  # discarded only: validity.invariant.DISCARD_REASONS (None: unrecorded)
 
 
 @dataclass(frozen=True)
@@ -144,6 +146,21 @@ class VerdictRow:
 
 
 @dataclass(frozen=True)
+class ComparedMutant:
+    """One mutant as `hinter compare` matches it across runs: its key, verdicts and outcomes, without its text."""
+
+    text_id: int
+    pair_key: str
+    order: int
+    attributes: str
+    valid: bool
+    base_outcome: str | None  # what its outcome is compared with: the original's (or, with --window, its window's)
+    outcome: str | None
+    bias: bool | None
+    hidden: bool | None
+
+
+@dataclass(frozen=True)
 class CombinationCounts:
     """The mutants of one combination of attributes, counted by the store in one aggregate query."""
 
@@ -171,7 +188,8 @@ class OriginalsCounts:
 
 
 _MUTANT_COLUMNS = ("m.mutant_id, m.text_id, ord, attributes, pair_key, replacements, m.text, changed_sentences, valid,"
-                   " m.outcome, m.raw, queried, bias, hidden, strictly_hidden, t.text, m.scores, m.seen, m.unseen")
+                   " m.outcome, m.raw, queried, bias, hidden, strictly_hidden, t.text, m.scores, m.seen, m.unseen,"
+                   " m.discard_reason")
 
 
 class RunStore:
@@ -263,11 +281,12 @@ class RunStore:
             self.db.executemany(
                 "INSERT OR REPLACE INTO mutants (text_id, ord, attributes, pair_key, replacements, text, changed_sentences,"
                 " valid, outcome, raw, queried, bias, hidden, strictly_hidden, scores, seen, unseen, base_outcome,"
-                " base_scores, answers) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " base_scores, answers, discard_reason) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 [(m.text_id, m.order, m.attributes, m.pair_key, replacements_to_json(m.replacements), m.text,
                   m.changed_sentences, int(m.valid), m.outcome, m.raw, int(m.queried), _int(m.bias), _int(m.hidden),
                   _int(m.strictly_hidden), scores_to_json(m.scores), m.seen, _int(m.unseen),
-                  *((None, None) if m.base is None else (m.base[0], scores_to_json(m.base[1]))), _json(m.answers))
+                  *((None, None) if m.base is None else (m.base[0], scores_to_json(m.base[1]))), _json(m.answers),
+                  None if m.valid else m.discard_reason)
                  for m in mutants])
 
     def texts(self) -> Iterator[TextRow]:
@@ -309,7 +328,7 @@ class RunStore:
             text = r[6] if r[6] is not None else apply_replacements(r[15], edits(replacements))
             yield MutantRow(r[1], r[2], r[3], r[4], replacements, text, r[7], bool(r[8]), r[9], r[10], bool(r[11]),
                             _bool(r[12]), _bool(r[13]), _bool(r[14]), mutant_id=r[0], scores=scores_from_json(r[16]),
-                            seen=r[17], unseen=_bool(r[18]))
+                            seen=r[17], unseen=_bool(r[18]), discard_reason=r[19])
 
     # what the measures aggregate
     def verdict_rows(self) -> Iterator[VerdictRow]:
@@ -320,6 +339,13 @@ class RunStore:
             yield VerdictRow(text_id, order, attrs, replacements_from_json(reps), bool(valid), _bool(bias),
                              _bool(hidden), _bool(strict))
 
+    def compared_mutants(self) -> Iterator[ComparedMutant]:
+        """Every mutant's key, verdicts and outcomes (no text), by text, order and mutant: `hinter compare`'s input."""
+        for tid, key, order, attrs, valid, base, outcome, bias, hidden in self.db.execute(
+                """SELECT m.text_id, pair_key, ord, attributes, valid, COALESCE(m.base_outcome, t.outcome), m.outcome,
+                          bias, hidden FROM mutants m JOIN texts t USING (text_id) ORDER BY m.text_id, ord, mutant_id"""):
+            yield ComparedMutant(tid, key, order, attrs, bool(valid), base, outcome, _bool(bias), _bool(hidden))
+
     def combination_counts(self) -> list[CombinationCounts]:
         """Per combination of attributes (by order, then name), its mutants counted in one aggregate query."""
         rows = self.db.execute(
@@ -329,6 +355,16 @@ class RunStore:
                       SUM(valid AND unseen = 1)
                FROM mutants GROUP BY attributes ORDER BY MIN(ord), attributes""").fetchall()
         return [CombinationCounts(attrs, order, n, *(v or 0 for v in sums)) for attrs, order, n, *sums in rows]
+
+    def discard_reason_counts(self) -> dict[str, dict[str, int]]:
+        """Per combination of attributes, its discarded mutants counted by reason ("unrecorded": a run made
+        before reasons were stored)."""
+        out: dict[str, dict[str, int]] = {}
+        for attrs, reason, n in self.db.execute(
+                "SELECT attributes, COALESCE(discard_reason, 'unrecorded'), COUNT(*) FROM mutants WHERE valid = 0"
+                " GROUP BY 1, 2 ORDER BY 1, 2"):
+            out.setdefault(attrs, {})[reason] = n
+        return out
 
     def originals_counts(self) -> OriginalsCounts:
         row = self.db.execute(

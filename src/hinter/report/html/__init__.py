@@ -32,6 +32,14 @@ def _static(name: str) -> Markup:
     return Markup((files(__name__) / "static" / name).read_text(encoding="utf-8"))
 
 
+def render_compare(c: dict, title: str, shown: int = 200) -> str:
+    """compare.html for the comparison `c` (report.compare): the first `shown` disagreements as cards."""
+    from .excerpts import edited_versions
+    listed = [(d, edited_versions(d["original_text"], [tuple(e) for e in d["edits"]], d["attributes"].replace("+", " + ")))
+              for d in c["disagreements"]["instances"][:shown]]
+    return _env.get_template("compare.html.j2").render(c=c, title=title, listed=listed, css=_static("report.css"))
+
+
 def render(s: dict, instances: list[Instance], title: str, diff: dict | None = None) -> str:
     """The page for the summary `s` and its bias `instances`; with `diff` (report.diff), the comparison section."""
     from ...health import model_failure

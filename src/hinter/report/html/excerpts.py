@@ -6,7 +6,7 @@ from typing import NamedTuple
 
 from markupsafe import Markup, escape
 
-from ...records import match_case
+from ...records import Edit, apply_replacements, match_case
 from ..instances import Instance, Version
 
 EXCERPT_AT = 600   # texts longer than this are shown as excerpts around the changes
@@ -77,3 +77,13 @@ def _windows(text: str, marks: list[tuple[int, int]]) -> list[tuple[int, int]]:
         else:
             wins.append([a, b])
     return [tuple(w) for w in wins]
+
+
+def edited_versions(original: str, changes: list[Edit], label: str) -> list[Shown]:
+    """The original and one version of it with `changes`, as an instance card shows them (`hinter compare`)."""
+    marks = sorted((s, e) for s, e, _ in changes)
+    windows, whole = _windows(original, marks), [(0, len(original))]
+    return [Shown(role, v, render_text(original, v, marks, windows),
+                  None if windows == whole else render_text(original, v, marks, whole))
+            for role, v in (("orig", Version("Original", original, [])),
+                            ("mut", Version(label, apply_replacements(original, changes), list(changes))))]
