@@ -288,6 +288,7 @@ def _run_batches(records: list[TextRecord], model, executor: Executor, config: R
     t1 = time.perf_counter()
     for (start, batch, mutants, pairs, overlaps, seconds_mutation), checked in executor.validate(jobs()):
         valid = checked.valid
+        reasons = checked.reasons or [None] * len(valid)  # an executor that does not say leaves them unrecorded
         t2 = time.perf_counter()
         calls, errors = cache.calls, cache.errors
         # Each original, then its mutants in sorted order: consecutive texts then share long prefixes, which
@@ -335,7 +336,7 @@ def _run_batches(records: list[TextRecord], model, executor: Executor, config: R
                 bias, None, None,
                 scores=o.scores if o else None, seen=o.seen if o else None, unseen=hidden_change if o else None,
                 base=(original.encode(), original.scores) if o is not None and config.window is not None else None,
-                answers=mutant_answers))
+                answers=mutant_answers, discard_reason=None if v else reasons[i]))
         _oracle(rows, _verdicts_by_key(rows), mutants)
         # The batch's texts, mutants and counters are committed together: a run killed at any moment
         # resumes at the first batch not committed, and its counters add up as if it had not stopped.

@@ -82,10 +82,13 @@ def attribution(v: Verdict, by_key: dict) -> dict:
 
 def combination_measures(store: RunStore) -> dict[str, dict]:
     out = {}
+    reasons = store.discard_reason_counts()
     for c in store.combination_counts():
         n, valid, tested, biased = c.mutants, c.valid, c.tested, c.biased
         m = {"order": c.order, "mutants": n, "valid": valid, "discarded": n - valid,
              "discarded_share": _rate(n - valid, n), "discarded_share_ci": wilson(n - valid, n),
+             # why the discarded ones were (counts sum to `discarded`)
+             "discarded_by": reasons.get(c.attributes, {}),
              "tested": tested, "biased": biased,
              "error_rate": _rate(biased, tested), "error_rate_ci": wilson(biased, tested),
              "unparseable": c.unparseable,
@@ -109,6 +112,11 @@ def _totals(per_combo: dict[str, dict], intersectional: bool) -> dict:
     keys = ("mutants", "valid", "discarded", "tested", "biased", "unparseable", "unseen") + (("hidden",) if intersectional else ())
     chosen = [m for m in per_combo.values() if (m["order"] >= 2) == intersectional]
     t = {k: sum(m[k] for m in chosen) for k in keys}
+    t["discarded_by"] = {}
+    for m in chosen:
+        for reason, n in m["discarded_by"].items():
+            t["discarded_by"][reason] = t["discarded_by"].get(reason, 0) + n
+    t["discarded_by"] = dict(sorted(t["discarded_by"].items()))
     t["discarded_share"] = _rate(t["discarded"], t["mutants"])
     t["discarded_share_ci"] = wilson(t["discarded"], t["mutants"])
     t["error_rate"] = _rate(t["biased"], t["tested"])

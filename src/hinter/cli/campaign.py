@@ -228,6 +228,7 @@ def print_summary(s: dict, out_dir: Path, seconds: float) -> None:
     table.add_column("attributes", no_wrap=True)
     for col in ("mutants", "valid", "discarded", "biased", "error rate", "hidden", "hidden rate"):
         table.add_column(col, justify="right", no_wrap=True)
+    table.add_column("discarded by")  # why (validity.invariant.DISCARD_REASONS)
 
     def pct(x):
         return "-" if x is None else f"{100 * x:.1f}%"
@@ -238,6 +239,7 @@ def print_summary(s: dict, out_dir: Path, seconds: float) -> None:
             inter = kind == "intersectional"
             table.add_row(combo, str(m["mutants"]), str(m["valid"]), pct(m["discarded_share"]), str(m["biased"]),
                           pct(m["error_rate"]), str(m["hidden"]) if inter else "", pct(m["hidden_rate"]) if inter else "",
+                          ", ".join(f"{r} {n}" for r, n in m.get("discarded_by", {}).items()),
                           style="bold" if combo.startswith("all ") else None)
     out_console.print(table)
     ob = s["originals_with_bias"]

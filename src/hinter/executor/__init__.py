@@ -28,6 +28,9 @@ class ValidityResult:
     valid: list[bool]
     sentences_tagged: int
     sentences_parsed: int
+    # per mutant, why it was discarded (None: valid; see validity.invariant.DISCARD_REASONS); None when an
+    # executor does not say
+    reasons: list[str | None] | None = None
 
 
 class Executor(Protocol):
@@ -72,8 +75,9 @@ class LocalExecutor:
         v = self.validator
         for payload, pairs in jobs:
             tagged, parsed = v.sentences_tagged, v.sentences_parsed
-            valid = v.validate(pairs)
-            yield payload, ValidityResult(valid, v.sentences_tagged - tagged, v.sentences_parsed - parsed)
+            reasons = v.reasons(pairs)
+            yield payload, ValidityResult([r is None for r in reasons], v.sentences_tagged - tagged,
+                                          v.sentences_parsed - parsed, reasons)
 
     def describe(self) -> str:
         parser = self._parser

@@ -114,8 +114,9 @@ class HinterWorker:
         v = self.validator
         with self._serial:
             tagged, parsed = v.sentences_tagged, v.sentences_parsed
-            valid = v.validate(pairs)
-        return ValidityResult(valid, v.sentences_tagged - tagged, v.sentences_parsed - parsed)
+            reasons = v.reasons(pairs)
+        return ValidityResult([r is None for r in reasons], v.sentences_tagged - tagged, v.sentences_parsed - parsed,
+                              reasons)
 
     @ray.method(concurrency_group="model")
     def predict(self, texts: list[str], retries: int, backoff_s: float) -> BatchResult | WorkerError:
@@ -324,14 +325,16 @@ class RayExecutor:
                     yield (payload, i == len(parts) - 1), (part,)
 
         valid: list[bool] = []
+        reasons: list[str | None] = []
         tagged = parsed = 0
         for (payload, last), part in self._ordered_map(self.actors, "validate", slices()):
             valid += part.valid
+            reasons += part.reasons
             tagged += part.sentences_tagged
             parsed += part.sentences_parsed
             if last:
-                yield payload, ValidityResult(valid, tagged, parsed)
-                valid, tagged, parsed = [], 0, 0
+                yield payload, ValidityResult(valid, tagged, parsed, reasons)
+                valid, reasons, tagged, parsed = [], [], 0, 0
 
     def describe(self) -> str:
         if not self.actors:

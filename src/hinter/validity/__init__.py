@@ -1,8 +1,8 @@
 """Stage 3: the dependency invariant (paper Algorithms 3 and 4)."""
-from .invariant import (ReferenceValidator, Validator, changed_sentence_pairs, changed_sentences, invariant_check,
+from .invariant import (DISCARD_REASONS, ReferenceValidator, Validator, changed_sentence_pairs, changed_sentences, invariant_check,
                         tolerant_compare)
 from .parsers import Parse, Parser, SpacyParser
 from .sentences import sentence_spans, split_sentences
 
-__all__ = ["Parse", "Parser", "ReferenceValidator", "SpacyParser", "Validator", "changed_sentence_pairs", "changed_sentences",
+__all__ = ["DISCARD_REASONS", "Parse", "Parser", "ReferenceValidator", "SpacyParser", "Validator", "changed_sentence_pairs", "changed_sentences",
            "invariant_check", "sentence_spans", "split_sentences", "tolerant_compare"]

@@ -18,6 +18,12 @@ from .sentences import boundaries_kept, split_sentences
 
 SentencePair = tuple[str, str]
 
+# Why a mutant was discarded (None: it is valid). The first three follow Algorithm 3's comparisons: the sentence
+# counts differ, a changed sentence's part-of-speech tags differ, or its dependency labels do; `too_long` only in
+# `--validity reference` (a changed sentence over its 500-character limit).
+SENTENCE_COUNT, POS, DEPS, TOO_LONG = "sentence_count", "pos", "deps", "too_long"
+DISCARD_REASONS = (SENTENCE_COUNT, POS, DEPS, TOO_LONG)
+
 
 def tolerant_compare(s1: Sequence[str], s2: Sequence[str]) -> bool:
     """Paper Algorithm 4 (tolerantTableComp), transcribed line by line."""
@@ -43,6 +49,13 @@ def tolerant_compare(s1: Sequence[str], s2: Sequence[str]) -> bool:
 def parses_conform(original: Parse, mutant: Parse) -> bool:
     """Algorithm 3, lines 14-21, for one sentence: tags first, then dependency labels."""
     return tolerant_compare(original.tags, mutant.tags) and tolerant_compare(original.deps, mutant.deps)
+
+
+def discard_reason(original: Parse, mutant: Parse) -> str | None:
+    """`parses_conform`, saying which comparison failed: POS, DEPS, or None when the sentence conforms."""
+    if not tolerant_compare(original.tags, mutant.tags):
+        return POS
+    return None if tolerant_compare(original.deps, mutant.deps) else DEPS
 
 
 def changed_sentences(original: str | list[str], mutant: str | list[str]) -> list[SentencePair] | None:
@@ -139,39 +152,51 @@ class Validator:
                 cache.put(s, v)
         return found
 
-    def _judge(self, asked: set[SentencePair]) -> dict[SentencePair, bool]:
-        """Compute (and cache) the verdict of each asked (original, mutated) sentence pair."""
-        result: dict[SentencePair, bool] = {}
+    def _judge(self, asked: set[SentencePair]) -> dict[SentencePair, bool | str]:
+        """Compute (and cache) the verdict of each asked (original, mutated) sentence pair: True when it
+        conforms, else the reason (POS or DEPS), which costs nothing: it is the comparison that failed."""
+        result: dict[SentencePair, bool | str] = {}
         tags = self._lookup(self._tags, {s for pair in asked for s in pair}, self.parser.tag)
         self.sentences_tagged += self._last_computed
         passing = [(c, m) for c, m in asked if tolerant_compare(tags[c], tags[m])]
         for pair in asked.difference(passing):
-            result[pair] = False
+            result[pair] = POS
         deps = self._lookup(self._deps, {s for pair in passing for s in pair},
                             lambda todo: [p.deps for p in self.parser.parse(todo)])
         self.sentences_parsed += self._last_computed
         for c, m in passing:
-            result[(c, m)] = tolerant_compare(deps[c], deps[m])
+            result[(c, m)] = True if tolerant_compare(deps[c], deps[m]) else DEPS
         for pair, verdict in result.items():
             self._verdicts.put(pair, verdict)
         return result
 
     def validate(self, mutants: Sequence[list[SentencePair] | None]) -> list[bool]:
-        verdicts: list[bool] = [False] * len(mutants)
+        """Per mutant, whether it passes Algorithm 3."""
+        return [r is None for r in self.reasons(mutants)]
+
+    def reasons(self, mutants: Sequence[list[SentencePair] | None]) -> list[str | None]:
+        """Per mutant, None when it passes Algorithm 3, else why it is discarded (SENTENCE_COUNT, POS, DEPS).
+        A mutant stops at the first failing sentence found: with several, the reason is that one's (the
+        earliest in the text among those known when it is decided)."""
+        reasons: list[str | None] = [SENTENCE_COUNT] * len(mutants)
         # Per pending mutant, the changed sentence pairs not yet known to pass.
         pending = {i: list(pairs) for i, pairs in enumerate(mutants) if pairs is not None}
-        decided: dict[SentencePair, bool] = {}  # this call's verdicts, safe from cache eviction
+        decided: dict[SentencePair, bool | str] = {}  # this call's verdicts, safe from cache eviction
+        get = self._verdicts.get_recent
         width = 1
         while pending:
             asked: set[SentencePair] = set()
             for i, pairs in list(pending.items()):
-                known = [decided.get(p, self._verdicts.get_recent(p)) for p in pairs]
-                if False in known:  # a known failure decides the mutant without any parse
+                # a verdict is True (conforms) or a reason string (fails); None: not known yet
+                known = [decided.get(p) or get(p) for p in pairs]
+                failed = next((k for k in known if k is not None and k is not True), None)
+                if failed is not None:  # a known failure decides the mutant without any parse
+                    reasons[i] = failed
                     del pending[i]
                     continue
                 pairs[:] = [p for p, k in zip(pairs, known) if k is None]
                 if not pairs:
-                    verdicts[i] = True
+                    reasons[i] = None
                     del pending[i]
                 else:
                     asked.update(pairs[:width])
@@ -180,7 +205,7 @@ class Validator:
             # Most mutants that fail, fail on their first sentences; those still pending after a round are
             # mostly valid, so each round asks twice as many of their sentences: few rounds, few extra parses.
             width *= 2
-        return verdicts
+        return reasons
 
 
 class ReferenceValidator:
@@ -192,15 +217,19 @@ class ReferenceValidator:
         self.sentences_parsed = 0
 
     def validate_text(self, original: str, mutants: Sequence[str]) -> list[bool]:
+        return [r is None for r in self.reasons_text(original, mutants)]
+
+    def reasons_text(self, original: str, mutants: Sequence[str]) -> list[str | None]:
+        """Per mutant, None when valid, else why it is discarded (the first failing sentence's reason)."""
         original_sentences = split_sentences(original)
         original_parses: list[Parse | None] = [None] * len(original_sentences)
-        verdicts = []
+        verdicts: list[str | None] = []
         for mutant in mutants:
             mutant_sentences = split_sentences(mutant)
             if len(mutant_sentences) != len(original_sentences):
-                verdicts.append(False)
+                verdicts.append(SENTENCE_COUNT)
                 continue
-            similar = True
+            similar: str | None = None
             for i, (c, m) in enumerate(zip(original_sentences, mutant_sentences)):
                 if c == m:
                     continue
@@ -209,7 +238,8 @@ class ReferenceValidator:
                 if original_parses[i] is None:
                     (original_parses[i],) = self.parser.parse([c])
                     self.sentences_parsed += 1
-                if not parses_conform(original_parses[i], mp):
-                    similar = False
+                reason = discard_reason(original_parses[i], mp)
+                if reason is not None and similar is None:
+                    similar = reason
             verdicts.append(similar)
         return verdicts
