@@ -8,11 +8,12 @@ also be one CSV or JSON file with the columns attribute, source_group, target_gr
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import random
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from importlib import resources
 from pathlib import Path
@@ -36,6 +37,9 @@ class Pair:
     word: str
     replacement: str
     occupational: bool = False
+    # Where the pair was read (for lint messages); not part of its identity: equality, hash and id ignore them.
+    file: str = field(default="", compare=False, repr=False)
+    line: int = field(default=0, compare=False, repr=False)
 
     @property
     def id(self) -> str:
@@ -90,6 +94,10 @@ class WordMatcher:
 class Dictionary:
     pairs: tuple[Pair, ...]
     source: str = "built-in"
+    # Identity packs (with_packs): attributes whose pairs carry the person's pronouns along when the groups'
+    # gender (the group name's first part, female-black) changes, and attributes matched only where capitalised.
+    pronouns_follow: frozenset[str] = frozenset()
+    capitalised: frozenset[str] = frozenset()
 
     @property
     def attributes(self) -> tuple[str, ...]:
@@ -116,7 +124,7 @@ class Dictionary:
                 fix=f"Choose among {', '.join(self.attributes)}, or pass a dictionary that defines it.",
             )
         keep = tuple(p for p in self.pairs if p.attribute in wanted and (include_occupational or not p.occupational))
-        return Dictionary(keep, self.source)
+        return dataclasses.replace(self, pairs=keep)
 
     def sample(self, per_attribute: int | None, seed: int = 0) -> "Dictionary":
         """A seeded uniform sample of at most `per_attribute` pairs of each attribute (None: all)."""
@@ -127,7 +135,7 @@ class Dictionary:
         for attribute in self.attributes:
             pairs = [p for p in self.pairs if p.attribute == attribute]
             keep.extend(pairs if len(pairs) <= per_attribute else rng.sample(pairs, per_attribute))
-        return Dictionary(tuple(keep), self.source)
+        return dataclasses.replace(self, pairs=tuple(keep))
 
     def fingerprint(self) -> str:
         import hashlib
@@ -139,14 +147,14 @@ class Dictionary:
         return h.hexdigest()[:16]
 
 
-def _check_pair(pair: Pair, where: str) -> Pair:
+def _check_pair(pair: Pair, where: str, strict: bool = True) -> Pair:
     fields = {"attribute": pair.attribute, "source_group": pair.source_group, "target_group": pair.target_group,
               "word": pair.word, "replacement": pair.replacement}
     for name, value in fields.items():
         if not value:
             raise InputError(f"empty {name}", where=where,
                              fix="Every pair needs a word and its replacement, as `word;replacement`.")
-    if pair.word.lower() == pair.replacement.lower():
+    if strict and pair.word.lower() == pair.replacement.lower():
         raise InputError(f"the pair maps {pair.word!r} to itself", where=where,
                          fix="Remove the line: such a pair can never change a text.")
     return pair
@@ -161,7 +169,7 @@ def _read_text(path: Path) -> str:
         raise InputError(f"cannot read the file ({e.strerror})", where=str(path)) from None
 
 
-def _pairs_from_folder(root: Path) -> list[Pair]:
+def _pairs_from_folder(root: Path, strict: bool = True) -> list[Pair]:
     pairs: list[Pair] = []
     for attr_dir in sorted(p for p in root.iterdir() if p.is_dir()):
         for f in sorted(attr_dir.glob("*.csv")):
@@ -183,11 +191,12 @@ def _pairs_from_folder(root: Path) -> list[Pair]:
                     raise InputError(
                         f"expected `word;replacement`, found {len(cells)} field(s) in {line.strip()!r}", where=where,
                         fix="Write one pair per line, the two words separated by one semicolon.")
-                pairs.append(_check_pair(Pair(attr_dir.name, groups[0], groups[1], cells[0], cells[1], occupational), where))
+                pairs.append(_check_pair(Pair(attr_dir.name, groups[0], groups[1], cells[0], cells[1], occupational,
+                                              str(f), lineno), where, strict))
     return pairs
 
 
-def _pairs_from_rows(rows: Iterable[tuple[int, dict]], path: Path) -> list[Pair]:
+def _pairs_from_rows(rows: Iterable[tuple[int, dict]], path: Path, strict: bool = True) -> list[Pair]:
     pairs = []
     for lineno, row in rows:
         where = f"{path}, line {lineno}"
@@ -199,22 +208,23 @@ def _pairs_from_rows(rows: Iterable[tuple[int, dict]], path: Path) -> list[Pair]
                              fix=f"Each row needs the columns {', '.join(COLUMNS)}.")
         values = {c: str(row[c] if row[c] is not None else "").strip() for c in COLUMNS}
         occ = str(row.get("occupational", "")).strip().lower() in {"1", "true", "yes"}
-        pairs.append(_check_pair(Pair(**values, occupational=occ), where))
+        pairs.append(_check_pair(Pair(**values, occupational=occ, file=str(path), line=lineno), where, strict))
     return pairs
 
 
-def load_dictionary(path: str | Path | None = None) -> Dictionary:
-    """The built-in SBIC-derived dictionary (None), a dictionary folder, or one CSV/JSON file."""
+def load_dictionary(path: str | Path | None = None, *, strict: bool = True) -> Dictionary:
+    """The built-in SBIC-derived dictionary (None), a dictionary folder, or one CSV/JSON file. `strict=False`
+    (`hinter dictionary lint`): self-pairs and repeated pairs are kept, for the lint to report."""
     if path is None:
         root = resources.files("hinter") / "data" / "dictionary"
         with resources.as_file(root) as p:
-            return Dictionary(tuple(_pairs_from_folder(Path(p))), "built-in")
+            return Dictionary(tuple(_pairs_from_folder(Path(p), strict)), "built-in")
     path = Path(path)
     if not path.exists():
         raise InputError("no such file or folder", where=f"dictionary {path}",
                          fix="Pass a dictionary folder (ATTRIBUTE/SOURCE_TARGET.csv) or a CSV/JSON file.")
     if path.is_dir():
-        pairs = _pairs_from_folder(path)
+        pairs = _pairs_from_folder(path, strict)
     elif path.suffix.lower() == ".json":
         try:
             data = json.loads(_read_text(path))
@@ -222,14 +232,48 @@ def load_dictionary(path: str | Path | None = None) -> Dictionary:
             raise InputError(f"invalid JSON ({e.msg})", where=f"{path}, line {e.lineno}") from None
         if not isinstance(data, list):
             raise InputError("expected a JSON list of pair objects", where=str(path))
-        pairs = _pairs_from_rows(((i + 1, r) for i, r in enumerate(data)), path)
+        pairs = _pairs_from_rows(((i + 1, r) for i, r in enumerate(data)), path, strict)
     elif path.suffix.lower() == ".csv":
         reader = csv.DictReader(io.StringIO(_read_text(path)))
-        pairs = _pairs_from_rows(((reader.line_num, r) for r in reader), path)
+        pairs = _pairs_from_rows(((reader.line_num, r) for r in reader), path, strict)
     else:
         raise InputError(f"unknown dictionary format {path.suffix!r}", where=str(path),
                          fix="Use a folder of CSV pair files, a .csv file or a .json file.")
     if not pairs:
         raise InputError("the dictionary holds no word pairs", where=str(path),
                          fix="Add pair files named SOURCE_TARGET.csv with `word;replacement` lines.")
-    return Dictionary(tuple(dict.fromkeys(pairs)), str(path))
+    return Dictionary(tuple(dict.fromkeys(pairs) if strict else pairs), str(path))
+
+
+def pack_names() -> tuple[str, ...]:
+    """The identity packs shipped with hinter (src/hinter/data/packs/NAME: pairs.csv, SOURCE.md, LICENSE)."""
+    root = resources.files("hinter") / "data" / "packs"
+    return tuple(sorted(p.name for p in root.iterdir() if p.is_dir() and (p / "pairs.csv").is_file()))
+
+
+def load_pack(name: str) -> Dictionary:
+    """One identity pack by name: a separate dictionary with its own licence, never part of the default one."""
+    if name not in pack_names():
+        raise InputError(f"unknown identity pack {name!r}", where="--packs",
+                         fix=f"Choose among {', '.join(pack_names())}.")
+    root = resources.files("hinter") / "data" / "packs" / name
+    with resources.as_file(root) as p:
+        d = load_dictionary(Path(p) / "pairs.csv")
+        meta = json.loads(_read_text(Path(p) / "pack.json"))
+    return Dictionary(d.pairs, name, frozenset(meta.get("pronouns_follow", ())), frozenset(meta.get("capitalised", ())))
+
+
+def with_packs(base: Dictionary, packs: Iterable[str]) -> Dictionary:
+    """`base` with the pairs of the named identity packs added: their attributes are then chosen with --attributes
+    like the base's, and combine with them (name x religion, name x race)."""
+    out = base
+    for name in packs:
+        pack = load_pack(name)
+        clash = sorted(set(pack.attributes) & set(out.attributes))
+        if clash:
+            raise InputError(f"the pack {name!r} defines the attribute(s) {', '.join(clash)} that the dictionary "
+                             f"{out.source} already has", where="--packs",
+                             fix="Rename the attribute in your dictionary, or leave the pack out.")
+        out = Dictionary(out.pairs + pack.pairs, f"{out.source}+{name}", out.pronouns_follow | pack.pronouns_follow,
+                         out.capitalised | pack.capitalised)
+    return out

@@ -2,10 +2,84 @@
 `dictionary_app`)."""
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Optional
+
 import typer
 
-from .app import app
+from ..errors import InputError
+from .app import app, out_console
 
 dictionary_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
                              help="Check, build and inspect word-pair dictionaries.")
 app.add_typer(dictionary_app, name="dictionary")
+
+
+@dictionary_app.command("lint")
+def lint_cmd(
+    dictionary: Optional[Path] = typer.Argument(None, help="A dictionary folder or CSV/JSON file (default: the "
+                                                "built-in one)."),
+    dataset: Optional[str] = typer.Option(None, "--dataset", "-d", help="Texts to check the words on (a file or a "
+                                          "bundled sample such as imdb): adds inside-word, never-matches and "
+                                          "not-a-person (a spaCy parse of the sentences holding a word)."),
+    text_field: str = typer.Option("text", "--text-field", help="The dataset column holding the text."),
+    limit: Optional[int] = typer.Option(None, "--limit", "-n", help="Read only the first N texts."),
+    attributes: Optional[str] = typer.Option(None, "--attributes", "-a", help="Check only these attributes "
+                                             "(comma-separated; default: all)."),
+    fmt: str = typer.Option("text", "--format", help="text (a table) or json (a list of objects with kind, "
+                            "attribute, file, line, word, replacement, detail)."),
+    show: int = typer.Option(20, "--show", help="Text format: how many findings of each kind to list (0: all)."),
+) -> None:
+    """Find pairs a bias test cannot trust: self-pair, duplicate, asymmetric (X -> Y without Y -> X although the
+    reverse file exists), evaluative (the replacement adds or removes a word with sentiment in VADER's lexicon:
+    "man" -> "ugly man"); with --dataset also inside-word (matches inside hyphenated words: "Co-writer"),
+    never-matches, and not-a-person (most occurrences neither are a person noun nor modify one: "black coat").
+    Example:
+
+    hinter dictionary lint --dataset imdb --format json > lint.json
+    """
+    import json as _json
+
+    from .. import lint
+    from ..config import parse_attributes
+    from ..dictionary import load_dictionary
+
+    if fmt not in ("text", "json"):
+        raise InputError(f"unknown format {fmt!r}", where="--format", fix="Use --format text or --format json.")
+    d = load_dictionary(dictionary, strict=False)
+    if attributes is not None:
+        d = d.restrict(parse_attributes(attributes))
+    texts = parse = None
+    if dataset is not None:
+        from ..datasets import read_dataset
+        texts = [r.text for r in read_dataset(dataset, text_field=text_field, limit=limit).records]
+        parse = lint.spacy_parse()
+    findings = lint.lint(d.pairs, texts, parse)
+    if fmt == "json":
+        typer.echo(_json.dumps([f.to_json() for f in findings], indent=1, ensure_ascii=False))
+        return
+    checked = "static kinds" + (f", and {len(texts)} texts of {dataset}" if texts is not None else
+                                " (add --dataset for inside-word, never-matches, not-a-person)")
+    out_console.print(f"{d.source} dictionary: {len(d.pairs)} pairs; checked: {checked}.", highlight=False,
+                      soft_wrap=True)
+    if not findings:
+        out_console.print("No findings.")
+        return
+    by_kind: dict[str, list] = {}
+    for f in findings:
+        by_kind.setdefault(f.kind, []).append(f)
+    for kind, fs in by_kind.items():
+        out_console.print(f"\n[bold]{kind}[/]: {len(fs)}", highlight=False)
+        for f in fs[:show or None]:
+            out_console.print(f"  {_where(f.file)}:{f.line}  {f.attribute}: {f.word} -> {f.replacement}  "
+                              f"{f.detail}", highlight=False, markup=False, soft_wrap=True)
+        if show and len(fs) > show:
+            out_console.print(f"  ... and {len(fs) - show} more (--show 0 lists all, --format json gives all)",
+                              highlight=False)
+    out_console.print("\nIn all: " + lint.summary_line(findings) + ".", highlight=False, soft_wrap=True)
+
+
+def _where(file: str) -> str:
+    """A built-in dictionary file as data/dictionary/..., others as given."""
+    marker = "/hinter/data/"
+    return "hinter/data/" + file.split(marker, 1)[1] if marker in file else file
