@@ -87,21 +87,22 @@ def compare_cmd(
         for m in models:
             ft.add_column(m, justify="right", overflow="fold")
         for f in c["findings"]:
-            ft.add_row(f"{f['kind']} {f['cell']}", *("–" if x is None else
-                                                     f"{x['effect']:+.3g} q {x['q_value']:.2g}{' *' if x['significant'] else ''}"
-                                                     for x in f["runs"]))
+            ft.add_row(f"{f['kind']} {f['cell']}",
+                       *("–" if x is None else f"{x['effect']:+.3g} q {x['q_value']:.2g}{' *' if x['significant'] else ''}"
+                         for x in f["runs"]))
         out_console.print(ft)
     d = c["disagreements"]
     out_console.print(f"Disagreements (a bias for one model, no bias for another): {d['count']}"
                       + (" (" + ", ".join(f"{k}: {n}" for k, n in d["by_combination"].items()) + ")"
                          if d["by_combination"] else ""), highlight=False, markup=False)
     for x in d["instances"][:show]:
-        name = f"text {x['text_id']}" if x["source_id"] == str(x["text_id"]) else f"id {x['source_id']} (text {x['text_id']})"
+        name = f"text {x['text_id']}" if x["source_id"] == str(x["text_id"]) else \
+            f"id {x['source_id']} (text {x['text_id']})"
         verdicts = ", ".join(f"{i + 1} {r['original_outcome']} -> {r['outcome']} ({r['verdict']})"
                              for i, r in enumerate(x["runs"]))
         out_console.print(f"  {name}, {x['replacements']}: {verdicts}", highlight=False, markup=False, soft_wrap=True)
     if d["count"] > show:
-        out_console.print(f"  ... and {d['count'] - show} more" + (" (in the JSON and HTML)" if written else
-                                                                    " (--out DIR writes them all)"))
+        out_console.print(f"  ... and {d['count'] - show} more"
+                          + (" (in the JSON and HTML)" if written else " (--out DIR writes them all)"))
     for p in written:
         console.print(f"Written: {p}", highlight=False)

@@ -141,13 +141,15 @@ def compare(stores: list[RunStore], names: list[str], summaries: list[dict]) -> 
         disagreements.append({
             "text_id": m.text_id, "source_id": shown_id(o), "order": m.order, "attributes": m.attributes,
             "pair_key": m.pair_key, "replacements": "; ".join(r.describe() for r in full.replacements),
-            "original_text": o.text, "mutant_text": full.text, "edits": [list(e) for e in sorted(edits(full.replacements))],
+            "original_text": o.text, "mutant_text": full.text,
+            "edits": [list(e) for e in sorted(edits(full.replacements))],
             "runs": [{"original_outcome": r.base_outcome, "outcome": r.outcome, "verdict": _verdict(r),
                       "hidden": r.hidden} for r in row]})
     valid = sum(m.valid for m in runs[0].values())
     return {
         "runs": [{"name": n, "model": model_name(s), "fingerprint": s.get("model"),
-                  "significant_findings": su.get("significant_findings"), "population_hidden": su.get("population_hidden"),
+                  "significant_findings": su.get("significant_findings"),
+                  "population_hidden": su.get("population_hidden"),
                   "complete": su.get("health", {}).get("complete")}
                  for n, s, su in zip(names, settings, summaries)],
         "settings": {k: v for k, v in settings[0].items() if k not in MODEL_KEYS and not k.startswith("checks.")},

@@ -35,19 +35,29 @@ def _static(name: str) -> Markup:
 def render_compare(c: dict, title: str, shown: int = 200) -> str:
     """compare.html for the comparison `c` (report.compare): the first `shown` disagreements as cards."""
     from .excerpts import edited_versions
-    listed = [(d, edited_versions(d["original_text"], [tuple(e) for e in d["edits"]], d["attributes"].replace("+", " + ")))
-              for d in c["disagreements"]["instances"][:shown]]
+    listed = [(d, edited_versions(d["original_text"], [tuple(e) for e in d["edits"]],
+                                  d["attributes"].replace("+", " + "))) for d in c["disagreements"]["instances"][:shown]]
     return _env.get_template("compare.html.j2").render(c=c, title=title, listed=listed, css=_static("report.css"))
 
 
-def render(s: dict, instances: list[Instance], title: str, diff: dict | None = None) -> str:
-    """The page for the summary `s` and its bias `instances`; with `diff` (report.diff), the comparison section."""
+def render(s: dict, instances: list[Instance], title: str, diff: dict | None = None, serve: dict | None = None) -> str:
+    """The page for the summary `s` and its bias `instances`; with `diff` (report.diff), the comparison section;
+    with `serve` (hinter serve's context: runs, attributes, its CSS and JS), the live page: triage on each bias and
+    "try a sentence"."""
     from ...health import model_failure
     heatmaps, heat_top = charts.heatmaps(s)
+    serve = None if serve is None else {**serve, "js": _static("serve.js"), "css": _static("serve.css")}
     return _env.get_template("report.html.j2").render(
         s=s, instances=instances, title=title, diff=diff, reading=reading(s), model_failure=model_failure(s),
         error_chart=charts.error_chart(s), hidden_chart=charts.hidden_chart(s), venn=charts.venn(s),
         heatmaps=heatmaps, heat_top=heat_top,
         filter_attributes=sorted({a for i in instances for a in i.attributes.split("+")}),
         filter_groups=sorted({(r.attribute, r.target_group) for i in instances for r in i.replacements}),
+        filter_combos=sorted({i.attributes for i in instances}, key=lambda c: (c.count("+"), c)), serve=serve,
         css=_static("report.css"), js=_static("report.js"))
+
+
+def render_serve(serve: dict) -> str:
+    """hinter serve's page without a run: "try a sentence" alone."""
+    serve = {**serve, "js": _static("serve.js"), "css": _static("serve.css")}
+    return _env.get_template("serve_page.html.j2").render(serve=serve, css=_static("report.css"))
