@@ -2,7 +2,7 @@
 
 `outputs`: summary.json, biases.csv, instances.csv/.parquet; `instances`: each bias with its original,
 components and attribution; `html`: the self-contained report.html; `gate`: --fail-on conditions and JUnit;
-`diff`: biases new, fixed and kept between two runs.
+`diff`: biases new, fixed and kept between two runs; `compare`: several runs of the same mutants side by side.
 """
 from .outputs import write_exports, write_outputs, write_report
 
