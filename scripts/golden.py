@@ -39,7 +39,7 @@ CAMPAIGNS = {
 }
 # Summary keys added since the first recordings (issue 12's run health).
 ADDED_KEYS = ("health", "first_errors", "findings", "findings_analysis", "significant_findings",
-              "population_hidden", "self_flip", "determinism")
+              "population_hidden", "self_flip", "determinism", "evaluative")
 ADDED_COLUMNS = ("source_id",)  # CSV columns added since (the dataset's own ids)
 RESUMED = ("--dataset", "imdb", "--limit", "96", "--model", "python:planted:counting", "--attributes",
            "race,gender", "--order", "2", *COMMON)
@@ -88,6 +88,7 @@ def snapshot(out: Path) -> dict:
     summary["unparseable"].pop("answers", None)
     for table in (*summary["atomic"].values(), *summary["intersectional"].values(), *summary["totals"].values()):
         table.pop("unseen", None)
+        table.pop("evaluative", None)
     # how the run was started (cli, config), and the analysis options and start-up checks added since
     summary["settings"] = {k: v for k, v in summary["settings"].items()
                            if k not in ("cli", "config") and not k.startswith(("analysis.", "checks."))}

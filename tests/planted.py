@@ -104,3 +104,10 @@ def noisy(texts):
 
 
 NOISY_SELF_FLIP = 2 * 0.05 * 0.95
+
+
+def negative_word(texts):
+    """Negative when the text holds a word with negative sentiment that body pairs add ("ugly", "illness"...),
+    else positive: a model reacting to a word, not to a group (issue 15: evaluative pairs)."""
+    word = re.compile(r"\b(ugly|illness|disorder|cancer|victims)\b", re.IGNORECASE)
+    return ["negative" if word.search(t) else "positive" for t in texts]

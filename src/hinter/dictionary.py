@@ -126,6 +126,10 @@ class Dictionary:
         keep = tuple(p for p in self.pairs if p.attribute in wanted and (include_occupational or not p.occupational))
         return dataclasses.replace(self, pairs=keep)
 
+    def without(self, pair_ids: set[str]) -> "Dictionary":
+        """The dictionary less the pairs of these ids."""
+        return dataclasses.replace(self, pairs=tuple(p for p in self.pairs if p.id not in pair_ids))
+
     def sample(self, per_attribute: int | None, seed: int = 0) -> "Dictionary":
         """A seeded uniform sample of at most `per_attribute` pairs of each attribute (None: all)."""
         if per_attribute is None:

@@ -214,7 +214,11 @@ def execute(config: RunConfig, texts: Sequence[str | TextRecord], model, *, dict
             raise InputError(f"text {i} is empty or not a string", where=f"texts[{i}]",
                              fix="Remove empty texts or fill them in.")
     d = dictionary if dictionary is not None else load_dictionary(config.dictionary)
-    d = d.restrict(config.attributes, config.include_occupational).sample(config.pairs_per_attribute, config.seed)
+    d = d.restrict(config.attributes, config.include_occupational)
+    from .lint import evaluative_check
+    if config.exclude_evaluative:  # before the sample: it draws from the pairs the run may use
+        d = d.without(set(evaluative_check(d.pairs)["pairs"]))
+    d = d.sample(config.pairs_per_attribute, config.seed)
     out_dir = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="hinter-run-"))
     if out_dir.exists() and not out_dir.is_dir():
         raise InputError("the output folder is a file", where=str(out_dir), fix="Give --out a folder's path.")
@@ -234,6 +238,7 @@ def execute(config: RunConfig, texts: Sequence[str | TextRecord], model, *, dict
             "parser": executor.parser_fingerprint, "query_discarded": config.query_discarded, "texts": len(records),
             **({"window": config.window} if config.window is not None else {}),
             **({"repeats": config.repeats} if config.repeats > 1 else {}),
+            **({"exclude_evaluative": True} if config.exclude_evaluative else {}),
             "texts_fingerprint": _texts_fingerprint(records),
             # what `hinter resume` needs to run the same campaign again: only a run read from a dataset by a spec
             **({"config": config.recorded()} if config.dataset is not None and config.model is not None else {}),
@@ -245,6 +250,10 @@ def execute(config: RunConfig, texts: Sequence[str | TextRecord], model, *, dict
             store.save_settings({"checks.determinism": result})
             if result["deterministic"]:  # the run reuses the answer: the text is not asked again
                 store.save_outcomes(model.fingerprint, [(text_key(probe), answer)])
+        if "checks.evaluative" not in store.settings():
+            # the run's evaluative pairs (lint.evaluative_check), kept with it: summary and report mark the
+            # mutants that use one, the same way after a resume whatever the lexicon's version then
+            store.save_settings({"checks.evaluative": evaluative_check(d.pairs)})
         determinism = store.settings()["checks.determinism"]
         if determinism.get("deterministic") is False and config.repeats == 1:
             log.warning("the model answered the same text differently when asked again (%s): a flip may be its own "

@@ -91,6 +91,17 @@ def evaluative_ids(pairs: Iterable[Pair], threshold: float = EVALUATIVE_THRESHOL
     return {p.id for p in pairs if evaluative_reason(p, lexicon, threshold)}
 
 
+def evaluative_check(pairs: Iterable[Pair], threshold: float = EVALUATIVE_THRESHOLD) -> dict:
+    """What a run records of its evaluative pairs (settings "checks.evaluative"): the lexicon, the threshold and
+    the sorted pair ids."""
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        lexicon = f"VADER (vader-sentiment {version('vader-sentiment')})"
+    except PackageNotFoundError:
+        lexicon = "VADER"
+    return {"lexicon": lexicon, "threshold": threshold, "pairs": sorted(evaluative_ids(pairs, threshold))}
+
+
 def static_findings(pairs: Sequence[Pair], threshold: float = EVALUATIVE_THRESHOLD) -> list[Finding]:
     """The kinds that need no text: self-pair, duplicate, asymmetric, evaluative."""
     out: list[Finding] = []

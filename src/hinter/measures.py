@@ -208,6 +208,51 @@ def attribution_summary(by_key: dict) -> dict:
     return {"totals": total, "by_combination": dict(sorted(per.items()))}
 
 
+def evaluative_pairs(settings: dict) -> set[str] | None:
+    """The run's evaluative pair ids (settings "checks.evaluative", lint.evaluative_check); None for a run
+    recorded before the check."""
+    check = settings.get("checks.evaluative")
+    return None if check is None else set(check["pairs"])
+
+
+def evaluative_counts(by_key: dict, evaluative: set[str], per_combo: dict[str, dict]) -> dict:
+    """Per combination (added to `per_combo` as "evaluative") and in total: the mutants that use an evaluative
+    pair ("man" -> "ugly man"), the valid ones, and the biased ones: flips a model may owe to a word's sentiment."""
+    def empty():
+        return {"mutants": 0, "valid": 0, "tested": 0, "biased": 0}
+
+    per: dict[str, dict] = defaultdict(empty)
+    for v in by_key.values():
+        if not evaluative.intersection(v.pair_ids):
+            continue
+        c = per[v.attributes]
+        c["mutants"] += 1
+        c["valid"] += int(v.valid)
+        c["tested"] += int(_tested(v))
+        c["biased"] += int(_tested(v) and bool(v.bias))
+    for combo, m in per_combo.items():
+        m["evaluative"] = per.get(combo, empty())
+    totals = {kind: {k: sum(m["evaluative"][k] for m in per_combo.values() if (m["order"] >= 2) == (kind != "atomic"))
+                     for k in empty()} for kind in ("atomic", "intersectional")}
+    return {"pairs": len(evaluative), "totals": totals}
+
+
+def _mark_evaluative(findings: list[dict], rows: list, evaluative: set[str]) -> None:
+    """Each finding gains `evaluative_tested` / `evaluative_flips`: its mutants that use an evaluative pair, and
+    those whose outcome differs from the original's."""
+    tested: Counter = Counter()
+    flips: Counter = Counter()
+    for r in rows:
+        if not evaluative.intersection(x.pair_id for x in r.replacements):
+            continue
+        cell = tuple(sorted((x.attribute, x.source_group, x.target_group) for x in r.replacements))
+        tested[cell] += 1
+        flips[cell] += int(r.original != r.mutant)
+    for f in findings:
+        cell = tuple(sorted((c["attribute"], c["source_group"], c["target_group"]) for c in f["components"]))
+        f["evaluative_tested"], f["evaluative_flips"] = tested[cell], flips[cell]
+
+
 def false_positives(store: RunStore, per_combo: dict[str, dict]) -> dict:
     """RQ3.2: biases among discarded mutants (asked only with query_discarded) and their ratio to real biases."""
     queried = bool(store.settings().get("query_discarded"))
@@ -251,20 +296,28 @@ def findings_section(store: RunStore, alpha: float | None = None, label: str | N
     analysis = analyse(observations, label=label, alpha=alpha)
     answers = store.original_answers()
     self_flip = self_flip_rate(answers).to_dict() if answers else None
-    return {**analysis.to_dict(), "significant": len(analysis.significant()),
+    out = analysis.to_dict()
+    evaluative = evaluative_pairs(settings)
+    if evaluative is not None:
+        _mark_evaluative(out["findings"], rows, evaluative)
+    return {**out, "significant": len(analysis.significant()),
             "population_hidden": len(analysis.population_hidden()), "self_flip": self_flip}
 
 
 def summary(store: RunStore, alpha: float | None = None, label: str | None = None) -> dict:
     per_combo = combination_measures(store)
     by_key = verdicts(store)
+    settings = store.settings()
+    evaluative = evaluative_pairs(settings)
+    # mutants using an evaluative pair, per combination (per_combo[...]["evaluative"]) and in total
+    evaluative_section = None if evaluative is None else evaluative_counts(by_key, evaluative, per_combo)
     # a model error (no answer after retries) is not an unparseable answer: counted apart
     o = store.originals_counts()
     with_valid, with_bias = o.with_valid_mutants, o.with_bias
     stats = store.stats()
     s = {
         "schema_version": SCHEMA_VERSION,
-        "settings": store.settings(),
+        "settings": settings,
         "texts": o.texts,
         "atomic": {k: v for k, v in per_combo.items() if v["order"] == 1},
         "intersectional": {k: v for k, v in per_combo.items() if v["order"] >= 2},
@@ -276,6 +329,7 @@ def summary(store: RunStore, alpha: float | None = None, label: str | None = Non
         "group_bias": group_bias(by_key),
         "attribution": attribution_summary(by_key),
         "false_positives_avoided": false_positives(store, per_combo),
+        **({} if evaluative_section is None else {"evaluative": evaluative_section}),
         "unparseable": {"originals": o.unparseable,
                         "mutants": sum(m["unparseable"] for m in per_combo.values()),
                         "originals_model_errors": o.model_errors,

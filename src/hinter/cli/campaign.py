@@ -44,6 +44,8 @@ def run_campaign(config: RunConfig, execution: Execution, out: Path, overwrite: 
                       f"the first: {read.skipped[0]}", highlight=False, soft_wrap=True)
     dictionary = load_dictionary(config.dictionary)
     dictionary.restrict(config.attributes)  # fail on an unknown attribute before loading any model
+    print_dictionary_lint(dictionary.restrict(config.attributes, config.include_occupational),
+                          [r.text for r in read.records], config.exclude_evaluative)
     executor = execution.make_executor()
     started = time.perf_counter()
     state = CampaignProgress(len(read.records), config.batch_texts)
@@ -63,6 +65,20 @@ def run_campaign(config: RunConfig, execution: Execution, out: Path, overwrite: 
     s = write_outputs(result)
     print_summary(s, out, time.perf_counter() - started)
     return s
+
+
+def print_dictionary_lint(dictionary, texts: list[str], excluded: bool = False) -> None:
+    """The cheap lint of the run's pairs, in one line: the kinds that need no parse (self-pair, duplicate,
+    asymmetric, evaluative, and inside-word on the run's texts); `hinter dictionary lint` gives the details."""
+    from .. import lint
+    findings = lint.static_findings(dictionary.pairs) + lint.text_findings(dictionary.pairs, texts, never=False)
+    line = lint.summary_line(findings)
+    if line is None:
+        return
+    evaluative = any(f.kind == "evaluative" for f in findings)
+    hint = ("; evaluative pairs left out (--exclude-evaluative)" if excluded and evaluative else
+            "; --exclude-evaluative leaves the evaluative ones out" if evaluative else "")
+    console.print(f"dictionary: {line} (hinter dictionary lint for details{hint}).", highlight=False, soft_wrap=True)
 
 
 # Progress. A bar on a terminal; otherwise (CI logs, a file) a plain line every PLAIN_EVERY_S seconds.
@@ -251,6 +267,12 @@ def print_summary(s: dict, out_dir: Path, seconds: float) -> None:
     if unseen:
         out_console.print(f"[yellow]{unseen} valid mutants changed only beyond what the model read[/] (counted apart "
                           "as unseen, not tested): pass --window to test them.")
+    ev = s.get("evaluative")
+    if ev and not s["settings"].get("exclude_evaluative"):
+        n = {k: ev["totals"]["atomic"][k] + ev["totals"]["intersectional"][k] for k in ("mutants", "biased")}
+        if n["mutants"]:
+            out_console.print(f"Evaluative pairs (\"man\" -> \"ugly man\"): {n['mutants']} mutants, {n['biased']} "
+                              "biased, marked in the report; --exclude-evaluative leaves them out.", highlight=False)
     if s.get("model_errors"):
         out_console.print(f"[red]Model errors: {s['model_errors']} texts got no answer after retries[/] (counted "
                           "apart, never as bias or as no bias; their raw error is in run.sqlite).")

@@ -51,6 +51,11 @@ def run_cmd(
                                 "then needs the answers' distributions to differ; the model's own flip rate is "
                                 "reported. Answers are cached per repeat, so resume stays exact."),
     no_jobs: bool = typer.Option(False, "--no-jobs", help="Leave out the occupational gender pairs (assistant;CEO)."),
+    exclude_evaluative: bool = typer.Option(False, "--exclude-evaluative", help="Leave out the pairs whose "
+                                            "replacement adds or removes a word with sentiment (VADER's lexicon: "
+                                            "\"man\" -> \"ugly man\"): a flip on them may be a reaction to the "
+                                            "word, not to the group. Without it they are tested and their mutants "
+                                            "marked (summary, report). `hinter dictionary lint` lists them."),
     query_discarded: bool = typer.Option(False, "--query-discarded", help="Also ask the model about discarded mutants, "
                                          "to count the false positives the invariant avoids."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace a run already in --out. Without it, a run "
@@ -81,7 +86,8 @@ def run_cmd(
     config = RunConfig(
         attributes=attributes, order=order, dictionary=None if dictionary is None else str(dictionary),
         pairs_per_attribute=pairs_per_attribute, max_pairs_per_text=max_pairs_per_text, seed=seed,
-        include_occupational=not no_jobs, query_discarded=query_discarded, window=window, repeats=repeats, dataset=dataset, text_field=text_field,
+        include_occupational=not no_jobs, query_discarded=query_discarded, window=window, repeats=repeats,
+        exclude_evaluative=exclude_evaluative, dataset=dataset, text_field=text_field,
         label_field=label_field, limit=limit, skip_bad_rows=skip_bad_rows, model=model, task=task)
     from ..report.gate import check_paths
     check_paths(fail_on, config.attributes, config.order)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..measures import attribution, verdicts
+from ..measures import attribution, evaluative_pairs, verdicts
 from ..records import Edit, Replacement, apply_replacements, edits, pair_key
 from ..store import RunStore, TextRow
 
@@ -43,6 +43,7 @@ class Instance:
     strictly_hidden: bool | None = None
     attribution: dict | None = None  # intersectional only: see measures.attribution
     source_id: str = ""              # the dataset's id of the text, or its text_id when it has none (shown_id)
+    evaluative: tuple[str, ...] = () # its pairs that add or remove a word with sentiment (lint.evaluative_check)
 
     @property
     def kind(self) -> str:
@@ -74,6 +75,7 @@ def load_instances(store: RunStore, limit: int | None = None) -> list[Instance]:
     """Every valid mutant that exposes bias, ordered by text and mutant."""
     by_key = verdicts(store)
     originals = {t.text_id: t for t in store.texts()}
+    evaluative = evaluative_pairs(store.settings()) or set()
     out = []
     for m in store.biased_mutants(by_text=True, limit=limit):
         o = originals[m.text_id]
@@ -81,7 +83,8 @@ def load_instances(store: RunStore, limit: int | None = None) -> list[Instance]:
         inst = Instance(m.mutant_id, m.text_id, m.order, m.attributes, reps,
                         Version("Original", o.text, [], None, o.outcome, o.raw),
                         Version(m.attributes.replace("+", " + "), m.text, _edits(reps), True, m.outcome, m.raw, True),
-                        hidden=m.hidden, strictly_hidden=m.strictly_hidden, source_id=shown_id(o))
+                        hidden=m.hidden, strictly_hidden=m.strictly_hidden, source_id=shown_id(o),
+                        evaluative=tuple(r.pair_id for r in reps if r.pair_id in evaluative))
         if m.order >= 2:
             inst.attribution = attribution(by_key[(m.text_id, tuple(r.pair_id for r in reps))], by_key)
             for r in reps:

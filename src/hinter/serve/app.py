@@ -1,0 +1,431 @@
+"""The Starlette application of `hinter serve`: the run's report page with the findings browser, triage and
+"try a sentence" added, and the JSON API behind them.
+
+Safe by default: every write (POST) needs the token made at start-up (header X-Hinter-Token; the page's script
+sends the one in its URL), requests must name a loopback host when the server listens on one (a page of another
+site reaching it through DNS rebinding is refused), the page's policy forbids any request but to this server,
+dataset text reaches the page autoescaped or as textContent, and a bad request gets a 4xx JSON error
+{"error", "fix"}: never a crash. The model and the parser are loaded once and used under one lock (llama.cpp and
+spaCy are not thread-safe).
+"""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import secrets
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import Route
+
+from .. import triage
+from ..errors import HinterError, InputError
+from ..records import pair_key
+
+MAX_TRY_CHARS = 5000       # a paragraph or two: a campaign's texts are tested with `hinter run`
+MAX_BODY = 64 * 1024       # bytes of a request body
+MAX_TRY_MUTANTS = 400      # mutants of one tried text (a text naming many people): ask for fewer attributes
+DEFAULT_TRY_PAIRS = 4      # per attribute, a seeded sample of the pairs present (the run's own setting wins)
+TOKEN_HEADER = "x-hinter-token"
+LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
+CSP = ("default-src 'none'; connect-src 'self'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; "
+       "img-src data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, error: str, fix: str | None = None):
+        self.status, self.error, self.fix = status, error, fix
+
+
+def _json_error(status: int, error: str, fix: str | None = None) -> JSONResponse:
+    return JSONResponse({"error": error, **({"fix": fix} if fix else {})}, status_code=status)
+
+
+def model_spec_of(settings: dict) -> tuple[str | None, str | None]:
+    """(model spec, task) a run recorded: its config's, else a python: model's fingerprint (which is its spec)."""
+    config = settings.get("config") or settings.get("cli") or {}
+    if config.get("model"):
+        return config["model"], config.get("task")
+    fingerprint = settings.get("model") or ""
+    return (fingerprint, None) if fingerprint.startswith("python:") else (None, None)
+
+
+@dataclass
+class ServedRun:
+    """One run folder: its settings, and its page data computed once (the triage section is recomputed)."""
+
+    index: int
+    folder: Path
+    settings: dict = field(default_factory=dict)
+    _cache: tuple | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def name(self) -> str:
+        return self.folder.resolve().name
+
+    def open(self):
+        from ..store import open_run
+        return open_run(self.folder, "RUN_DIR")
+
+    def data(self) -> tuple[dict, list, list[triage.Bias], dict[int, object]]:
+        """(summary, instances, biases for triage, instances by mutant id): read once."""
+        with self._lock:
+            if self._cache is None:
+                from ..measures import summary
+                from ..report.instances import load_instances
+                store = self.open()
+                try:
+                    s = summary(store)
+                    instances = load_instances(store)
+                    biases = [triage.Bias.of(m) for m in store.biased_mutants()]
+                finally:
+                    store.close()
+                self._cache = (s, instances, biases, {i.mutant_id: i for i in instances})
+            return self._cache
+
+    def triage_section(self, verdicts: Sequence[triage.Verdict] | None = None) -> dict:
+        _, _, biases, _ = self.data()
+        return triage.section(biases, triage.load(self.folder) if verdicts is None else verdicts)
+
+    def attributes(self) -> list[str]:
+        return list(self.settings.get("attributes") or [])
+
+
+class Heavy:
+    """The parser and the models, loaded once and used by one request at a time."""
+
+    def __init__(self, model_override: str | None = None, parser=None):
+        self.model_override = model_override
+        self.lock = threading.Lock()
+        self._parser, self._validator = parser, None
+        self._models: dict[tuple, object] = {}
+
+    def parser(self):
+        if self._parser is None:
+            from ..validity import SpacyParser
+            self._parser = SpacyParser()
+        return self._parser
+
+    def validator(self):
+        if self._validator is None:
+            from ..validity import Validator
+            self._validator = Validator(self.parser())
+        return self._validator
+
+    def model(self, spec: str, task: str | None):
+        key = (spec, task)
+        if key not in self._models:
+            from ..models import ModelSpec, resolve_model
+            self._models[key] = resolve_model(ModelSpec(spec, task))
+        return self._models[key]
+
+
+def _dictionary(settings: dict | None):
+    """The run's dictionary as its campaign used it (restricted, sampled), or the built-in one without a run."""
+    from ..dictionary import load_dictionary
+    if not settings:
+        return load_dictionary(None)
+    config = settings.get("config") or settings.get("cli") or {}
+    source = config.get("dictionary")
+    if source is None and settings.get("dictionary") not in (None, "built-in") and Path(settings["dictionary"]).exists():
+        source = settings["dictionary"]
+    d = load_dictionary(source)
+    if source is not None or settings.get("dictionary") in (None, "built-in"):
+        d = d.restrict(settings.get("attributes") or d.attributes, settings.get("include_occupational", True))
+        d = d.sample(settings.get("pairs_per_attribute"), settings.get("seed", 0))
+    return d
+
+
+class Server:
+    """What the routes share: the runs, the heavy parts, the token."""
+
+    def __init__(self, runs: Sequence[Path], model: str | None = None, token: str | None = None, parser=None):
+        from ..store import RunStore
+        self.runs = [ServedRun(i, Path(f), RunStore.read_settings(f, "RUN_DIR")) for i, f in enumerate(runs)]
+        self.heavy = Heavy(model, parser)
+        self.token = token or secrets.token_urlsafe(24)
+        self._dictionaries: dict[int, object] = {}
+        self._write = threading.Lock()
+
+    # ------------------------------------------------------------------ helpers
+    def run_of(self, value) -> ServedRun:
+        if not self.runs:
+            raise ApiError(404, "no run is served", "Start hinter serve with a RUN_DIR.")
+        try:
+            i = int(value if value not in (None, "") else 0)
+        except (TypeError, ValueError):
+            raise ApiError(400, f"run must be a number, got {value!r}") from None
+        if not 0 <= i < len(self.runs):
+            raise ApiError(404, f"no run {i}: {len(self.runs)} served", "Use GET /api/runs.")
+        return self.runs[i]
+
+    def try_setup(self, run: ServedRun | None):
+        """(dictionary, model spec, task, settings) for trying a text against `run`'s campaign (or none)."""
+        settings = run.settings if run is not None else {}
+        spec, task = model_spec_of(settings)
+        if self.heavy.model_override:
+            spec = self.heavy.model_override
+        if spec is None:
+            raise ApiError(409, "this run's model cannot be loaded from its settings (not named by a spec)",
+                           "Start hinter serve with --model SPEC, e.g. --model gguf:default.")
+        key = -1 if run is None else run.index
+        if key not in self._dictionaries:
+            self._dictionaries[key] = _dictionary(settings or None)
+        return self._dictionaries[key], spec, task, settings
+
+    def warm(self, run_index: int | None = 0) -> str:
+        """Load the parser and the model a first try would use (the CLI does it before listening)."""
+        run = self.runs[run_index] if self.runs and run_index is not None else None
+        with self.heavy.lock:
+            self.heavy.validator()
+            d, spec, task, _ = self.try_setup(run)
+            self.heavy.model(spec, task)
+        return spec
+
+    def check_token(self, request: Request) -> None:
+        given = request.headers.get(TOKEN_HEADER, "")
+        if not given or not secrets.compare_digest(given.encode(), self.token.encode()):
+            raise ApiError(403, "this request changes or computes something and needs the server's token",
+                           f"Send the token hinter serve printed at start-up in the {TOKEN_HEADER} header (the page "
+                           "opened from the printed URL does it).")
+
+    async def body(self, request: Request) -> dict:
+        length = request.headers.get("content-length")
+        if length is not None and (not length.isdigit() or int(length) > MAX_BODY):
+            raise ApiError(413, f"the request body is over {MAX_BODY // 1024} KiB")
+        raw = b""
+        async for chunk in request.stream():
+            raw += chunk
+            if len(raw) > MAX_BODY:
+                raise ApiError(413, f"the request body is over {MAX_BODY // 1024} KiB")
+        try:
+            data = json.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            raise ApiError(400, f"the body is not valid JSON ({e})", 'Send e.g. {"text": "...", "attributes": '
+                           '["race", "gender"], "order": 2}.') from None
+        if not isinstance(data, dict):
+            raise ApiError(400, "the body must be a JSON object")
+        return data
+
+    # ------------------------------------------------------------------ routes
+    async def page(self, request: Request) -> Response:
+        from ..report.html import render
+        run = self.run_of(request.query_params.get("run")) if self.runs else None
+
+        def build() -> str:
+            if run is None:
+                s, instances = None, []
+            else:
+                s, instances, _, _ = run.data()
+                s = {**s, "triage": run.triage_section()}
+            attributes = run.attributes() if run is not None else sorted(_dictionary(None).attributes)
+            ctx = {"runs": [{"index": r.index, "name": r.name} for r in self.runs],
+                   "run": None if run is None else run.index, "attributes": attributes,
+                   "order": (run.settings.get("order") if run is not None else 2) or 2, "max_chars": MAX_TRY_CHARS}
+            if s is None:
+                return render_empty(ctx)
+            return render(s, instances, run.name, None, serve=ctx)
+        html = await run_in_threadpool(build)
+        return HTMLResponse(html)
+
+    async def runs_api(self, request: Request) -> Response:
+        return JSONResponse({"runs": [{"index": r.index, "name": r.name, "folder": str(r.folder),
+                                       "model": r.settings.get("model"), "attributes": r.attributes(),
+                                       "order": r.settings.get("order")} for r in self.runs]})
+
+    async def instances_api(self, request: Request) -> Response:
+        run = self.run_of(request.query_params.get("run"))
+        q = request.query_params
+        _, instances, _, _ = await run_in_threadpool(run.data)
+        decided = triage.resolve(run.data()[2], triage.load(run.folder), dt.date.today())
+        out = []
+        for i in instances:
+            groups = {f"{r.attribute}:{r.target_group}" for r in i.replacements}
+            if q.get("attribute") and q["attribute"] not in i.attributes.split("+"):
+                continue
+            if q.get("group") and q["group"] not in groups:
+                continue
+            if q.get("combination") and q["combination"] != i.attributes:
+                continue
+            if q.get("hidden") in ("1", "0") and bool(i.hidden) != (q["hidden"] == "1"):
+                continue
+            v = decided.get((i.text_id, _pair_key(i)))
+            out.append({"mutant_id": i.mutant_id, "text_id": i.text_id, "source_id": i.source_id,
+                        "order": i.order, "attributes": i.attributes, "pair_key": _pair_key(i),
+                        "finding": triage.cell_of(i.replacements), "hidden": i.hidden,
+                        "replacements": [r.to_json() for r in i.replacements],
+                        "versions": [{"label": x.label, "text": x.text, "valid": x.valid, "outcome": x.outcome,
+                                      "bias": x.bias} for x in [i.original, *i.components, i.mutant]],
+                        "triage": None if v is None else v.to_json()})
+        return JSONResponse({"total": len(out), "instances": out})
+
+    async def triage_get(self, request: Request) -> Response:
+        run = self.run_of(request.query_params.get("run"))
+        return JSONResponse(await run_in_threadpool(self._triage_state, run))
+
+    def _triage_state(self, run: ServedRun) -> dict:
+        verdicts = triage.load(run.folder)
+        _, instances, biases, _ = run.data()
+        decided = triage.resolve(biases, verdicts, dt.date.today())
+        by_key = {(i.text_id, _pair_key(i)): i.mutant_id for i in instances}
+        return {"section": triage.section(biases, verdicts),
+                "instances": {str(by_key[k]): {**v.to_json(), "scope": "instance" if v.instance else "finding"}
+                              for k, v in decided.items() if k in by_key},
+                "verdicts": [v.to_json() for v in verdicts]}
+
+    async def triage_post(self, request: Request) -> Response:
+        self.check_token(request)
+        data = await self.body(request)
+        run = self.run_of(data.get("run"))
+        mutant_id, scope = data.get("mutant_id"), data.get("scope", "instance")
+        if scope not in ("instance", "finding"):
+            raise ApiError(400, f"unknown scope {scope!r}", "Use instance or finding.")
+        _, _, _, by_id = await run_in_threadpool(run.data)
+        if isinstance(mutant_id, bool) or not isinstance(mutant_id, int) or mutant_id not in by_id:
+            raise ApiError(404, f"no bias with mutant_id {mutant_id!r} in this run",
+                           "Give the mutant_id of a biased mutant (GET /api/instances).")
+        inst = by_id[mutant_id]
+        target = {"text_id": inst.text_id, "pair_key": _pair_key(inst)} if scope == "instance" else {
+            "finding": triage.cell_of(inst.replacements)}
+        shown = (f"text {inst.source_id}: " + "; ".join(r.describe() for r in inst.replacements)
+                 if scope == "instance" else "every bias changing " + target["finding"])
+        with self._write:  # read, change, write: one at a time
+            verdicts = triage.load(run.folder)
+            if data.get("verdict") is None:
+                verdicts = triage.remove(verdicts, ("instance", (inst.text_id, _pair_key(inst))) if scope == "instance"
+                                         else ("finding", target["finding"]))
+            else:
+                at = dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat()
+                try:
+                    v = triage.parse_verdict({**target, "verdict": data.get("verdict"), "reason": data.get("reason", ""),
+                                              "expires": data.get("expires"), "at": at, "about": shown}, "request")
+                except InputError as e:
+                    raise ApiError(400, e.message) from None
+                verdicts = triage.upsert(verdicts, v)
+            triage.save(run.folder, verdicts)
+        return JSONResponse(await run_in_threadpool(self._triage_state, run))
+
+    async def try_api(self, request: Request) -> Response:
+        self.check_token(request)
+        data = await self.body(request)
+        text = data.get("text")
+        if not isinstance(text, str):
+            raise ApiError(400, '"text" must be a string', 'Send {"text": "...", "attributes": [...], "order": 2}.')
+        if not text.strip():
+            raise ApiError(400, "the text is empty", "Type or paste a sentence that names people.")
+        if len(text) > MAX_TRY_CHARS:
+            raise ApiError(413, f"the text has {len(text):,} characters, over the limit of {MAX_TRY_CHARS:,}",
+                           "Try a shorter passage here; test long texts with `hinter run`.")
+        run = self.run_of(data.get("run")) if self.runs else None
+        d, spec, task, settings = self.try_setup(run)
+        known = sorted(d.attributes)
+        attributes = data.get("attributes", known if run is None else run.attributes())
+        if not isinstance(attributes, list) or not attributes or not all(isinstance(a, str) for a in attributes):
+            raise ApiError(400, '"attributes" must be a non-empty list of names', f"Choose among {', '.join(known)}.")
+        unknown = [a for a in attributes if a not in known]
+        if unknown:
+            raise ApiError(400, f"unknown attribute {unknown[0]!r}", f"Choose among {', '.join(known)}.")
+        order = data.get("order", 2)
+        if isinstance(order, bool) or not isinstance(order, int) or not 1 <= order <= len(set(attributes)):
+            raise ApiError(400, f'"order" must be a whole number from 1 to {len(set(attributes))} (the attributes '
+                           f"chosen), got {order!r}")
+        pairs = settings.get("max_pairs_per_text") or DEFAULT_TRY_PAIRS
+
+        def work() -> dict:
+            from ..mutation import generate
+            from .try_text import try_text
+            n = len(generate(0, text, d, tuple(sorted(set(attributes))), order, pairs, settings.get("seed", 0)).mutants)
+            if n > MAX_TRY_MUTANTS:
+                raise ApiError(413, f"the text gives {n} mutants, over the limit of {MAX_TRY_MUTANTS}",
+                               "Choose fewer attributes or a lower order, or a shorter text.")
+            with self.heavy.lock:
+                result = try_text(text, sorted(set(attributes)), order, d, self.heavy.model(spec, task),
+                                  self.heavy.validator(), max_pairs_per_text=pairs, seed=settings.get("seed", 0),
+                                  query_discarded=bool(settings.get("query_discarded")))
+            return {**result, "model": spec, "max_pairs_per_text": pairs}
+        return JSONResponse(await run_in_threadpool(work))
+
+    async def explain_api(self, request: Request) -> Response:
+        q = request.query_params
+        run = self.run_of(q.get("run"))
+        try:
+            mutant_id, component = int(q.get("mutant_id", "")), q.get("component")
+            component = None if component in (None, "") else int(component)
+        except ValueError:
+            raise ApiError(400, "mutant_id and component must be numbers") from None
+        _, _, _, by_id = await run_in_threadpool(run.data)
+        inst = by_id.get(mutant_id)
+        if inst is None or (component is not None and not 0 <= component < len(inst.components)):
+            raise ApiError(404, f"no bias with mutant_id {mutant_id} (and component {component}) in this run")
+
+        def work() -> dict:
+            from .explain import explain
+            reps = inst.replacements if component is None else (inst.replacements[component],)
+            store = run.open()
+            try:
+                row = store.component(inst.text_id, pair_key(r.pair_id for r in reps))
+            finally:
+                store.close()
+            mutant = inst.mutant.text if component is None else inst.components[component].text
+            with self.heavy.lock:
+                out = explain(inst.original.text, mutant, self.heavy.parser())
+            return {**out, "valid": None if row is None else row.valid,
+                    "discard_reason": getattr(row, "discard_reason", None)}
+        return JSONResponse(await run_in_threadpool(work))
+
+
+def _pair_key(inst) -> str:
+    return pair_key(r.pair_id for r in inst.replacements)
+
+
+def render_empty(ctx: dict) -> str:
+    """The page without a run: try a sentence only."""
+    from ..report.html import render_serve
+    return render_serve(ctx)
+
+
+def create_app(runs: Sequence[Path], model: str | None = None, *, host: str = "127.0.0.1", token: str | None = None,
+               parser=None) -> Starlette:
+    """The application over the run folders `runs` (each must hold a run.sqlite: InputError otherwise)."""
+    server = Server(runs, model, token, parser)
+
+    def guard(handler):
+        async def wrapped(request: Request) -> Response:
+            try:
+                response = await handler(request)
+            except ApiError as e:
+                response = _json_error(e.status, e.error, e.fix)
+            except HinterError as e:
+                response = _json_error(400 if isinstance(e, InputError) else 502, e.message)
+            except Exception as e:  # never a crash: the request fails, the server goes on
+                import logging
+                logging.getLogger("hinter.serve").exception("request failed")
+                response = _json_error(500, f"internal error: {type(e).__name__}: {e}"[:500])
+            response.headers["Content-Security-Policy"] = CSP
+            response.headers["X-Content-Type-Options"] = "nosniff"
+            response.headers["Referrer-Policy"] = "no-referrer"  # the page's URL holds the token
+            response.headers["Cache-Control"] = "no-store"
+            return response
+        return wrapped
+
+    routes = [Route("/", guard(server.page)), Route("/api/runs", guard(server.runs_api)),
+              Route("/api/instances", guard(server.instances_api)),
+              Route("/api/triage", guard(server.triage_get), methods=["GET"]),
+              Route("/api/triage", guard(server.triage_post), methods=["POST"]),
+              Route("/api/try", guard(server.try_api), methods=["POST"]),
+              Route("/api/explain", guard(server.explain_api))]
+    loopback = host in LOOPBACK
+    middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=["127.0.0.1", "localhost", "::1", "[::1]"]
+                             if loopback else ["*"])]
+    app = Starlette(routes=routes, middleware=middleware)
+    app.state.server = server
+    return app
