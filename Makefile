@@ -11,7 +11,7 @@ LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAM
 TORCH ?= 2.13.0
 EXTRAS ?= gguf,hf,openai,server,data,ray,test,testmodels
 
-.PHONY: demo test bench bench-ray install browser clean
+.PHONY: demo test bench bench-ray bench-suites install browser clean
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -42,6 +42,10 @@ bench: $(VENV)/.installed
 # The Ray executor against the local one, 1 and 2 workers, on a Ray cluster started on this machine (about 6 min).
 bench-ray: $(VENV)/.installed
 	$(PY) bench/executors.py
+
+# One suite and three models (Gemma, a python: model, MiniLM on the CPU) against three plain runs (about 10 min).
+bench-suites: $(VENV)/.installed
+	$(PY) bench/suites.py
 
 clean:
 	rm -rf $(VENV) runs
