@@ -21,8 +21,8 @@ def _rate(r: dict) -> str:
 
 @app.command("compare")
 def compare_cmd(
-    runs: List[Path] = typer.Argument(..., help="Two or more run folders of the same mutants: runs of one suite, or "
-                                      "of the same settings with another --model."),
+    runs: List[Path] = typer.Argument(..., metavar="RUN", help="Two or more run folders of the same mutants: runs of "
+                                      "one suite, or of the same settings with another --model."),
     out: Optional[Path] = typer.Option(None, "--out", help="Write compare.json and compare.html into this folder."),
     html: Optional[Path] = typer.Option(None, "--html", help="Write the HTML report to this file."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write the whole comparison as JSON to this file "
