@@ -1,0 +1,178 @@
+"""hinter dictionary lint (issue 15): one planted case of every kind is found once, and nothing else; who a word
+refers to, from the real spaCy parse; evaluative pairs marked in a real run and left out on demand."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hinter import lint
+from hinter.config import RunConfig
+from hinter.dictionary import Pair, load_dictionary
+
+HERE = Path(__file__).parent
+
+
+def hinter(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "hinter.cli", *args], capture_output=True, text=True, cwd=cwd,
+                          env={**os.environ, "PYTHONPATH": str(HERE)}, timeout=600)
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory):
+    """A dictionary with one case of each kind, and texts on which only the planted words misbehave."""
+    root = tmp_path_factory.mktemp("lint")
+    d = root / "dict"
+    write(d / "gender" / "male_female.csv", "man;woman\nboy;boy\nman;woman\nking;queen\nprince;princess\n")
+    write(d / "gender" / "female_male.csv", "woman;man\nprincess;prince\n")  # no queen;king: asymmetric
+    write(d / "gender" / "male_female_job.csv", "writer;authoress\n")
+    write(d / "body" / "common_uncommon.csv", "person;ugly person\n")
+    write(d / "race" / "majority_minority.csv", "black;white\n")
+    texts = ["The man laughed and a boy ran home.", "The woman smiled at the king.", "The princess sang.",
+             "Its Co-writer is a kind person.", "She wore a black coat.", "The black car was fast.",
+             "A black dog barked at us."]
+    data = write(root / "texts.jsonl", "".join(json.dumps({"text": t}) + "\n" for t in texts))
+    return d, data
+
+
+def test_every_planted_kind_is_found_once_and_nothing_else(planted):
+    d, data = planted
+    r = hinter("dictionary", "lint", str(d), "--dataset", str(data), "--format", "json")
+    assert r.returncode == 0, r.stderr
+    found = json.loads(r.stdout)
+    assert all(set(f) == {"kind", "attribute", "file", "line", "word", "replacement", "detail"} for f in found)
+    got = sorted((f["kind"], f["attribute"], Path(f["file"]).name, f["line"], f["word"], f["replacement"])
+                 for f in found)
+    assert got == sorted([
+        ("self-pair", "gender", "male_female.csv", 2, "boy", "boy"),
+        ("duplicate", "gender", "male_female.csv", 3, "man", "woman"),
+        ("asymmetric", "gender", "male_female.csv", 4, "king", "queen"),
+        ("never-matches", "gender", "male_female.csv", 5, "prince", "princess"),
+        ("inside-word", "gender", "male_female_job.csv", 1, "writer", "authoress"),
+        ("evaluative", "body", "common_uncommon.csv", 1, "person", "ugly person"),
+        ("not-a-person", "race", "majority_minority.csv", 1, "black", "white"),
+    ]), found
+    detail = {f["kind"]: f["detail"] for f in found}
+    assert "'ugly'" in detail["evaluative"] and "Co-writer" in detail["inside-word"]
+    assert detail["not-a-person"].startswith("3 of 3 occurrences")
+
+
+def test_text_format_and_the_static_kinds_without_a_dataset(planted):
+    d, _ = planted
+    r = hinter("dictionary", "lint", str(d))
+    assert r.returncode == 0, r.stderr
+    assert "In all: 1 self-pair, 1 duplicate, 1 asymmetric pair, 1 evaluative replacement." in r.stdout
+    assert "male_female.csv:4  gender: king -> queen" in r.stdout
+    bad = hinter("dictionary", "lint", str(d), "--format", "xml")
+    assert bad.returncode == 2 and "--format" in bad.stderr
+
+
+def test_pairs_keep_their_file_and_line_without_changing_their_identity(planted):
+    d, _ = planted
+    pairs = load_dictionary(d, strict=False).pairs
+    assert len(pairs) == 10  # lenient: the self-pair and the duplicate kept for the lint
+    from hinter.errors import InputError
+    with pytest.raises(InputError, match="to itself"):  # a run still refuses it
+        load_dictionary(d)
+    king = next(p for p in pairs if p.word == "king")
+    assert (Path(king.file).name, king.line) == ("male_female.csv", 4)
+    plain = Pair("gender", "male", "female", "king", "queen")
+    assert king == plain and king.id == plain.id and hash(king) == hash(plain)
+
+
+def test_evaluative_is_the_sentiment_a_replacement_adds_or_removes():
+    lex = lint.vader_lexicon()
+    assert "ugly" in lint.evaluative_reason(Pair("body", "common", "uncommon", "man", "ugly man"), lex)
+    assert "removes 'ugly'" in lint.evaluative_reason(Pair("body", "uncommon", "common", "ugly man", "man"), lex)
+    # equally positive words swapped: no change of sentiment
+    assert lint.evaluative_reason(Pair("gender", "male", "female", "hero", "heroine"), lex) is None
+    assert lint.evaluative_reason(Pair("gender", "male", "female", "man", "woman"), lex) is None
+
+
+@pytest.fixture(scope="module")
+def parse():
+    return lint.spacy_parse()
+
+
+@pytest.mark.parametrize("sentence, word, person", [
+    ("She wore a black coat.", "black", False),
+    ("He met a black woman in Paris.", "black", True),
+    ("He speaks Spanish at home.", "Spanish", False),
+    ("The Spanish director won.", "Spanish", True),
+    ("She is black.", "black", True),
+    ("We drank white wine.", "white", False),
+    ("Black and white actors share the stage.", "white", True),
+    ("The old man smiled.", "man", True),
+])
+def test_who_a_word_refers_to(parse, sentence, word, person):
+    doc = parse([sentence])[0]
+    start = sentence.index(word)
+    span = doc.char_span(start, start + len(word))
+    nouns = lint.person_nouns([Pair("gender", "male", "female", "man", "woman")])
+    assert lint.refers_to_person(span, nouns) is person
+
+
+def test_a_new_option_at_its_default_changes_no_recorded_config():
+    assert "exclude_evaluative" not in RunConfig().recorded()
+    assert RunConfig(exclude_evaluative=True).recorded()["exclude_evaluative"] is True
+    assert RunConfig.from_recorded(RunConfig(exclude_evaluative=True).recorded()).exclude_evaluative
+
+
+RUN = ("run", "--dataset", "imdb", "--limit", "20", "-a", "body,gender", "--max-pairs-per-text", "4",
+       "-m", "python:planted:negative_word")
+
+
+def pair_ids(out: Path) -> list[tuple[set[str], bool | None]]:
+    """Each stored mutant's pair ids and bias, read through the store (it alone knows the schema)."""
+    from hinter.store import open_run
+    store = open_run(out)
+    try:
+        return [({x.pair_id for x in r.replacements}, r.bias) for r in store.verdict_rows()]
+    finally:
+        store.close()
+
+
+def test_evaluative_flips_are_marked_and_left_out_on_demand(tmp_path):
+    """The planted model turns negative on "ugly", "illness"...: every flip comes from an evaluative pair, is
+    counted as such per combination, marked in the report, and gone with --exclude-evaluative."""
+    out = tmp_path / "marked"
+    r = hinter(*RUN, "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "evaluative replacements" in r.stderr and "hinter dictionary lint" in r.stderr
+    s = json.loads((out / "summary.json").read_text())
+    evaluative = set(s["settings"]["checks.evaluative"]["pairs"])
+    assert evaluative == lint.evaluative_ids(load_dictionary().restrict(["body", "gender"]).pairs)
+    biased = s["totals"]["atomic"]["biased"] + s["totals"]["intersectional"]["biased"]
+    ev = s["evaluative"]["totals"]
+    assert biased > 0 and ev["atomic"]["biased"] + ev["intersectional"]["biased"] == biased
+    rows = pair_ids(out)
+    for combo, m in {**s["atomic"], **s["intersectional"]}.items():
+        assert m["evaluative"]["biased"] <= m["evaluative"]["valid"] <= m["evaluative"]["mutants"] <= m["mutants"]
+    assert sum(m["evaluative"]["mutants"] for m in {**s["atomic"], **s["intersectional"]}.values()) == \
+        sum(1 for ids, _ in rows if ids & evaluative)
+    assert all(ids & evaluative for ids, bias in rows if bias)
+    assert any(f.get("evaluative_flips") for f in s["findings"])
+    assert "Evaluative pairs" in r.stdout
+    html = (out / "report.html").read_text()
+    assert 'data-testid="evaluative"' in html
+    assert html.count('data-evaluative="1"') == biased and 'data-evaluative="0"' not in html
+
+    out2 = tmp_path / "excluded"
+    r2 = hinter(*RUN, "--exclude-evaluative", "-o", str(out2))
+    assert r2.returncode == 0, r2.stderr
+    s2 = json.loads((out2 / "summary.json").read_text())
+    assert s2["settings"]["exclude_evaluative"] is True and s2["settings"]["checks.evaluative"]["pairs"] == []
+    assert s2["settings"]["config"]["exclude_evaluative"] is True
+    assert s2["totals"]["atomic"]["biased"] + s2["totals"]["intersectional"]["biased"] == 0
+    assert not any(ids & evaluative for ids, _ in pair_ids(out2))
+    assert s2["totals"]["atomic"]["valid"] > 0
+    again = hinter("resume", str(out2))  # the recorded option is taken back
+    assert again.returncode == 0, again.stderr
