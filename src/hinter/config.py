@@ -21,10 +21,12 @@ OPTION_NAMES = {
     "order": "--order", "dictionary": "--dictionary", "pairs_per_attribute": "--pairs-per-attribute",
     "max_pairs_per_text": "--max-pairs-per-text", "seed": "--seed", "include_occupational": "--no-jobs",
     "query_discarded": "--query-discarded", "window": "--window", "repeats": "--repeats",
-    "exclude_evaluative": "--exclude-evaluative",
+    "exclude_evaluative": "--exclude-evaluative", "validity": "--validity",
 }
-# Options added later, recorded only when set: a run made before them (or without them) records the same config.
-RECORDED_ONLY_WHEN_SET = {"exclude_evaluative"}
+VALIDITY_MODES = ("paper", "reference")  # --validity
+# Options added later, recorded only when set (not at their default): a run made before them (or without them)
+# records the same config.
+RECORDED_ONLY_WHEN_SET = {"exclude_evaluative", "validity"}
 
 
 def _at_least_one(name: str, value: int | float | None, unset: str = "") -> None:
@@ -68,6 +70,7 @@ class RunConfig:
     window: int | None = None  # characters of each text the model reads, around the changes (None: all)
     repeats: int = 1  # every text asked this many times (models that are not deterministic)
     exclude_evaluative: bool = False  # leave out the pairs the lint finds evaluative ("man" -> "ugly man")
+    validity: str = "paper"  # "reference": the reference tool's preprocessing around the check (validity/reference.py)
     # Where the texts come from, when read by hinter (the CLI); the Python API may pass texts instead.
     dataset: str | None = None
     text_field: str = "text"
@@ -90,6 +93,10 @@ class RunConfig:
             _at_least_one(name, getattr(self, name), " (or unset for all pairs)")
         _at_least_one("batch_texts", self.batch_texts)
         _at_least_one("repeats", self.repeats)
+        if self.validity not in VALIDITY_MODES:
+            raise InputError(f"--validity must be one of {', '.join(VALIDITY_MODES)}, got {self.validity!r}",
+                             where="--validity", fix="paper (the default) checks as the paper's algorithms say; "
+                             "reference adds the reference tool's preprocessing, to compare with the paper's numbers.")
         if self.window is not None and self.window < 100:
             raise InputError(f"--window must be at least 100 characters, got {self.window}", where="--window",
                              fix="Give about what the model reads, e.g. --window 2000 for a 512-token classifier.")
@@ -106,7 +113,7 @@ class RunConfig:
     def recorded(self) -> dict:
         """The config as the run folder records it (JSON), from which `from_recorded` rebuilds it."""
         return {f.name: (list(v) if isinstance(v := getattr(self, f.name), tuple) else v)
-                for f in dataclasses.fields(self) if f.compare and (f.name not in RECORDED_ONLY_WHEN_SET or getattr(self, f.name))}
+                for f in dataclasses.fields(self) if f.compare and (f.name not in RECORDED_ONLY_WHEN_SET or getattr(self, f.name) != f.default)}
 
     @classmethod
     def from_recorded(cls, d: dict) -> "RunConfig":
@@ -139,8 +146,10 @@ def describe_differences(previous: dict, current: dict, labels: tuple[str, str] 
     was, now = labels
     differ = [k for k in sorted(set(previous) | set(current)) if previous.get(k) != current.get(k)]
     options = [k for k in differ if k.startswith("config.") or k in OPTION_NAMES]
-    return [f"{OPTION_NAMES.get(k.removeprefix('config.'), k)}: {show(previous.get(k))} {was}, "
-            f"{show(current.get(k))} {now}" for k in options] or \
+    unset_as = {"validity": "paper"}  # an option recorded only off its default: unrecorded reads as the default
+    return [f"{OPTION_NAMES.get(k.removeprefix('config.'), k)}: "
+            f"{show(previous.get(k, unset_as.get(k.removeprefix('config.'))))} {was}, "
+            f"{show(current.get(k, unset_as.get(k.removeprefix('config.'))))} {now}" for k in options] or \
            [f"{DERIVED_NAMES.get(k, k)}: {show(previous.get(k))} {was}, {show(current.get(k))} {now}" for k in differ]
 
 

@@ -17,10 +17,11 @@ from .executor import Executor, LocalExecutor
 from .findings import flip_with_repeats
 from .models.base import Outcome, OutcomeCache, predict_with_retries, text_key
 from .mutation import Mutant, components, generate
-from .records import Replacement, pair_key
+from .records import Replacement, apply_replacements, pair_key
 from .runlock import lock_run_folder
 from .store import MutantRow, RunStore, TextRow
-from .validity import Parser, changed_sentence_pairs, sentence_spans
+from .validity import Parser, changed_sentence_pairs, reference, sentence_spans
+from .validity.invariant import TOO_LONG
 from .window import window_bounds, windowed
 
 
@@ -168,7 +169,7 @@ def run(texts: Sequence[str | TextRecord], model, attributes: Sequence[str] = ("
         dictionary: str | Path | Dictionary | None = None, *, out: str | Path | None = None, parser: Parser | None = None,
         pairs_per_attribute: int | None = None, max_pairs_per_text: int | None = None, seed: int = 0,
         include_occupational: bool = True, query_discarded: bool = False, window: int | None = None,
-        repeats: int = 1, batch_texts: int = 32, overwrite: bool = False,
+        repeats: int = 1, validity: str = "paper", batch_texts: int = 32, overwrite: bool = False,
         progress: Callable[[str, int, int], None] | None = None, executor: Executor | None = None, config: RunConfig | None = None) -> Run:
     """Run a bias test: atomic mutants for each attribute and intersectional ones up to `order`, then write
     summary.json and biases.csv into the run folder.
@@ -180,7 +181,8 @@ def run(texts: Sequence[str | TextRecord], model, attributes: Sequence[str] = ("
     settings is continued (texts already stored are skipped); one with other settings is an error unless
     `overwrite`. `window`: the model reads that many characters around each mutant's changes, of the mutant and
     of the original alike (for models that truncate long texts; None: whole texts). `repeats`: ask every text that
-    many times (models that are not deterministic). `progress(stage, done, total)` is called as work advances
+    many times (models that are not deterministic). `validity`: "paper" (Algorithms 3 and 4 as the paper gives them) or
+    "reference" (with the reference tool's preprocessing, validity/reference.py). `progress(stage, done, total)` is called as work advances
     (stage "load" around loading the parser and the model; "texts": texts stored, first those a resumed run had; "model": texts of the current batch
     answered, after each model batch; "errors": model errors so far). `config`: a RunConfig instead of the separate
     settings.
@@ -193,7 +195,7 @@ def run(texts: Sequence[str | TextRecord], model, attributes: Sequence[str] = ("
                            dictionary=None if dictionary is None or isinstance(dictionary, Dictionary) else str(dictionary),
                            pairs_per_attribute=pairs_per_attribute, max_pairs_per_text=max_pairs_per_text, seed=seed,
                            include_occupational=include_occupational, query_discarded=query_discarded,
-                           window=window, repeats=repeats, batch_texts=batch_texts)
+                           window=window, repeats=repeats, validity=validity, batch_texts=batch_texts)
     result = execute(config, texts, model, dictionary=dictionary if isinstance(dictionary, Dictionary) else None,
                      out=out, parser=parser, overwrite=overwrite, progress=progress, executor=executor)
     from .report import write_outputs
@@ -213,6 +215,8 @@ def execute(config: RunConfig, texts: Sequence[str | TextRecord], model, *, dict
         if not isinstance(r.text, str) or not r.text.strip():
             raise InputError(f"text {i} is empty or not a string", where=f"texts[{i}]",
                              fix="Remove empty texts or fill them in.")
+    if config.validity == "reference":  # the reference's LLM-campaign formatting, before mutation (reference.py)
+        records = [TextRecord(reference.format_text(r.text), r.source_id, r.gold) for r in records]
     d = dictionary if dictionary is not None else load_dictionary(config.dictionary)
     d = d.restrict(config.attributes, config.include_occupational)
     from .lint import evaluative_check
@@ -235,9 +239,11 @@ def execute(config: RunConfig, texts: Sequence[str | TextRecord], model, *, dict
             "dictionary_pairs": len(d.pairs), "dictionary_fingerprint": d.fingerprint(),
             "pairs_per_attribute": config.pairs_per_attribute, "max_pairs_per_text": config.max_pairs_per_text,
             "seed": config.seed, "include_occupational": config.include_occupational, "model": model.fingerprint,
-            "parser": executor.parser_fingerprint, "query_discarded": config.query_discarded, "texts": len(records),
+            "parser": executor.parser_fingerprint + ("" if config.validity == "paper" else f"+validity={config.validity}"),
+            "query_discarded": config.query_discarded, "texts": len(records),
             **({"window": config.window} if config.window is not None else {}),
             **({"repeats": config.repeats} if config.repeats > 1 else {}),
+            **({"validity": config.validity} if config.validity != "paper" else {}),
             **({"exclude_evaluative": True} if config.exclude_evaluative else {}),
             "texts_fingerprint": _texts_fingerprint(records),
             # what `hinter resume` needs to run the same campaign again: only a run read from a dataset by a spec
@@ -287,17 +293,28 @@ def _run_batches(records: list[TextRecord], model, executor: Executor, config: R
                 gen = generate(text_id, rec.text, d, attributes, order, max_pairs_per_text, seed)
                 mutants.extend(gen.mutants)
                 overlaps += gen.overlaps_skipped
-            splits = {}
-            for text_id, rec in batch:
-                spans = sentence_spans(rec.text)
-                splits[text_id] = (spans, [rec.text[a:b] for a, b in spans])
-            pairs = [changed_sentence_pairs(m.original, *splits[m.text_id], m.edits) for m in mutants]
-            yield (start, batch, mutants, pairs, overlaps, time.perf_counter() - t0), pairs
+            early: list[str | None] | None = None  # --validity reference: reasons decided before parsing
+            if config.validity == "reference":
+                sentences = {text_id: reference.split_sentences(rec.text) for text_id, rec in batch}
+                decided = [reference.changed_pairs(sentences[m.text_id], apply_replacements(m.original, m.edits))
+                           for m in mutants]
+                pairs, early = [p for p, _ in decided], [r for _, r in decided]
+                asked = [p if r is None else None for p, r in decided]
+            else:
+                splits = {}
+                for text_id, rec in batch:
+                    spans = sentence_spans(rec.text)
+                    splits[text_id] = (spans, [rec.text[a:b] for a, b in spans])
+                pairs = asked = [changed_sentence_pairs(m.original, *splits[m.text_id], m.edits) for m in mutants]
+            yield (start, batch, mutants, pairs, early, overlaps, time.perf_counter() - t0), asked
 
     t1 = time.perf_counter()
-    for (start, batch, mutants, pairs, overlaps, seconds_mutation), checked in executor.validate(jobs()):
+    for (start, batch, mutants, pairs, early, overlaps, seconds_mutation), checked in executor.validate(jobs()):
         valid = checked.valid
         reasons = checked.reasons or [None] * len(valid)  # an executor that does not say leaves them unrecorded
+        if early is not None:  # a too-long sentence was not parsed: the mutant is invalid for that reason
+            valid = [v and r != TOO_LONG for v, r in zip(valid, early)]
+            reasons = [TOO_LONG if r == TOO_LONG else x for x, r in zip(reasons, early)]
         t2 = time.perf_counter()
         calls, errors = cache.calls, cache.errors
         # Each original, then its mutants in sorted order: consecutive texts then share long prefixes, which

@@ -50,6 +50,11 @@ def run_cmd(
                                 "that are not deterministic: sampling, some APIs even at temperature 0). A flip "
                                 "then needs the answers' distributions to differ; the model's own flip rate is "
                                 "reported. Answers are cached per repeat, so resume stays exact."),
+    validity: str = typer.Option("paper", "--validity", help="How mutants are checked: paper (Algorithms 3 and 4 "
+                                 "on hinter's sentence splitter) or reference (the reference tool's preprocessing "
+                                 "around the same check: its regex splitter, its text formatting, capitalized "
+                                 "sentences, changed sentences over 500 characters discarded), to compare a "
+                                 "discarded share with the paper's. See README, \"Discarded shares\"."),
     no_jobs: bool = typer.Option(False, "--no-jobs", help="Leave out the occupational gender pairs (assistant;CEO)."),
     exclude_evaluative: bool = typer.Option(False, "--exclude-evaluative", help="Leave out the pairs whose "
                                             "replacement adds or removes a word with sentiment (VADER's lexicon: "
@@ -86,7 +91,7 @@ def run_cmd(
     config = RunConfig(
         attributes=attributes, order=order, dictionary=None if dictionary is None else str(dictionary),
         pairs_per_attribute=pairs_per_attribute, max_pairs_per_text=max_pairs_per_text, seed=seed,
-        include_occupational=not no_jobs, query_discarded=query_discarded, window=window, repeats=repeats,
+        include_occupational=not no_jobs, query_discarded=query_discarded, window=window, repeats=repeats, validity=validity,
         exclude_evaluative=exclude_evaluative, dataset=dataset, text_field=text_field,
         label_field=label_field, limit=limit, skip_bad_rows=skip_bad_rows, model=model, task=task)
     from ..report.gate import check_paths
