@@ -22,11 +22,12 @@ OPTION_NAMES = {
     "max_pairs_per_text": "--max-pairs-per-text", "seed": "--seed", "include_occupational": "--no-jobs",
     "query_discarded": "--query-discarded", "window": "--window", "repeats": "--repeats",
     "exclude_evaluative": "--exclude-evaluative", "validity": "--validity",
+    "packs": "--packs", "person_only": "--person-only", "repair": "--repair",
 }
 VALIDITY_MODES = ("paper", "reference")  # --validity
 # Options added later, recorded only when set (not at their default): a run made before them (or without them)
 # records the same config.
-RECORDED_ONLY_WHEN_SET = {"exclude_evaluative", "validity"}
+RECORDED_ONLY_WHEN_SET = {"exclude_evaluative", "validity", "packs", "person_only", "repair"}
 
 
 def _at_least_one(name: str, value: int | float | None, unset: str = "") -> None:
@@ -71,6 +72,9 @@ class RunConfig:
     repeats: int = 1  # every text asked this many times (models that are not deterministic)
     exclude_evaluative: bool = False  # leave out the pairs the lint finds evaluative ("man" -> "ugly man")
     validity: str = "paper"  # "reference": the reference tool's preprocessing around the check (validity/reference.py)
+    packs: tuple[str, ...] = ()  # identity packs added to the dictionary (dictionary.with_packs)
+    person_only: bool = False  # replace a word only where it refers to a person (person.py)
+    repair: bool = False  # fix the a/an and number agreement a replacement broke (repair.py)
     # Where the texts come from, when read by hinter (the CLI); the Python API may pass texts instead.
     dataset: str | None = None
     text_field: str = "text"
@@ -85,6 +89,8 @@ class RunConfig:
     def __post_init__(self) -> None:
         set_ = object.__setattr__
         set_(self, "attributes", parse_attributes(self.attributes))
+        packs = self.packs.split(",") if isinstance(self.packs, str) else self.packs
+        set_(self, "packs", tuple(sorted(dict.fromkeys(p.strip() for p in packs if p and p.strip()))))
         if self.order < 1:
             raise InputError(f"--order must be at least 1, got {self.order}", where="--order",
                              fix="1 tests atomic mutants only, 2 also pairs of attributes (the paper).")
@@ -118,7 +124,7 @@ class RunConfig:
     @classmethod
     def from_recorded(cls, d: dict) -> "RunConfig":
         known = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: tuple(v) if k == "attributes" else v for k, v in d.items() if k in known})
+        return cls(**{k: tuple(v) if k in ("attributes", "packs") else v for k, v in d.items() if k in known})
 
     @classmethod
     def from_legacy_cli(cls, c: dict) -> "RunConfig":

@@ -272,6 +272,8 @@ def with_packs(base: Dictionary, packs: Iterable[str]) -> Dictionary:
     like the base's, and combine with them (name x religion, name x race)."""
     out = base
     for name in packs:
+        if name in out.source.split("+")[1:]:
+            continue  # already added (the CLI adds them before the engine sees the dictionary)
         pack = load_pack(name)
         clash = sorted(set(pack.attributes) & set(out.attributes))
         if clash:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
 from . import oracle
-from .dictionary import Dictionary, load_dictionary
+from .dictionary import Dictionary, load_dictionary, with_packs
 from .config import RunConfig, describe_differences
 from .errors import InputError
 from .executor import Executor, LocalExecutor
@@ -18,6 +18,7 @@ from .findings import flip_with_repeats
 from .models.base import Outcome, OutcomeCache, predict_with_retries, text_key
 from .mutation import Mutant, components, generate
 from .records import Replacement, apply_replacements, pair_key
+from .person import PersonFilter
 from .runlock import lock_run_folder
 from .store import MutantRow, RunStore, TextRow
 from .validity import Parser, changed_sentence_pairs, reference, sentence_spans
@@ -218,6 +219,7 @@ def execute(config: RunConfig, texts: Sequence[str | TextRecord], model, *, dict
     if config.validity == "reference":  # the reference's LLM-campaign formatting, before mutation (reference.py)
         records = [TextRecord(reference.format_text(r.text), r.source_id, r.gold) for r in records]
     d = dictionary if dictionary is not None else load_dictionary(config.dictionary)
+    d = with_packs(d, config.packs)  # a no-op for packs the given dictionary already holds
     d = d.restrict(config.attributes, config.include_occupational)
     from .lint import evaluative_check
     if config.exclude_evaluative:  # before the sample: it draws from the pairs the run may use
@@ -243,6 +245,7 @@ def execute(config: RunConfig, texts: Sequence[str | TextRecord], model, *, dict
             "query_discarded": config.query_discarded, "texts": len(records),
             **({"window": config.window} if config.window is not None else {}),
             **({"repeats": config.repeats} if config.repeats > 1 else {}),
+            **({"person_only": True} if config.person_only else {}), **({"repair": True} if config.repair else {}),
             **({"validity": config.validity} if config.validity != "paper" else {}),
             **({"exclude_evaluative": True} if config.exclude_evaluative else {}),
             "texts_fingerprint": _texts_fingerprint(records),
@@ -271,6 +274,14 @@ def execute(config: RunConfig, texts: Sequence[str | TextRecord], model, *, dict
         lock.release()
 
 
+def _count_generation(counter: Counter, gen) -> None:
+    """A text's mutation counters, as the stats table keeps them (summed over batches)."""
+    if gen.person_skipped:
+        counter["person_only_skipped"] += gen.person_skipped
+    for kind, n in gen.repairs.items():
+        counter[f"repairs.{kind}"] += n
+
+
 def _run_batches(records: list[TextRecord], model, executor: Executor, config: RunConfig, d: Dictionary,
                  store: RunStore, out_dir: Path, report) -> Run:
     attributes, order, batch_texts = config.attributes, config.order, config.batch_texts
@@ -278,6 +289,10 @@ def _run_batches(records: list[TextRecord], model, executor: Executor, config: R
     done = store.done_text_ids()
     cache = OutcomeCache(model, store)
     report("texts", len(done), len(records))
+
+    # --person-only: its own spaCy pipeline on the driver, loaded on first use (never without the option)
+    person = PersonFilter() if config.person_only else None
+    generation_stats: dict[int, Counter] = {}  # per batch start: --person-only and --repair counters
 
     def jobs():
         """Per batch of texts not yet stored: its mutants and their changed sentence pairs (the executor
@@ -290,9 +305,11 @@ def _run_batches(records: list[TextRecord], model, executor: Executor, config: R
             overlaps = 0
             mutants: list[Mutant] = []
             for text_id, rec in batch:
-                gen = generate(text_id, rec.text, d, attributes, order, max_pairs_per_text, seed)
+                gen = generate(text_id, rec.text, d, attributes, order, max_pairs_per_text, seed, person=person,
+                               repair=config.repair)
                 mutants.extend(gen.mutants)
                 overlaps += gen.overlaps_skipped
+                _count_generation(generation_stats.setdefault(start, Counter()), gen)
             early: list[str | None] | None = None  # --validity reference: reasons decided before parsing
             if config.validity == "reference":
                 sentences = {text_id: reference.split_sentences(rec.text) for text_id, rec in batch}
@@ -366,7 +383,8 @@ def _run_batches(records: list[TextRecord], model, executor: Executor, config: R
         _oracle(rows, _verdicts_by_key(rows), mutants)
         # The batch's texts, mutants and counters are committed together: a run killed at any moment
         # resumes at the first batch not committed, and its counters add up as if it had not stopped.
-        stats = {"overlaps_skipped": overlaps, "model_calls": cache.calls - calls, "model_errors": cache.errors - errors,
+        stats = {**generation_stats.pop(start, {}),
+                 "overlaps_skipped": overlaps, "model_calls": cache.calls - calls, "model_errors": cache.errors - errors,
                  "sentences_tagged": checked.sentences_tagged, "sentences_parsed": checked.sentences_parsed,
                  # the time the driver waited for the verdicts (mutation included): with an executor working
                  # ahead, validity time is hidden behind the model stage

@@ -13,6 +13,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 
 from .health import health
+from .records import dictionary_replacements
 from .store import RunStore
 
 SCHEMA_VERSION = 2
@@ -51,8 +52,9 @@ def verdicts(store: RunStore) -> dict[tuple[int, tuple[str, ...]], Verdict]:
     """Every mutant, keyed by (text_id, pair ids): sub-combinations are found by their key."""
     out = {}
     for r in store.verdict_rows():
-        v = Verdict(r.text_id, r.order, r.attributes, tuple(x.pair_id for x in r.replacements),
-                    tuple(x.target_group for x in r.replacements), r.valid, r.bias, r.hidden, r.strictly_hidden)
+        pairs = dictionary_replacements(r.replacements)  # repairs are edits, not pairs: never part of a key
+        v = Verdict(r.text_id, r.order, r.attributes, tuple(x.pair_id for x in pairs),
+                    tuple(x.target_group for x in pairs), r.valid, r.bias, r.hidden, r.strictly_hidden)
         out[(r.text_id, v.pair_ids)] = v
     return out
 
@@ -290,7 +292,8 @@ def findings_section(store: RunStore, alpha: float | None = None, label: str | N
     repeated = any(len(r.mutant_answers) > 1 for r in rows)
     # with repeats the tests compare the answers' distributions (one score per call is not kept)
     observations = [Observation.from_pair_ids((r.text_id, r.original, r.original_answers),
-                                              [x.pair_id for x in r.replacements], r.original_answers,
+                                              [x.pair_id for x in dictionary_replacements(r.replacements)],
+                                              r.original_answers,
                                               r.mutant_answers, None if repeated else score(r.original_scores),
                                               None if repeated else score(r.mutant_scores)) for r in rows]
     analysis = analyse(observations, label=label, alpha=alpha)
@@ -335,6 +338,11 @@ def summary(store: RunStore, alpha: float | None = None, label: str | None = Non
                         "originals_model_errors": o.model_errors,
                         "answers": store.unparseable_answers()},
         "overlaps_skipped": int(stats.get("overlaps_skipped", 0)),
+        # --person-only: dictionary-word occurrences left alone as not about a person; --repair: edits per kind
+        **({"person_only_skipped": int(stats.get("person_only_skipped", 0))}
+           if "person_only_skipped" in stats or settings.get("person_only") else {}),
+        **({"repairs": {k[len("repairs."):]: int(v) for k, v in sorted(stats.items()) if k.startswith("repairs.")}}
+           if any(k.startswith("repairs.") for k in stats) or settings.get("repair") else {}),
         # texts the model answered, from the outcome cache: the same after a crash and resume as without one
         "model_calls": store.outcome_count() + int(stats.get("model_errors", 0)),
         "model_errors": int(stats.get("model_errors", 0)),

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from .dictionary import Dictionary, Pair
-from .records import Replacement, Span, apply_replacements, match_case
+from .records import Replacement, Span, apply_replacements, dictionary_replacements, match_case
 from .records import edits as edits_of
 
 __all__ = ["Generation", "Mutant", "Replacement", "apply_replacements", "components", "find_pairs", "generate",
@@ -22,7 +22,9 @@ __all__ = ["Generation", "Mutant", "Replacement", "apply_replacements", "compone
 @dataclass(frozen=True)
 class Mutant:
     text_id: int
-    replacements: tuple[Replacement, ...]  # one per attribute, sorted by attribute
+    # one per attribute, sorted by attribute; then its repairs (records.REPAIR: pronouns that follow a name, --repair
+    # edits), which are part of its text but not of its key
+    replacements: tuple[Replacement, ...]
     original: str = field(repr=False, compare=False)
 
     @property
@@ -36,17 +38,22 @@ class Mutant:
         return apply_replacements(self.original, self.edits)
 
     @property
+    def pairs(self) -> tuple[Replacement, ...]:
+        """The replacements that apply dictionary pairs (without repairs)."""
+        return dictionary_replacements(self.replacements)
+
+    @property
     def order(self) -> int:
-        return len(self.replacements)
+        return len(self.pairs)
 
     @property
     def attributes(self) -> tuple[str, ...]:
-        return tuple(r.attribute for r in self.replacements)
+        return tuple(r.attribute for r in self.pairs)
 
     @property
     def key(self) -> tuple[str, ...]:
         """Identifies the mutant within its text: the ids of its pairs."""
-        return tuple(r.pair_id for r in self.replacements)
+        return tuple(r.pair_id for r in self.pairs)
 
 
 @dataclass
@@ -55,6 +62,9 @@ class Generation:
 
     mutants: list[Mutant] = field(default_factory=list)
     overlaps_skipped: int = 0
+    person_skipped: int = 0  # --person-only: occurrences of dictionary words left alone (not about a person)
+    person_examples: list[str] = field(default_factory=list)  # a few of them, in context
+    repairs: dict[str, int] = field(default_factory=dict)  # repair edits per kind ("a/an", "number", "pronoun")
 
 
 def find_pairs(text: str, dictionary: Dictionary) -> list[tuple[Pair, tuple[Span, ...]]]:
@@ -72,35 +82,118 @@ def _overlap(spans_a: tuple[Span, ...], spans_b: tuple[Span, ...]) -> bool:
     return any(a0 < b1 and b0 < a1 for a0, a1 in spans_a for b0, b1 in spans_b)
 
 
+def _in_context(text: str, span: Span, width: int = 30) -> str:
+    s, e = span
+    return (("..." if s > width else "") + text[max(0, s - width):s] + "[" + text[s:e] + "]" + text[e:e + width]
+            + ("..." if e + width < len(text) else "")).replace("\n", " ")
+
+
+def _matches(text: str, dictionary: Dictionary, attributes: tuple[str, ...], person, gen: "Generation"
+             ) -> list[tuple[Pair, tuple[Span, ...]]]:
+    """find_pairs for `attributes`, less the occurrences a pack wants capitalised and, with `person`
+    (person.PersonFilter), those that do not refer to a person (counted in `gen`)."""
+    by_word = dictionary.pairs_by_word
+    found = {w: spans for w, spans in dictionary.matcher.find(text).items()
+             if any(p.attribute in attributes for p in by_word[w])}
+    if person is not None and found:
+        kept = {}
+        for word, marks in person.keep(text, found).items():
+            kept[word] = tuple(span for span, ok in marks if ok)
+            for span, ok in marks:
+                if not ok:
+                    gen.person_skipped += 1
+                    if len(gen.person_examples) < 3:
+                        gen.person_examples.append(_in_context(text, span))
+        found = kept
+    out = []
+    for word, spans in found.items():
+        for pair in by_word[word]:
+            if pair.attribute not in attributes:
+                continue
+            s = tuple(sp for sp in spans if text[sp[0]].isupper()) if pair.attribute in dictionary.capitalised else spans
+            if s:
+                out.append((pair, s))
+    return out
+
+
+def _pronoun_edits(text: str, rep: Replacement, found: list[tuple[Pair, tuple[Span, ...]]]) -> list[Replacement]:
+    """The pronouns that follow a name of a pack whose groups' gender (female-black -> male-white) changes, up to
+    where another name of the same gender appears."""
+    from .repair import follow_pronouns
+
+    gender_of = lambda group: group.split("-")[0]  # noqa: E731
+    old, new = gender_of(rep.source_group), gender_of(rep.target_group)
+    if old == new:
+        return []
+    others = [s for p, spans in found if p.attribute == rep.attribute and p.word.lower() != rep.word.lower()
+              and gender_of(p.source_group) == old for s, _ in spans]
+    return follow_pronouns(text, rep.attribute, rep.spans, old, new, others)
+
+
+def _sentence_docs(text: str):
+    """parse(start, end) -> (spaCy Doc of the sentence holding text[start:end], its offset), each sentence parsed
+    once, on first need (the number repair: rare)."""
+    from .validity.sentences import sentence_spans
+
+    sentences, docs = sentence_spans(text), {}
+
+    def parse(start: int, end: int):
+        k = next((i for i, (a, b) in enumerate(sentences) if a <= start and end <= b), None)
+        if k is None:
+            return None
+        if k not in docs:
+            from .person import driver_nlp
+            docs[k] = driver_nlp()(text[sentences[k][0]:sentences[k][1]])
+        return docs[k], sentences[k][0]
+    return parse
+
+
 def generate(text_id: int, text: str, dictionary: Dictionary, attributes: tuple[str, ...], order: int,
-             max_pairs_per_text: int | None = None, seed: int = 0) -> Generation:
+             max_pairs_per_text: int | None = None, seed: int = 0, *, person=None, repair: bool = False,
+             parse=None) -> Generation:
     """Atomic mutants for each attribute, then intersectional ones of order 2..`order` over distinct attributes.
 
     `max_pairs_per_text`: keep a seeded sample of at most that many of the pairs present in this text, per
-    attribute (None: all); every intersectional mutant's components stay in the run.
+    attribute (None: all); every intersectional mutant's components stay in the run. `person`
+    (person.PersonFilter, --person-only): replace only occurrences that refer to a person. `repair` (--repair):
+    add each mutant's a/an and number-agreement repairs (repair.py; `parse(start, end)` gives the sentence's
+    spaCy Doc, default: parsed on first need). A pack's name pair that changes gender carries the pronouns along.
+    Repairs and pronouns are extra replacements of the mutant (records.REPAIR), outside its key.
     """
+    gen = Generation()
     by_attribute: dict[str, list[Replacement]] = defaultdict(list)
-    for pair, spans in find_pairs(text, dictionary):
-        if pair.attribute in attributes:
-            by_attribute[pair.attribute].append(_replacement(pair, spans))
+    found = _matches(text, dictionary, attributes, person, gen)
+    for pair, spans in found:
+        by_attribute[pair.attribute].append(_replacement(pair, spans))
     for attribute, reps in by_attribute.items():
         reps.sort(key=lambda r: r.pair_id)
         if max_pairs_per_text is not None and len(reps) > max_pairs_per_text:
             rng = random.Random(f"{seed}:{text_id}:{attribute}")
             reps[:] = sorted(rng.sample(reps, max_pairs_per_text), key=lambda r: r.pair_id)
-    gen = Generation()
+    # what each replacement carries along: the pronouns of a pack's name (part of its spans for overlaps)
+    carried = {id(r): _pronoun_edits(text, r, found) for a in dictionary.pronouns_follow & set(by_attribute)
+               for r in by_attribute[a]}
+    spans_of = lambda r: r.spans + tuple(s for x in carried.get(id(r), ()) for s in x.spans)  # noqa: E731
+    if repair and parse is None:
+        parse = _sentence_docs(text)
     present = sorted(by_attribute)
     for k in range(1, min(order, len(present)) + 1):
         for attrs in itertools.combinations(present, k):
             for combo in itertools.product(*(by_attribute[a] for a in attrs)):
-                if k > 1 and any(_overlap(a.spans, b.spans) for a, b in itertools.combinations(combo, 2)):
+                if k > 1 and any(_overlap(spans_of(a), spans_of(b)) for a, b in itertools.combinations(combo, 2)):
                     gen.overlaps_skipped += 1
                     continue
-                gen.mutants.append(Mutant(text_id, combo, text))
+                extra = [x for r in combo for x in carried.get(id(r), ())]
+                if repair:
+                    from .repair import repairs
+                    extra += [x for x in repairs(text, combo, parse) if not any(_overlap(x.spans, y.spans) for y in extra)]
+                for x in extra:
+                    gen.repairs[x.source_group] = gen.repairs.get(x.source_group, 0) + len(x.spans)
+                gen.mutants.append(Mutant(text_id, combo + tuple(extra), text))
     return gen
 
 
 def components(mutant: Mutant) -> list[tuple[str, ...]]:
     """Keys of every proper, non-empty sub-combination of an intersectional mutant (atomic ones first)."""
-    reps = mutant.replacements
+    reps = mutant.pairs
     return [tuple(r.pair_id for r in sub) for k in range(1, len(reps)) for sub in itertools.combinations(reps, k)]

@@ -22,7 +22,7 @@ def run_campaign(config: RunConfig, execution: Execution, out: Path, overwrite: 
     """Run `config` into `out`; returns the summary (also in OUT/summary.json). `analysis`: {"alpha", "label"}
     for the findings, recorded with the run (None values: the defaults)."""
     from ..datasets import read_dataset
-    from ..dictionary import load_dictionary
+    from ..dictionary import load_dictionary, with_packs
     from ..engine import execute
     from ..models import ModelSpec
     from ..report import write_outputs
@@ -42,7 +42,7 @@ def run_campaign(config: RunConfig, execution: Execution, out: Path, overwrite: 
         (out / "skipped_rows.txt").write_text("\n".join(read.skipped) + "\n", encoding="utf-8")
         console.print(f"[yellow]Skipped {len(read.skipped)} bad row(s)[/], listed in {out / 'skipped_rows.txt'}; "
                       f"the first: {read.skipped[0]}", highlight=False, soft_wrap=True)
-    dictionary = load_dictionary(config.dictionary)
+    dictionary = with_packs(load_dictionary(config.dictionary), config.packs)
     dictionary.restrict(config.attributes)  # fail on an unknown attribute before loading any model
     print_dictionary_lint(dictionary.restrict(config.attributes, config.include_occupational),
                           [r.text for r in read.records], config.exclude_evaluative)

@@ -55,6 +55,22 @@ def run_cmd(
                                  "around the same check: its regex splitter, its text formatting, capitalized "
                                  "sentences, changed sentences over 500 characters discarded), to compare a "
                                  "discarded share with the paper's. See README, \"Discarded shares\"."),
+    packs: Optional[str] = typer.Option(None, "--packs", help="Identity packs to add to the dictionary, "
+                                        "comma-separated: names (first names by gender x ethnicity, BBQ; the "
+                                        "person's pronouns follow a name whose gender changes), religion, age, "
+                                        "nationality (HolisticBias), nonbinary (gendered nouns -> nonbinary "
+                                        "person...). Their attributes are then named in --attributes like the "
+                                        "built-in ones. Example: --packs names,religion -a name,religion,race"),
+    person_only: bool = typer.Option(False, "--person-only", help="Replace a word only where it refers to a person "
+                                     "(a person noun, pronoun or name, or a word describing one: 'a black woman', "
+                                     "not 'a black coat'; 'the Spanish director', not 'speaks Spanish'), from a "
+                                     "spaCy parse of the original sentence. Matches skipped: person_only_skipped "
+                                     "in summary.json."),
+    repair: bool = typer.Option(False, "--repair", help="Fix the grammar a replacement broke, before the invariant "
+                                "judges the mutant: a/an ('a Asian man' -> 'an Asian man'), and a determiner's or "
+                                "verb's number when the replacement changes number ('the man is' -> 'the disabled "
+                                "people are'). Repairs are extra edits of the mutant, counted per kind in "
+                                "summary.json (repairs). Off by default, as in the paper."),
     no_jobs: bool = typer.Option(False, "--no-jobs", help="Leave out the occupational gender pairs (assistant;CEO)."),
     exclude_evaluative: bool = typer.Option(False, "--exclude-evaluative", help="Leave out the pairs whose "
                                             "replacement adds or removes a word with sentiment (VADER's lexicon: "
@@ -92,7 +108,8 @@ def run_cmd(
         attributes=attributes, order=order, dictionary=None if dictionary is None else str(dictionary),
         pairs_per_attribute=pairs_per_attribute, max_pairs_per_text=max_pairs_per_text, seed=seed,
         include_occupational=not no_jobs, query_discarded=query_discarded, window=window, repeats=repeats, validity=validity,
-        exclude_evaluative=exclude_evaluative, dataset=dataset, text_field=text_field,
+        exclude_evaluative=exclude_evaluative, packs=packs or (), person_only=person_only, repair=repair,
+        dataset=dataset, text_field=text_field,
         label_field=label_field, limit=limit, skip_bad_rows=skip_bad_rows, model=model, task=task)
     from ..report.gate import check_paths
     check_paths(fail_on, config.attributes, config.order)

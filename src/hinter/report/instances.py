@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..measures import attribution, evaluative_pairs, verdicts
-from ..records import Edit, Replacement, apply_replacements, edits, pair_key
+from ..records import Edit, Replacement, apply_replacements, dictionary_replacements, edits, pair_key
 from ..store import RunStore, TextRow
 
 
@@ -51,7 +51,7 @@ class Instance:
 
     @property
     def target_groups(self) -> list[str]:
-        return [r.target_group for r in self.replacements]
+        return [r.target_group for r in dictionary_replacements(self.replacements)]
 
     @property
     def all_spans(self) -> list[tuple[int, int]]:
@@ -86,8 +86,9 @@ def load_instances(store: RunStore, limit: int | None = None) -> list[Instance]:
                         hidden=m.hidden, strictly_hidden=m.strictly_hidden, source_id=shown_id(o),
                         evaluative=tuple(r.pair_id for r in reps if r.pair_id in evaluative))
         if m.order >= 2:
-            inst.attribution = attribution(by_key[(m.text_id, tuple(r.pair_id for r in reps))], by_key)
-            for r in reps:
+            pairs = dictionary_replacements(reps)  # repairs (records.REPAIR) are edits, not components
+            inst.attribution = attribution(by_key[(m.text_id, tuple(r.pair_id for r in pairs))], by_key)
+            for r in pairs:
                 c = store.component(m.text_id, pair_key([r.pair_id]))
                 label, r_edits = f"{r.attribute} only", _edits([r])
                 if c is None:  # not generated (should not happen: components stay in the run)

@@ -14,6 +14,7 @@ from importlib.resources import files
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
+from ...records import dictionary_replacements
 from ..instances import Instance
 from . import charts
 from .excerpts import versions
@@ -52,7 +53,8 @@ def render(s: dict, instances: list[Instance], title: str, diff: dict | None = N
         error_chart=charts.error_chart(s), hidden_chart=charts.hidden_chart(s), venn=charts.venn(s),
         heatmaps=heatmaps, heat_top=heat_top,
         filter_attributes=sorted({a for i in instances for a in i.attributes.split("+")}),
-        filter_groups=sorted({(r.attribute, r.target_group) for i in instances for r in i.replacements}),
+        filter_groups=sorted({(r.attribute, r.target_group) for i in instances
+                              for r in dictionary_replacements(i.replacements)}),
         filter_combos=sorted({i.attributes for i in instances}, key=lambda c: (c.count("+"), c)), serve=serve,
         css=_static("report.css"), js=_static("report.js"))
 
