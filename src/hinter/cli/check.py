@@ -32,9 +32,10 @@ def check_cmd(
     check_syntax(fail_on)
     from ..measures import summary
     from ..store import open_run
+    from ..triage import attach
     store = open_run(run_dir, "RUN_DIR")
     try:
-        s = summary(store, alpha, label)
+        s = attach(summary(store, alpha, label), store, run_dir)  # a reviewer's verdicts (hinter serve) count
     finally:
         store.close()
     gate(s, fail_on, junit, Thresholds(max_failed_share, max_failed_originals), allow_model_errors)

@@ -25,8 +25,14 @@ def gate(s: dict, fail_on: list[str], junit: Optional[Path], thresholds: Thresho
     """A partial run or a failed model stops the gate first (exit 3): a gate must not pass on what was not tested.
     `verdict`: the run itself ends here (run, demo, resume), so a failed model stops it even without conditions."""
     from ..report.gate import evaluate, parse_condition, write_junit
+    from ..triage import gated
     if verdict or fail_on or junit is not None:
         require_trustworthy(s, thresholds, allow_model_errors)
+    t = s.get("triage")
+    s = gated(s)  # a reviewer's "not a bias" (triage.json, hinter serve): those instances do not count
+    if t and t["dismissed"] and (fail_on or junit is not None):
+        console.print(f"Triage: {t['dismissed']} biases dismissed by a reviewer ({t['file']}) are left out of the gate.",
+                      highlight=False)
     conditions = [parse_condition(c, s) for c in fail_on]
     if junit is not None:
         write_junit(junit, s, conditions)

@@ -67,12 +67,17 @@ def serve_cmd(
                       soft_wrap=True)
     import uvicorn
     shown = f"[{host.strip('[]')}]" if ":" in host else host
-    console.print(f"hinter serve: http://{shown}:{port}/?token={server.token}  (Ctrl-C stops it)", highlight=False,
-                  soft_wrap=True)
+
+    class _Server(uvicorn.Server):
+        async def startup(self, sockets=None) -> None:
+            await super().startup(sockets)
+            if self.started:  # the address once it answers: opening it at once works
+                console.print(f"hinter serve: http://{shown}:{port}/?token={server.token}  (Ctrl-C stops it)",
+                              highlight=False, soft_wrap=True)
     # uvicorn handles Ctrl-C and SIGTERM itself (a clean shutdown) and raises the signal again afterwards: ignored
     # here, so the command ends with "Stopped." rather than the campaign's "Interrupted" message.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    uvicorn.Server(uvicorn.Config(application, host=host.strip("[]"), port=port, log_level="warning",
+    _Server(uvicorn.Config(application, host=host.strip("[]"), port=port, log_level="warning",
                                   lifespan="off", server_header=False)).run()
     console.print("Stopped.", highlight=False)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ..measures import summary
 from ..store import RunStore
+from ..triage import attach
 from .instances import EXPORT_COLUMNS, export_rows, load_instances, shown_id
 
 BIAS_COLUMNS = ("text_id", "source_id", "order", "attributes", "replacements", "hidden", "strictly_hidden",
@@ -74,8 +75,10 @@ def write_report(folder: str | Path, baseline: str | Path | None = None, summary
         s = summary_
         if s is None:
             # derived data: refreshed so that the page and summary.json always agree (and old runs upgrade)
-            s = summary(store, alpha, label)
+            s = attach(summary(store, alpha, label), store, folder)
             write_summary(folder, s)
+        else:
+            attach(s, store, folder)  # a reviewer's verdicts (triage.json): on the page and for the gate
         instances = load_instances(store)
         files = [folder / "summary.json"] + write_exports(store, folder, instances)
         d = None

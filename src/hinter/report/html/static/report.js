@@ -13,13 +13,14 @@
   function cmp(a,b){for(var i=0;i<a.length;i++){if(a[i]<b[i])return -1;if(a[i]>b[i])return 1;}return 0;}
   function apply(reset){
     if(reset) shown=PAGE;
-    var attr=q('f-attr').value, group=q('f-group').value, kind=q('f-kind').value, hid=q('f-hidden').value;
+    var attr=q('f-attr').value, combo=q('f-combo').value, group=q('f-group').value, kind=q('f-kind').value, hid=q('f-hidden').value;
     var s=q('f-search').value.trim().toLowerCase(), how=q('f-sort').value;
     var order=cards.map(function(c,i){return i}).sort(function(i,j){return cmp(keyOf(cards[i],how),keyOf(cards[j],how))});
     var n=0;
     order.forEach(function(i){
       var c=cards[i], ok=true;
       if(attr && c.dataset.combo.split('+').indexOf(attr)<0) ok=false;
+      if(combo && c.dataset.combo!==combo) ok=false;
       if(group && c.dataset.groups.split(' ').indexOf(group)<0) ok=false;
       if(kind && c.dataset.kind!==kind) ok=false;
       if(hid && c.dataset.hidden!==hid) ok=false;
@@ -30,7 +31,7 @@
     q('f-count').textContent='Showing '+Math.min(n,shown)+' of '+n+' matching biases ('+cards.length+' in all).';
     more.hidden=n<=shown;
   }
-  ['f-attr','f-group','f-kind','f-hidden','f-sort'].forEach(function(id){q(id).addEventListener('change',function(){apply(true)})});
+  ['f-attr','f-combo','f-group','f-kind','f-hidden','f-sort'].forEach(function(id){q(id).addEventListener('change',function(){apply(true)})});
   q('f-search').addEventListener('input',function(){apply(true)});
   more.addEventListener('click',function(){shown+=PAGE;apply(false)});
   apply(true);
