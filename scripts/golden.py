@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PLANTED = ROOT / "tests"  # planted models: python:planted:NAME
 sys.path.insert(0, str(PLANTED))
-from campaign import stored_texts  # noqa: E402  (the tests' reader of a run's progress)
+from campaign import mutant_rows, stored_texts  # noqa: E402  (the tests' readers of a run)
 
 COMMON = ("--max-pairs-per-text", "2", "--seed", "3")
 CAMPAIGNS = {
@@ -77,9 +77,9 @@ def _resumed(out: Path, src) -> None:
 def snapshot(out: Path) -> dict:
     db = sqlite3.connect(out / "run.sqlite")
     texts = sorted(db.execute("SELECT text_id, source_id, text, gold, outcome, raw FROM texts"))
-    mutants = sorted(db.execute("SELECT text_id, pair_key, ord, attributes, replacements, text, changed_sentences, "
-                                "valid, outcome, raw, queried, bias, hidden, strictly_hidden FROM mutants"))
     db.close()
+    # through the store (mutants are kept as edits since issue 14), in the form recordings made before it hold
+    mutants = mutant_rows(out)
     summary = json.loads((out / "summary.json").read_text())
     for volatile in ("seconds", "sentences_tagged", "sentences_parsed"):
         summary.pop(volatile, None)

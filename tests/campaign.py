@@ -65,18 +65,34 @@ def answered(out):
         return set()
     db = sqlite3.connect(out / "run.sqlite")
     try:
-        return {h for (h,) in db.execute("SELECT text_hash FROM outcomes")}
+        # the store keeps a text's SHA-256 as its first 16 bytes: compared as 32 hex digits
+        return {h.hex() if isinstance(h, bytes) else h for (h,) in db.execute("SELECT text_hash FROM outcomes")}
     except sqlite3.OperationalError:  # killed before the schema was written
         return set()
     finally:
         db.close()
 
 
+def mutant_rows(out) -> list[tuple]:
+    """Every mutant as the store reads it back (text rebuilt from its edits), in the form run.sqlite held before
+    issue 14 (replacements as JSON, a text only for mutants the model was asked about), sorted."""
+    from hinter.records import replacements_to_json
+    from hinter.store import RunStore
+    store = RunStore(out / "run.sqlite")
+    try:
+        return sorted((m.text_id, m.pair_key, m.order, m.attributes, replacements_to_json(m.replacements),
+                       m.text if m.queried else None, m.changed_sentences, int(m.valid), m.outcome, m.raw,
+                       int(m.queried), *(None if v is None else int(v) for v in (m.bias, m.hidden, m.strictly_hidden)))
+                      for m in store.mutants())
+    finally:
+        store.close()
+
+
 def results(out):
     db = sqlite3.connect(out / "run.sqlite")
     texts = sorted(db.execute("SELECT text_id, source_id, text, outcome, raw FROM texts"))
-    mutants = sorted(db.execute("SELECT text_id, pair_key, ord, attributes, replacements, text, changed_sentences, "
-                                "valid, outcome, raw, queried, bias, hidden, strictly_hidden FROM mutants"))
+    db.close()
+    mutants = mutant_rows(out)
     summary = json.loads((out / "summary.json").read_text())
     for volatile in ("seconds", "sentences_tagged", "sentences_parsed"):  # timing and in-memory cache effects
         summary.pop(volatile, None)
@@ -109,4 +125,4 @@ def assert_nothing_asked_again(calls: Path, before: dict[int, set]) -> None:
     """No model call whose answer had been saved was made again by a later session (planted:counting's log)."""
     for line in calls.read_text().splitlines():
         s, h = line.split("\t")
-        assert h not in before[int(s)], f"session {s} asked again about a text answered before it started"
+        assert h[:32] not in before[int(s)], f"session {s} asked again about a text answered before it started"

@@ -69,13 +69,9 @@ def test_wilson_interval_known_values():
 
 def _tested_mutants(run):
     """(text_id, order, attributes, pair ids, target groups, bias, hidden) of every valid, answered mutant."""
-    out = []
-    for tid, order, attrs, key, reps, bias, hidden in sql(
-            run, "SELECT text_id, ord, attributes, pair_key, replacements, bias, hidden FROM mutants "
-                 "WHERE valid = 1 AND bias IS NOT NULL"):
-        out.append((tid, order, attrs, tuple(key.split(" & ")), tuple(r["target_group"] for r in json.loads(reps)),
-                    bias, hidden))
-    return out
+    return [(m.text_id, m.order, m.attributes, tuple(m.pair_key.split(" & ")),
+             tuple(r.target_group for r in m.replacements), int(m.bias), None if m.hidden is None else int(m.hidden))
+            for m in run.store.tested_mutants()]
 
 
 def test_rates_counts_and_intervals_match_the_store(run):

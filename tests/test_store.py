@@ -1,6 +1,6 @@
 """The run store's interface on a real SQLite file: what is saved is read back by every typed method, discarded
-mutants' texts are rebuilt from their edits, the stored JSON form of replacements is unchanged and round-trips,
-and a folder without a readable run.sqlite is an InputError."""
+mutants' texts are rebuilt from their edits (stored compactly, never as texts), the JSON form of replacements
+round-trips, and a folder without a readable run.sqlite is an InputError."""
 import json
 import sqlite3
 import sys
@@ -134,12 +134,22 @@ def test_an_empty_store_counts_zeros(tmp_path):
         store.close()
 
 
-def test_replacements_column_keeps_its_stored_form(saved):
-    """Old run folders keep working: the column holds what the engine always wrote."""
+def test_mutants_are_stored_as_edits_not_texts(saved):
+    """Issue 14: no mutant text and no replacement JSON on disk; each pair once, each mutant a few bytes of edits."""
     store, rows, _ = saved
-    stored = [c for (c,) in sqlite3.connect(store.path).execute("SELECT replacements FROM mutants ORDER BY mutant_id")]
-    assert stored == [json.dumps([{**asdict(r), "spans": [list(s) for s in r.spans]} for r in m.replacements])
-                      for m in rows]
+    db = sqlite3.connect(store.path)
+    columns = {r[1] for r in db.execute("PRAGMA table_info(mutants)")}
+    assert "text" not in columns and "replacements" not in columns
+    edits_bytes = [len(e) for (e,) in db.execute("SELECT edits FROM mutants")]
+    assert len(edits_bytes) == len(rows) and max(edits_bytes) <= 8
+    pairs = {r.pair_id for m in rows for r in m.replacements}
+    assert db.execute("SELECT COUNT(*) FROM pairs").fetchone()[0] == len(pairs) == 3
+    db.close()
+    # the JSON form of replacements (exports) still round-trips
+    for m in rows:
+        assert replacements_from_json(replacements_to_json(m.replacements)) == m.replacements
+        assert json.loads(replacements_to_json(m.replacements)) == [{**asdict(r), "spans": [list(s) for s in r.spans]}
+                                                                    for r in m.replacements]
 
 
 def test_open_run(saved, tmp_path):

@@ -10,7 +10,8 @@ from typing import Iterator, Sequence
 
 from .errors import InputError
 from .models.base import Outcome
-from .records import Replacement, apply_replacements, edits, replacements_from_json, replacements_to_json
+from .records import (Replacement, apply_replacements, edits, pack_edits, pair_key as join_pair_ids,
+                      replacements_from_json, unpack_edits)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -31,13 +32,13 @@ CREATE TABLE IF NOT EXISTS mutants (
     text_id INTEGER NOT NULL REFERENCES texts(text_id),
     ord INTEGER NOT NULL,             -- 1: atomic, k >= 2: intersectional of order k
     attributes TEXT NOT NULL,         -- attributes changed, sorted, joined by '+'
-    pair_key TEXT NOT NULL,           -- pair ids joined by ' & ': the mutant within its text
-    replacements TEXT NOT NULL,       -- JSON list of {attribute, source_group, target_group, word, replacement, spans}
-    text TEXT,                        -- NULL for mutants not sent to the model: rebuilt from the spans on reading
+    pair_key TEXT NOT NULL,           -- the mutant within its text: its pairs' numbers (pairs.pair_no) joined by ','
+    edits BLOB NOT NULL,              -- records.pack_edits: per replacement its pair number and spans. A mutant's
+                                      -- text is never stored: rebuilt from the original and these on reading
     changed_sentences INTEGER,        -- NULL when the sentence count changed
     valid INTEGER NOT NULL,           -- 1: passed the dependency invariant, 0: discarded
     outcome TEXT,                     -- NULL when not queried (discarded) or unparseable
-    raw TEXT,
+    raw TEXT,                         -- NULL where it equals outcome (or not asked)
     queried INTEGER NOT NULL,         -- 1 when the model was asked about this mutant
     bias INTEGER,                     -- 1/0 for valid mutants with parseable outcomes, NULL otherwise
     hidden INTEGER,                   -- intersectional only
@@ -51,10 +52,18 @@ CREATE TABLE IF NOT EXISTS mutants (
     discard_reason TEXT,              -- why a discarded mutant was: sentence_count, pos, deps or too_long
     UNIQUE (text_id, pair_key)
 );
-CREATE TABLE IF NOT EXISTS outcomes (
-    model TEXT NOT NULL, text_hash TEXT NOT NULL, outcome TEXT, raw TEXT, scores TEXT, seen INTEGER,
-    PRIMARY KEY (model, text_hash)
+CREATE TABLE IF NOT EXISTS pairs (    -- each dictionary pair the run's mutants apply, once
+    pair_no INTEGER PRIMARY KEY, attribute TEXT NOT NULL, source_group TEXT NOT NULL, target_group TEXT NOT NULL,
+    word TEXT NOT NULL, replacement TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS models (model_no INTEGER PRIMARY KEY, fingerprint TEXT NOT NULL UNIQUE);
+CREATE TABLE IF NOT EXISTS outcomes (
+    model INTEGER NOT NULL,           -- models.model_no
+    text_hash BLOB NOT NULL,          -- the first 16 bytes of the text's SHA-256, then '#r' for repeat r
+    outcome TEXT, raw TEXT,           -- raw NULL where it equals outcome
+    scores TEXT, seen INTEGER,
+    PRIMARY KEY (model, text_hash)
+) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS mutants_attrs ON mutants(attributes);
 """
 # Columns added after the first release: a run folder made before them gains them, empty, when opened.
@@ -64,7 +73,7 @@ ADDED_COLUMNS = {"texts": ("scores TEXT", "seen INTEGER", "answers TEXT"), "outc
 
 
 def scores_to_json(scores: tuple[tuple[str, float], ...] | None) -> str | None:
-    return None if scores is None else json.dumps([list(x) for x in scores])
+    return None if scores is None else json.dumps([list(x) for x in scores], separators=(",", ":"))
 
 
 def scores_from_json(column: str | None) -> tuple[tuple[str, float], ...] | None:
@@ -187,7 +196,7 @@ class OriginalsCounts:
     with_bias: int            # texts with at least one valid biased mutant
 
 
-_MUTANT_COLUMNS = ("m.mutant_id, m.text_id, ord, attributes, pair_key, replacements, m.text, changed_sentences, valid,"
+_MUTANT_COLUMNS = ("m.mutant_id, m.text_id, ord, attributes, pair_key, edits, NULL, changed_sentences, valid,"
                    " m.outcome, m.raw, queried, bias, hidden, strictly_hidden, t.text, m.scores, m.seen, m.unseen,"
                    " m.discard_reason")
 
@@ -208,9 +217,106 @@ class RunStore:
                 for column in columns:
                     if column.split()[0] not in have:
                         self.db.execute(f"ALTER TABLE {table} ADD COLUMN {column}")
+            self._migrate()
+            self._load_numbers()
         except sqlite3.Error:
             self.db.close()
             raise
+
+    # Issue 14: mutants are stored as edits (pair numbers and spans), outcomes under a model number and a short
+    # hash (2,212 -> under 300 bytes a mutant). A run folder made before is converted once, on opening.
+    def _migrate(self) -> None:
+        mutant_cols = [r[1] for r in self.db.execute("PRAGMA table_info(mutants)")]
+        outcome_types = {r[1]: r[2] for r in self.db.execute("PRAGMA table_info(outcomes)")}
+        legacy_mutants, legacy_outcomes = "replacements" in mutant_cols, outcome_types.get("model") == "TEXT"
+        if not (legacy_mutants or legacy_outcomes):
+            return
+        import re
+        self.db.execute("BEGIN")
+        try:
+            self._load_numbers()
+            if legacy_mutants:
+                create = re.search(r"CREATE TABLE IF NOT EXISTS mutants \(.*?\n\);", SCHEMA, re.S).group(0)
+                self.db.execute(create.replace(" mutants (", " mutants_v2 (", 1))
+                new_cols = [r[1] for r in self.db.execute("PRAGMA table_info(mutants_v2)")]
+                kept = [c for c in mutant_cols if c in new_cols and c not in ("pair_key", "raw")]
+                rows = self.db.execute(f"SELECT replacements, pair_key, raw, {', '.join(kept)} FROM mutants"
+                                       " ORDER BY mutant_id").fetchall()
+                converted = []
+                for reps, key, raw, *rest in rows:
+                    reps = replacements_from_json(reps)
+                    outcome = rest[kept.index("outcome")]
+                    converted.append((self._compact_key(key, reps), self._pack(reps),
+                                      None if raw is not None and raw == outcome else raw, *rest))
+                self.db.executemany(f"INSERT INTO mutants_v2 (pair_key, edits, raw, {', '.join(kept)}) VALUES "
+                                    f"({', '.join('?' * (len(kept) + 3))})", converted)
+                self.db.execute("DROP TABLE mutants")  # its index goes with it
+                self.db.execute("ALTER TABLE mutants_v2 RENAME TO mutants")
+                self.db.execute("CREATE INDEX IF NOT EXISTS mutants_attrs ON mutants(attributes)")
+            if legacy_outcomes:
+                rows = self.db.execute("SELECT model, text_hash, outcome, raw, scores, seen FROM outcomes").fetchall()
+                self.db.execute("DROP TABLE outcomes")
+                create = re.search(r"CREATE TABLE IF NOT EXISTS outcomes \(.*?\n\) WITHOUT ROWID;", SCHEMA, re.S)
+                self.db.execute(create.group(0))
+                self.db.executemany(
+                    "INSERT OR REPLACE INTO outcomes VALUES (?, ?, ?, ?, ?, ?)",
+                    [(self._model_no(model), _hash_key(h), outcome, None if raw == outcome else raw, scores, seen)
+                     for model, h, outcome, raw, scores, seen in rows])
+            self.db.commit()
+        except BaseException:
+            self.db.rollback()
+            raise
+        self.db.execute("VACUUM")  # give the old form's space back
+
+    def _load_numbers(self) -> None:
+        self._pairs = {no: Replacement(*rest, ()) for no, *rest in self.db.execute(
+            "SELECT pair_no, attribute, source_group, target_group, word, replacement FROM pairs")}
+        self._pair_no = {(r.attribute, r.source_group, r.target_group, r.word, r.replacement): no
+                         for no, r in self._pairs.items()}
+        self._pair_no_by_id = {r.pair_id: no for no, r in self._pairs.items()}
+        self._models = dict(self.db.execute("SELECT fingerprint, model_no FROM models"))
+
+    def _number(self, r: Replacement) -> int:
+        """The pair's number in this run (added to the pairs table, in the caller's transaction, when new)."""
+        fields = (r.attribute, r.source_group, r.target_group, r.word, r.replacement)
+        no = self._pair_no.get(fields)
+        if no is None:
+            no = self.db.execute("INSERT INTO pairs (attribute, source_group, target_group, word, replacement)"
+                                 " VALUES (?, ?, ?, ?, ?)", fields).lastrowid
+            self._pair_no[fields], self._pairs[no] = no, Replacement(*fields, ())
+            self._pair_no_by_id[r.pair_id] = no
+        return no
+
+    def _pack(self, replacements: Sequence[Replacement]) -> bytes:
+        return pack_edits([(self._number(r), r.spans) for r in replacements])
+
+    def _compact_key(self, key: str, replacements: Sequence[Replacement]) -> str:
+        for r in replacements:
+            self._number(r)
+        return ",".join(str(self._pair_no_by_id[p]) for p in key.split(" & "))
+
+    def _pair(self, no: int) -> Replacement:
+        if no not in self._pairs:  # added by another connection (a run still writing) since this one loaded
+            self._load_numbers()
+        return self._pairs[no]
+
+    def _replacements(self, blob: bytes) -> tuple[Replacement, ...]:
+        out = []
+        for no, spans in unpack_edits(blob):
+            p = self._pair(no)
+            out.append(Replacement(p.attribute, p.source_group, p.target_group, p.word, p.replacement, spans))
+        return tuple(out)
+
+    def _full_key(self, key: str) -> str:
+        """The pair key as people and MutantRow read it (pair ids joined by ' & ') from its compact form."""
+        return join_pair_ids(self._pair(int(n)).pair_id for n in key.split(","))
+
+    def _model_no(self, fingerprint: str) -> int:
+        no = self._models.get(fingerprint)
+        if no is None:
+            no = self._models[fingerprint] = self.db.execute("INSERT INTO models (fingerprint) VALUES (?)",
+                                                             (fingerprint,)).lastrowid
+        return no
 
     def close(self) -> None:
         self.db.close()
@@ -252,18 +358,23 @@ class RunStore:
         found = {}
         for i in range(0, len(keys), 500):
             chunk = keys[i:i + 500]
+            if model not in self._models:
+                break
+            stored = {_hash_key(k): k for k in chunk}
             q = ("SELECT text_hash, outcome, raw, scores, seen FROM outcomes WHERE model = ? AND text_hash IN "
                  f"({','.join('?' * len(chunk))})")
-            for h, outcome, raw, scores, seen in self.db.execute(q, (model, *chunk)):
+            for h, outcome, raw, scores, seen in self.db.execute(q, (self._models[model], *stored)):
                 # the encoded form compares like the original
-                found[h] = Outcome(outcome, raw or "", scores=scores_from_json(scores), seen=seen)
+                found[stored[h]] = Outcome(outcome, (outcome if raw is None else raw) or "",
+                                           scores=scores_from_json(scores), seen=seen)
         return found
 
     def save_outcomes(self, model: str, items: Sequence[tuple[str, Outcome]]) -> None:
         with self.db:
             self.db.executemany("INSERT OR REPLACE INTO outcomes (model, text_hash, outcome, raw, scores, seen) "
                                 "VALUES (?, ?, ?, ?, ?, ?)",
-                                [(model, k, o.encode(), o.raw, scores_to_json(o.scores), o.seen) for k, o in items])
+                                [(self._model_no(model), _hash_key(k), o.encode(), _raw(o.raw, o.encode()),
+                                  scores_to_json(o.scores), o.seen) for k, o in items])
 
     def outcome_count(self) -> int:
         """How many texts the model answered, from the outcome cache (the same after a crash and resume)."""
@@ -272,6 +383,14 @@ class RunStore:
     # texts and mutants, written one batch of texts per transaction
     def save_batch(self, texts: Sequence[TextRow], mutants: Sequence[MutantRow],
                    stats: dict[str, float] | None = None) -> None:
+        try:
+            self._save_batch(texts, mutants, stats)
+        except BaseException:
+            self._load_numbers()  # pairs numbered in the transaction rolled back are gone
+            raise
+
+    def _save_batch(self, texts: Sequence[TextRow], mutants: Sequence[MutantRow],
+                    stats: dict[str, float] | None) -> None:
         with self.db:
             self.db.executemany("INSERT INTO stats VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = value + excluded.value",
                                 list((stats or {}).items()))
@@ -279,11 +398,13 @@ class RunStore:
                                 " answers) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                                 [t.as_tuple() for t in texts])
             self.db.executemany(
-                "INSERT OR REPLACE INTO mutants (text_id, ord, attributes, pair_key, replacements, text, changed_sentences,"
+                "INSERT OR REPLACE INTO mutants (text_id, ord, attributes, pair_key, edits, changed_sentences,"
                 " valid, outcome, raw, queried, bias, hidden, strictly_hidden, scores, seen, unseen, base_outcome,"
-                " base_scores, answers, discard_reason) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                [(m.text_id, m.order, m.attributes, m.pair_key, replacements_to_json(m.replacements), m.text,
-                  m.changed_sentences, int(m.valid), m.outcome, m.raw, int(m.queried), _int(m.bias), _int(m.hidden),
+                " base_scores, answers, discard_reason) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                [(m.text_id, m.order, m.attributes, self._compact_key(m.pair_key, m.replacements),
+                  self._pack(m.replacements),
+                  m.changed_sentences, int(m.valid), m.outcome, _raw(m.raw, m.outcome), int(m.queried), _int(m.bias),
+                  _int(m.hidden),
                   _int(m.strictly_hidden), scores_to_json(m.scores), m.seen, _int(m.unseen),
                   *((None, None) if m.base is None else (m.base[0], scores_to_json(m.base[1]))), _json(m.answers),
                   None if m.valid else m.discard_reason)
@@ -314,7 +435,11 @@ class RunStore:
 
     def component(self, text_id: int, pair_key: str) -> MutantRow | None:
         """The mutant of `text_id` with this pair key (a component of an intersectional mutant), or None."""
-        for m in self._mutants("m.text_id = ? AND pair_key = ?", "mutant_id", (text_id, pair_key)):
+        numbers = [self._pair_no_by_id.get(p) for p in pair_key.split(" & ")]
+        if None in numbers:
+            return None
+        for m in self._mutants("m.text_id = ? AND pair_key = ?", "mutant_id",
+                               (text_id, ",".join(map(str, numbers)))):
             return m
         return None
 
@@ -323,10 +448,12 @@ class RunStore:
         q = (f"SELECT {_MUTANT_COLUMNS} FROM mutants m JOIN texts t USING (text_id) WHERE {where} ORDER BY {order_by}"
              + ("" if limit is None else f" LIMIT {int(limit)}"))
         for r in self.db.execute(q, params):
-            replacements = replacements_from_json(r[5])
-            # discarded mutants' texts are not stored: rebuilt from the original and the replacements' spans
-            text = r[6] if r[6] is not None else apply_replacements(r[15], edits(replacements))
-            yield MutantRow(r[1], r[2], r[3], r[4], replacements, text, r[7], bool(r[8]), r[9], r[10], bool(r[11]),
+            replacements = self._replacements(r[5])
+            # mutants' texts are not stored: rebuilt from the original and the replacements' spans
+            text = apply_replacements(r[15], edits(replacements))
+            raw = r[10] if r[10] is not None or not r[11] else r[9]
+            yield MutantRow(r[1], r[2], r[3], self._full_key(r[4]), replacements, text, r[7], bool(r[8]), r[9], raw,
+                            bool(r[11]),
                             _bool(r[12]), _bool(r[13]), _bool(r[14]), mutant_id=r[0], scores=scores_from_json(r[16]),
                             seen=r[17], unseen=_bool(r[18]), discard_reason=r[19])
 
@@ -334,9 +461,9 @@ class RunStore:
     def verdict_rows(self) -> Iterator[VerdictRow]:
         """Every mutant's verdicts, without its text, in the order stored."""
         for text_id, order, attrs, reps, valid, bias, hidden, strict in self.db.execute(
-                "SELECT text_id, ord, attributes, replacements, valid, bias, hidden, strictly_hidden FROM mutants"
+                "SELECT text_id, ord, attributes, edits, valid, bias, hidden, strictly_hidden FROM mutants"
                 " ORDER BY mutant_id"):
-            yield VerdictRow(text_id, order, attrs, replacements_from_json(reps), bool(valid), _bool(bias),
+            yield VerdictRow(text_id, order, attrs, self._replacements(reps), bool(valid), _bool(bias),
                              _bool(hidden), _bool(strict))
 
     def compared_mutants(self) -> Iterator[ComparedMutant]:
@@ -344,7 +471,8 @@ class RunStore:
         for tid, key, order, attrs, valid, base, outcome, bias, hidden in self.db.execute(
                 """SELECT m.text_id, pair_key, ord, attributes, valid, COALESCE(m.base_outcome, t.outcome), m.outcome,
                           bias, hidden FROM mutants m JOIN texts t USING (text_id) ORDER BY m.text_id, ord, mutant_id"""):
-            yield ComparedMutant(tid, key, order, attrs, bool(valid), base, outcome, _bool(bias), _bool(hidden))
+            yield ComparedMutant(tid, self._full_key(key), order, attrs, bool(valid), base, outcome, _bool(bias),
+                                 _bool(hidden))
 
     def combination_counts(self) -> list[CombinationCounts]:
         """Per combination of attributes (by order, then name), its mutants counted in one aggregate query."""
@@ -380,12 +508,12 @@ class RunStore:
         """Every tested mutant (valid, outcome and original's outcome parseable, seen) with what it is compared
         with: the findings' input."""
         for tid, reps, base, outcome, base_scores, scores, base_answers, answers in self.db.execute(
-                """SELECT m.text_id, m.replacements, COALESCE(m.base_outcome, t.outcome), m.outcome,
+                """SELECT m.text_id, m.edits, COALESCE(m.base_outcome, t.outcome), m.outcome,
                           CASE WHEN m.base_outcome IS NULL THEN t.scores ELSE m.base_scores END, m.scores,
                           CASE WHEN m.base_outcome IS NULL THEN t.answers END, m.answers
                    FROM mutants m JOIN texts t USING (text_id) WHERE m.valid = 1 AND m.bias IS NOT NULL
                    ORDER BY m.mutant_id"""):
-            yield FindingRow(tid, replacements_from_json(reps), base, outcome, scores_from_json(base_scores),
+            yield FindingRow(tid, self._replacements(reps), base, outcome, scores_from_json(base_scores),
                              scores_from_json(scores), _unjson(base_answers) or (base,),
                              _unjson(answers) or (outcome,))
 
@@ -440,7 +568,21 @@ def open_run(folder: str | os.PathLike, where: str | None = None) -> RunStore:
 
 
 def _json(v) -> str | None:
-    return None if v is None else json.dumps(list(v))
+    return None if v is None else json.dumps(list(v), separators=(",", ":"))
+
+
+def _raw(raw: str | None, outcome: str | None) -> str | None:
+    """A raw answer as stored: NULL where it is the outcome itself (most classifiers' answers)."""
+    return None if outcome is not None and raw == outcome else raw
+
+
+def _hash_key(key: str) -> bytes | str:
+    """An outcome cache key as stored: a text_key (SHA-256 hex, then '#r' for a repeat) as its first 16 bytes and
+    the suffix (2**-128 collisions: none in any run); any other key as it is (TEXT never equals a BLOB)."""
+    head, tail = key[:64], key[64:]
+    if len(head) == 64 and all(c in "0123456789abcdef" for c in head):
+        return bytes.fromhex(head[:32]) + tail.encode()
+    return key
 
 
 def _unjson(column: str | None) -> tuple | None:
