@@ -176,3 +176,34 @@ def test_evaluative_flips_are_marked_and_left_out_on_demand(tmp_path):
     assert s2["totals"]["atomic"]["valid"] > 0
     again = hinter("resume", str(out2))  # the recorded option is taken back
     assert again.returncode == 0, again.stderr
+
+
+def test_extract_builds_the_expected_pairs_from_annotations(tmp_path):
+    """A hand-made SBIC-style file: groups per category, words per group, pairs between the groups of a
+    category; rare groups and unknown categories left out; the result loads and is compared with the built-in."""
+    rows = [("p1", "black folks", "race"), ("p2", "black folks", "race"), ("p3", "asian folks", "race"),
+            ("p4", "asian folks", "race"), ("p5", "women", "gender"), ("p6", "women", "gender"),
+            ("p7", "men", "gender"), ("p8", "men", "gender"), ("p9", "overweight/fat folks", "body"),
+            ("p10", "old folks", "body"), ("p11", "old folks", "body"), ("p12", "fat folks", "body"),
+            ("p13", "martians", "race"), ("p14", "rich folks", "social"), ("p15", "", "")]
+    sbic = write(tmp_path / "annotations.csv", "post,targetMinority,targetCategory\n"
+                 + "".join(f"{p},{t},{c}\n" for p, t, c in rows))
+    out = tmp_path / "extracted"
+    r = hinter("dictionary", "extract", "--sbic", str(sbic), "--out", str(out), "--min-count", "2",
+               "--json", str(tmp_path / "overlap.json"))
+    assert r.returncode == 0, r.stderr
+    got = {(p.attribute, p.source_group, p.target_group, p.word, p.replacement) for p in load_dictionary(out).pairs}
+    assert got == {
+        ("race", "black", "asian", "black", "asian"), ("race", "asian", "black", "asian", "black"),
+        ("race", "black", "asian", "black folks", "asian folks"), ("race", "asian", "black", "asian folks", "black folks"),
+        ("gender", "women", "men", "women", "men"), ("gender", "men", "women", "men", "women"),
+        ("body", "fat", "old", "fat", "old"), ("body", "old", "fat", "old", "fat"),
+        ("body", "fat", "old", "fat folks", "old folks"), ("body", "old", "fat", "old folks", "fat folks"),
+    }
+    assert (out / "race" / "black.csv").read_text().splitlines() == ["black", "black folks"]
+    assert not (out / "social").exists()  # one annotation: under --min-count
+    o = json.loads((tmp_path / "overlap.json").read_text())["overlap"]
+    assert o["gender"]["pairs"]["both"] == 2 and o["gender"]["pairs"]["only_extracted"] == 0  # man;woman's plural
+    assert o["race"]["pairs"]["both"] == 0 and o["race"]["pairs"]["only_extracted"] == 4
+    assert "black" in o["race"]["shared_words"] and "asian folks" not in o["race"]["shared_words"]
+    assert "Overlap with the built-in dictionary" in r.stdout

@@ -83,3 +83,55 @@ def _where(file: str) -> str:
     """A built-in dictionary file as data/dictionary/..., others as given."""
     marker = "/hinter/data/"
     return "hinter/data/" + file.split(marker, 1)[1] if marker in file else file
+
+
+@dictionary_app.command("extract")
+def extract_cmd(
+    sbic: list[Path] = typer.Option(..., "--sbic", help="An SBIC-style annotation CSV (repeat for several): a "
+                                    "column targetMinority (or sanitized_target / target) naming the targeted "
+                                    "groups, and optionally targetCategory."),
+    out: Path = typer.Option(..., "--out", "-o", help="The dictionary folder to write (ATTRIBUTE/SOURCE_TARGET.csv; "
+                             "use it with hinter run --dictionary OUT)."),
+    min_count: int = typer.Option(3, "--min-count", help="Keep groups named by at least this many annotations."),
+    json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the overlap with the built-in "
+                                            "dictionary as JSON to this file."),
+) -> None:
+    """Build a dictionary from annotations the way HInter built its own from SBIC: the groups each post targets,
+    per category -> a word list per group -> pairs between the groups of a category; then report its overlap with
+    the built-in dictionary per attribute. Example:
+
+    hinter dictionary extract --sbic SBIC.v2.agg.trn.csv --out my-dictionary
+    """
+    import json as _json
+
+    from rich.table import Table
+
+    from .. import extract
+    from ..dictionary import load_dictionary
+
+    if min_count < 1:
+        raise InputError(f"--min-count must be at least 1, got {min_count}", where="--min-count")
+    annotations = [a for path in sbic for a in extract.read_annotations(path)]
+    groups = extract.build_groups(annotations, min_count)
+    pairs = extract.pairs_between(groups)
+    if not pairs:
+        raise InputError("no two groups of one category: no pair to write", where=", ".join(map(str, sbic)),
+                         fix="Give more annotations, or lower --min-count.")
+    extract.write_dictionary(groups, pairs, out, ", ".join(map(str, sbic)))
+    load_dictionary(out)  # what was written loads as a dictionary
+    o = extract.overlap(pairs, load_dictionary().pairs)
+    out_console.print(f"{len(annotations)} annotations -> {sum(map(len, groups.values()))} groups, {len(pairs)} "
+                      f"pairs, written to {out}.", highlight=False)
+    table = Table(title="Overlap with the built-in dictionary", title_justify="left")
+    for col in ("attribute", "groups", "pairs both", "only extracted", "only built-in", "words both",
+                "only extracted", "only built-in"):
+        table.add_column(col, justify="left" if col == "attribute" else "right")
+    for a, m in o.items():
+        table.add_row(a, str(len(groups.get(a, []))), *(str(m[k][x]) for k in ("pairs", "words")
+                                                         for x in ("both", "only_extracted", "only_builtin")))
+    out_console.print(table)
+    if json_out is not None:
+        json_out.write_text(_json.dumps({"groups": {a: [{"name": g.name, "descriptor": g.descriptor,
+                                                          "words": g.words(), "annotations": g.count} for g in gs]
+                                                     for a, gs in groups.items()},
+                                          "pairs": len(pairs), "overlap": o}, indent=1), encoding="utf-8")
