@@ -225,8 +225,7 @@ def follow_pronouns(text: str, cause: str, name_spans: Sequence[Span], from_gend
 def repairs(text: str, replacements: Sequence[Replacement], parse=None) -> list[Replacement]:
     """Every --repair edit of the mutant whose dictionary replacements are `replacements` (number agreement only
     with `parse`, see number_repairs), without overlaps between them."""
-    out = article_repairs(text, replacements)
-    if parse is not None:
-        taken = [s for r in out for s in r.spans]
-        out += [r for r in number_repairs(text, replacements, parse) if all(_free(s, taken) for s in r.spans)]
-    return out
+    # number first: "a white man" -> "a Asian disabled people" needs "some", not "an"
+    out = number_repairs(text, replacements, parse) if parse is not None else []
+    taken = [s for r in out for s in r.spans]
+    return out + [r for r in article_repairs(text, replacements) if all(_free(s, taken) for s in r.spans)]
