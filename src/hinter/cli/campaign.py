@@ -17,27 +17,17 @@ from ..health import Thresholds
 from .app import console, out_console
 
 
-def run_campaign(config: RunConfig, execution: Execution, out: Path, overwrite: bool = False,
-                 analysis: dict | None = None) -> dict:
-    """Run `config` into `out`; returns the summary (also in OUT/summary.json). `analysis`: {"alpha", "label"}
-    for the findings, recorded with the run (None values: the defaults)."""
+def read_campaign(config: RunConfig, out: Path | None):
+    """The campaign's texts (bad rows listed in OUT/skipped_rows.txt) and its dictionary, checked and linted."""
     from ..datasets import read_dataset
     from ..dictionary import load_dictionary, with_packs
-    from ..engine import execute
-    from ..models import ModelSpec
-    from ..report import write_outputs
-
-    task = None
-    if config.task is not None:  # an unknown task is an error whatever the backend (a python: model ignores it)
-        from ..tasks import get_task
-        task = get_task(config.task)
     read = read_dataset(config.dataset, text_field=config.text_field, label_field=config.label_field,
                         limit=config.limit, skip_bad_rows=config.skip_bad_rows)
     if config.label_field != "label" and read.records and all(r.gold is None for r in read.records):
         raise InputError(f"no row has the label field {config.label_field!r}", where="--label-field",
                          fix="Name the column holding the gold label, or leave --label-field out (gold labels "
                              "are optional).")
-    if read.skipped:
+    if read.skipped and out is not None:
         out.mkdir(parents=True, exist_ok=True, mode=0o700)
         (out / "skipped_rows.txt").write_text("\n".join(read.skipped) + "\n", encoding="utf-8")
         console.print(f"[yellow]Skipped {len(read.skipped)} bad row(s)[/], listed in {out / 'skipped_rows.txt'}; "
@@ -46,9 +36,29 @@ def run_campaign(config: RunConfig, execution: Execution, out: Path, overwrite: 
     dictionary.restrict(config.attributes)  # fail on an unknown attribute before loading any model
     print_dictionary_lint(dictionary.restrict(config.attributes, config.include_occupational),
                           [r.text for r in read.records], config.exclude_evaluative)
+    return read.records, dictionary
+
+
+def run_campaign(config: RunConfig, execution: Execution, out: Path, overwrite: bool = False,
+                 analysis: dict | None = None, suite=None) -> dict:
+    """Run `config` into `out`; returns the summary (also in OUT/summary.json). `analysis`: {"alpha", "label"}
+    for the findings, recorded with the run (None values: the defaults). `suite`: a loaded suite, run instead of
+    mutating and validating (`run --suite`)."""
+    from ..engine import execute
+    from ..models import ModelSpec
+    from ..report import write_outputs
+
+    task = None
+    if config.task is not None:  # an unknown task is an error whatever the backend (a python: model ignores it)
+        from ..tasks import get_task
+        task = get_task(config.task)
+    if suite is None:
+        records, dictionary = read_campaign(config, out)
+    else:  # the suite holds the texts, mutants and verdicts: no dataset, dictionary or parser to load
+        records, dictionary = suite.records, None
     executor = execution.make_executor()
     started = time.perf_counter()
-    state = CampaignProgress(len(read.records), config.batch_texts)
+    state = CampaignProgress(len(records), config.batch_texts)
     with _display(state) as show:
         def report(stage: str, done: int, total: int) -> None:
             if stage == "load" and done:
@@ -56,8 +66,9 @@ def run_campaign(config: RunConfig, execution: Execution, out: Path, overwrite: 
             state.update(stage, done, total)
             show()
 
-        result = execute(config, read.records, ModelSpec(config.model, config.task, execution.concurrency),
-                         dictionary=dictionary, out=out, executor=executor, overwrite=overwrite, progress=report)
+        result = execute(config, records, ModelSpec(config.model, config.task, execution.concurrency),
+                         dictionary=dictionary, out=out, executor=executor, overwrite=overwrite, progress=report,
+                         suite=suite)
     analysis = {k: v for k, v in (analysis or {}).items() if v is not None}
     if "label" not in analysis and task is not None:
         analysis["label"] = task.labels[0]  # the label of interest: by default the task's first
@@ -76,8 +87,8 @@ def print_dictionary_lint(dictionary, texts: list[str], excluded: bool = False) 
     if line is None:
         return
     evaluative = any(f.kind == "evaluative" for f in findings)
-    hint = ("; evaluative pairs left out (--exclude-evaluative)" if excluded and evaluative else
-            "; --exclude-evaluative leaves the evaluative ones out" if evaluative else "")
+    hint = ("; --exclude-evaluative leaves the evaluative ones out of this run" if excluded and evaluative else
+            "; --exclude-evaluative would leave the evaluative ones out" if evaluative else "")
     console.print(f"dictionary: {line} (hinter dictionary lint for details{hint}).", highlight=False, soft_wrap=True)
 
 
