@@ -33,7 +33,7 @@ from ..records import pair_key
 MAX_TRY_CHARS = 5000       # a paragraph or two: a campaign's texts are tested with `hinter run`
 MAX_BODY = 64 * 1024       # bytes of a request body
 MAX_TRY_MUTANTS = 400      # mutants of one tried text (a text naming many people): ask for fewer attributes
-DEFAULT_TRY_PAIRS = 4      # per attribute, a seeded sample of the pairs present (the run's own setting wins)
+DEFAULT_TRY_PAIRS = 3      # per attribute, a seeded sample of the pairs present (the run's or the request's wins)
 TOKEN_HEADER = "x-hinter-token"
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
 CSP = ("default-src 'none'; connect-src 'self'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; "
@@ -100,6 +100,27 @@ class ServedRun:
         return list(self.settings.get("attributes") or [])
 
 
+class RememberingModel:
+    """A model whose answers are remembered (up to `limit` texts): trying a text again, or with one more
+    attribute, asks the model only about the new mutants. Errors are not remembered."""
+
+    def __init__(self, model, limit: int = 50_000):
+        from collections import OrderedDict
+        self.model, self.limit, self._seen = model, limit, OrderedDict()
+        self.fingerprint = model.fingerprint
+        self.batch_size = getattr(model, "batch_size", 1)
+
+    def predict(self, texts):
+        from ..models.base import normalise
+        todo = list(dict.fromkeys(t for t in texts if t not in self._seen))
+        fresh = dict(zip(todo, [normalise(o) for o in self.model.predict(todo)])) if todo else {}
+        out = [fresh[t] if t in fresh else self._seen[t] for t in texts]
+        self._seen.update((t, o) for t, o in fresh.items() if not o.error)
+        while len(self._seen) > self.limit:
+            self._seen.popitem(last=False)
+        return out
+
+
 class Heavy:
     """The parser and the models, loaded once and used by one request at a time."""
 
@@ -125,7 +146,7 @@ class Heavy:
         key = (spec, task)
         if key not in self._models:
             from ..models import ModelSpec, resolve_model
-            self._models[key] = resolve_model(ModelSpec(spec, task))
+            self._models[key] = RememberingModel(resolve_model(ModelSpec(spec, task)))
         return self._models[key]
 
 
@@ -188,7 +209,11 @@ class Server:
         with self.heavy.lock:
             self.heavy.validator()
             d, spec, task, _ = self.try_setup(run)
-            self.heavy.model(spec, task)
+            model = self.heavy.model(spec, task)
+            try:  # one short answer: a local model's prompt head is then in its cache (the first try took 3x longer)
+                model.predict(["The film was fine."])
+            except Exception:  # noqa: BLE001  a failing model says so on the first try, with its error
+                pass
         return spec
 
     def check_token(self, request: Request) -> None:
@@ -338,7 +363,9 @@ class Server:
         if isinstance(order, bool) or not isinstance(order, int) or not 1 <= order <= len(set(attributes)):
             raise ApiError(400, f'"order" must be a whole number from 1 to {len(set(attributes))} (the attributes '
                            f"chosen), got {order!r}")
-        pairs = settings.get("max_pairs_per_text") or DEFAULT_TRY_PAIRS
+        pairs = data.get("max_pairs_per_text", settings.get("max_pairs_per_text") or DEFAULT_TRY_PAIRS)
+        if isinstance(pairs, bool) or not isinstance(pairs, int) or not 1 <= pairs <= 50:
+            raise ApiError(400, f'"max_pairs_per_text" must be a whole number from 1 to 50, got {pairs!r}')
 
         def work() -> dict:
             from ..mutation import generate
