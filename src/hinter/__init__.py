@@ -6,7 +6,8 @@ wired by `engine.run` (exported here as `hinter.run`).
 from .dictionary import Dictionary, Pair, load_dictionary
 from .engine import MutantRecord, Run, TextRecord, run
 from .errors import HinterError, InputError, ModelError
+from .suite import build_suite, load_suite
 
 __version__ = "0.1.0"
 __all__ = ["Dictionary", "HinterError", "InputError", "ModelError", "MutantRecord", "Pair", "Run", "TextRecord",
-           "load_dictionary", "run"]
+           "build_suite", "load_dictionary", "load_suite", "run"]

@@ -166,12 +166,14 @@ def _open_store(out_dir: Path, settings: dict, overwrite: bool) -> RunStore:
     return store
 
 
-def run(texts: Sequence[str | TextRecord], model, attributes: Sequence[str] = ("race", "gender"), order: int = 2,
+def run(texts: Sequence[str | TextRecord] | None = None, model=None, attributes: Sequence[str] = ("race", "gender"),
+        order: int = 2,
         dictionary: str | Path | Dictionary | None = None, *, out: str | Path | None = None, parser: Parser | None = None,
         pairs_per_attribute: int | None = None, max_pairs_per_text: int | None = None, seed: int = 0,
         include_occupational: bool = True, query_discarded: bool = False, window: int | None = None,
         repeats: int = 1, validity: str = "paper", batch_texts: int = 32, overwrite: bool = False,
-        progress: Callable[[str, int, int], None] | None = None, executor: Executor | None = None, config: RunConfig | None = None) -> Run:
+        progress: Callable[[str, int, int], None] | None = None, executor: Executor | None = None, config: RunConfig | None = None,
+        suite: str | Path | None = None) -> Run:
     """Run a bias test: atomic mutants for each attribute and intersectional ones up to `order`, then write
     summary.json and biases.csv into the run folder.
 
@@ -190,7 +192,24 @@ def run(texts: Sequence[str | TextRecord], model, attributes: Sequence[str] = ("
     `executor`: where parsing and model calls run (default: LocalExecutor(); hinter.executor.make_executor("ray")
     spreads them over a Ray cluster with the same results). The executor is not a setting: a run started on one
     may be continued on another.
+    `suite`: a file of `hinter.build_suite` (`hinter suite build`): its texts, mutants and verdicts are tested,
+    with no parsing (texts, dictionary, attributes, order, sampling and validity come from the suite; the model
+    stage's options, query_discarded, window, repeats and batch_texts, from here).
     """
+    if model is None:
+        raise InputError("no model given", fix="Pass model=: a spec such as 'gguf:default' or a function.")
+    if suite is not None:
+        from .suite import load_suite
+        loaded = load_suite(suite)
+        config = loaded.run_config(model=model if isinstance(model, str) else None, query_discarded=query_discarded,
+                                   window=window, repeats=repeats, batch_texts=batch_texts)
+        result = execute(config, loaded.records, model, out=out, overwrite=overwrite, progress=progress,
+                         executor=executor, suite=loaded)
+        from .report import write_outputs
+        write_outputs(result)
+        return result
+    if texts is None:
+        raise InputError("no texts given", fix="Pass the texts to test, or suite= a suite file.")
     if config is None:
         config = RunConfig(attributes=tuple(attributes), order=order,
                            dictionary=None if dictionary is None or isinstance(dictionary, Dictionary) else str(dictionary),
@@ -204,11 +223,9 @@ def run(texts: Sequence[str | TextRecord], model, attributes: Sequence[str] = ("
     return result
 
 
-def execute(config: RunConfig, texts: Sequence[str | TextRecord], model, *, dictionary: Dictionary | None = None,
-            out: str | Path | None = None, parser: Parser | None = None, overwrite: bool = False,
-            progress: Callable[[str, int, int], None] | None = None, executor: Executor | None = None) -> Run:
-    """The campaign `config` describes on `texts`, stored batch by batch in `out`; returns the Run and writes
-    nothing else (the caller writes the outputs once). `dictionary` overrides `config.dictionary`."""
+def _prepare(config: RunConfig, texts: Sequence[str | TextRecord], dictionary: Dictionary | None
+             ) -> tuple[list[TextRecord], Dictionary]:
+    """The texts as the campaign mutates them, and its dictionary (packs added, restricted, sampled)."""
     records = [t if isinstance(t, TextRecord) else TextRecord(t) for t in texts]
     if not records:
         raise InputError("the dataset holds no text", fix="Give at least one text to test.")
@@ -225,6 +242,54 @@ def execute(config: RunConfig, texts: Sequence[str | TextRecord], model, *, dict
     if config.exclude_evaluative:  # before the sample: it draws from the pairs the run may use
         d = d.without(set(evaluative_check(d.pairs)["pairs"]))
     d = d.sample(config.pairs_per_attribute, config.seed)
+    return records, d
+
+
+def _dictionary_settings(d: Dictionary) -> dict:
+    return {"dictionary": d.source, "dictionary_pairs": len(d.pairs), "dictionary_fingerprint": d.fingerprint()}
+
+
+def _never_asked(texts):
+    raise RuntimeError("building a suite asks no model")
+
+
+def build_verdicts(config: RunConfig, texts: Sequence[str | TextRecord], start: Callable, *,
+                   dictionary: Dictionary | None = None, parser: Parser | None = None,
+                   executor: Executor | None = None, progress: Callable[[str, int, int], None] | None = None) -> None:
+    """Mutation and validity alone, as a run does them (`hinter suite build`): `start(records, dictionary
+    settings, parser fingerprint, evaluative check)` returns a sink called per batch as sink(batch, mutants,
+    changed sentence pairs, valid, reasons, counters)."""
+    records, d = _prepare(config, texts, dictionary)
+    executor = executor or LocalExecutor()
+    report = progress or (lambda stage, done, total: None)
+    try:
+        report("load", 0, 1)
+        executor.start(_never_asked, parser)
+        report("load", 1, 1)
+        from .lint import evaluative_check
+        parser_fingerprint = executor.parser_fingerprint + (
+            "" if config.validity == "paper" else f"+validity={config.validity}")
+        sink = start(records, _dictionary_settings(d), parser_fingerprint, evaluative_check(d.pairs))
+        _run_batches(records, None, executor, config, d, None, None, report, sink=sink)
+    finally:
+        executor.close()
+
+
+def execute(config: RunConfig, texts: Sequence[str | TextRecord], model, *, dictionary: Dictionary | None = None,
+            out: str | Path | None = None, parser: Parser | None = None, overwrite: bool = False,
+            progress: Callable[[str, int, int], None] | None = None, executor: Executor | None = None,
+            suite=None) -> Run:
+    """The campaign `config` describes on `texts`, stored batch by batch in `out`; returns the Run and writes
+    nothing else (the caller writes the outputs once). `dictionary` overrides `config.dictionary`. `suite`: a
+    loaded hinter.suite.Suite, whose texts, mutants and verdicts replace mutation and validity (`texts`,
+    `dictionary` and `parser` are then unused, and spaCy is never loaded)."""
+    if suite is None:
+        records, d = _prepare(config, texts, dictionary)
+        dictionary_settings = _dictionary_settings(d)
+    else:
+        records, d, dictionary_settings = suite.records, None, {
+            k: suite.settings[k] for k in ("dictionary", "dictionary_pairs", "dictionary_fingerprint")}
+        parser = suite.parser()
     out_dir = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="hinter-run-"))
     if out_dir.exists() and not out_dir.is_dir():
         raise InputError("the output folder is a file", where=str(out_dir), fix="Give --out a folder's path.")
@@ -237,8 +302,7 @@ def execute(config: RunConfig, texts: Sequence[str | TextRecord], model, *, dict
         model = executor.start(model, parser)
         report("load", 1, 1)
         settings = {
-            "attributes": list(config.attributes), "order": config.order, "dictionary": d.source,
-            "dictionary_pairs": len(d.pairs), "dictionary_fingerprint": d.fingerprint(),
+            "attributes": list(config.attributes), "order": config.order, **dictionary_settings,
             "pairs_per_attribute": config.pairs_per_attribute, "max_pairs_per_text": config.max_pairs_per_text,
             "seed": config.seed, "include_occupational": config.include_occupational, "model": model.fingerprint,
             "parser": executor.parser_fingerprint + ("" if config.validity == "paper" else f"+validity={config.validity}"),
@@ -251,6 +315,8 @@ def execute(config: RunConfig, texts: Sequence[str | TextRecord], model, *, dict
             "texts_fingerprint": _texts_fingerprint(records),
             # what `hinter resume` needs to run the same campaign again: only a run read from a dataset by a spec
             **({"config": config.recorded()} if config.dataset is not None and config.model is not None else {}),
+            # a suite run: which suite (resume reads it again, and refuses another one)
+            **({"suite": str(suite.path), "suite_fingerprint": suite.fingerprint} if suite is not None else {}),
         }
         store = _open_store(out_dir, settings, overwrite)
         if "checks.determinism" not in store.settings():
@@ -262,13 +328,15 @@ def execute(config: RunConfig, texts: Sequence[str | TextRecord], model, *, dict
         if "checks.evaluative" not in store.settings():
             # the run's evaluative pairs (lint.evaluative_check), kept with it: summary and report mark the
             # mutants that use one, the same way after a resume whatever the lexicon's version then
-            store.save_settings({"checks.evaluative": evaluative_check(d.pairs)})
+            from .lint import evaluative_check
+            store.save_settings({"checks.evaluative": evaluative_check(d.pairs) if suite is None else suite.evaluative})
         determinism = store.settings()["checks.determinism"]
         if determinism.get("deterministic") is False and config.repeats == 1:
             log.warning("the model answered the same text differently when asked again (%s): a flip may be its own "
                         "noise; pass --repeats 5 to ask every text 5 times and compare the answers' distributions",
                         determinism["detail"])
-        return _run_batches(records, model, executor, config, d, store, out_dir, report)
+        return _run_batches(records, model, executor, config, d, store, out_dir, report,
+                            batches=None if suite is None else suite.batches)
     finally:
         executor.close()
         lock.release()
@@ -282,11 +350,14 @@ def _count_generation(counter: Counter, gen) -> None:
         counter[f"repairs.{kind}"] += n
 
 
-def _run_batches(records: list[TextRecord], model, executor: Executor, config: RunConfig, d: Dictionary,
-                 store: RunStore, out_dir: Path, report) -> Run:
+def _run_batches(records: list[TextRecord], model, executor: Executor, config: RunConfig, d: Dictionary | None,
+                 store: RunStore | None, out_dir: Path | None, report, batches: Callable | None = None,
+                 sink: Callable | None = None) -> Run | None:
+    """`batches`: a suite's mutants and verdicts instead of mutation and validity; `sink`: a suite's build, which
+    takes each batch's verdicts (no store, no model)."""
     attributes, order, batch_texts = config.attributes, config.order, config.batch_texts
     max_pairs_per_text, seed, query_discarded = config.max_pairs_per_text, config.seed, config.query_discarded
-    done = store.done_text_ids()
+    done = store.done_text_ids() if store is not None else set()
     cache = OutcomeCache(model, store)
     report("texts", len(done), len(records))
 
@@ -326,12 +397,19 @@ def _run_batches(records: list[TextRecord], model, executor: Executor, config: R
             yield (start, batch, mutants, pairs, early, overlaps, time.perf_counter() - t0), asked
 
     t1 = time.perf_counter()
-    for (start, batch, mutants, pairs, early, overlaps, seconds_mutation), checked in executor.validate(jobs()):
+    validated = executor.validate(jobs()) if batches is None else batches(batch_texts, done, generation_stats)
+    for (start, batch, mutants, pairs, early, overlaps, seconds_mutation), checked in validated:
         valid = checked.valid
         reasons = checked.reasons or [None] * len(valid)  # an executor that does not say leaves them unrecorded
         if early is not None:  # a too-long sentence was not parsed: the mutant is invalid for that reason
             valid = [v and r != TOO_LONG for v, r in zip(valid, early)]
             reasons = [TOO_LONG if r == TOO_LONG else x for x, r in zip(reasons, early)]
+        if sink is not None:  # a suite's build: the verdicts are what it keeps; no model stage
+            sink(batch, mutants, pairs, valid, reasons,
+                 {**generation_stats.pop(start, {}), "overlaps_skipped": overlaps,
+                  "sentences_tagged": checked.sentences_tagged, "sentences_parsed": checked.sentences_parsed})
+            report("texts", min(start + batch_texts, len(records)), len(records))
+            continue
         t2 = time.perf_counter()
         calls, errors = cache.calls, cache.errors
         # Each original, then its mutants in sorted order: consecutive texts then share long prefixes, which

@@ -34,6 +34,16 @@ def resume_cmd(
     else:
         raise InputError("this run was not started by `hinter run`", where=str(run_dir),
                          fix="Resume it the way it was started (hinter.run(...) with the same arguments and out=).")
+    suite = None
+    if settings.get("suite") is not None:  # a suite run: the same suite, checked to be the one it started with
+        from ..suite import load_suite
+        suite = load_suite(settings["suite"], where=str(run_dir))
+        if suite.fingerprint != settings.get("suite_fingerprint"):
+            raise InputError(f"the suite {settings['suite']} is not the one this run started with (it was rebuilt "
+                             "or replaced)", where=str(run_dir), fix="Put the original suite back, or start a new "
+                             "run: hinter run --suite FILE --out NEW_FOLDER.")
+        config = suite.run_config(**{k: getattr(config, k) for k in ("model", "task", "query_discarded", "window",
+                                                                     "repeats")})
     s = run_campaign(config, o.execution(executor, ray_address, workers, cpus_per_worker, gpus_per_worker,
-                                         concurrency), run_dir)
+                                         concurrency), run_dir, suite=suite)
     write_report_and_gate(run_dir, s, [], None)

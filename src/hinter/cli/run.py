@@ -7,6 +7,7 @@ from typing import Optional
 import typer
 
 from ..config import RunConfig
+from ..errors import InputError
 from ..health import Thresholds
 from ..models import SPEC_HELP
 from . import options as o
@@ -17,9 +18,16 @@ from .gate import FAIL_ON_HELP, check_syntax
 
 @app.command("run")
 def run_cmd(
-    dataset: str = typer.Option(..., "--dataset", "-d", help="A JSONL, CSV or Parquet file with a text column, a "
-                                "Hugging Face datasets folder (save_to_disk), or a bundled sample: imdb, ecthr, "
-                                "eurlex, ledgar, scotus. Example: --dataset reviews.jsonl"),
+    dataset: Optional[str] = typer.Option(None, "--dataset", "-d", help="A JSONL, CSV or Parquet file with a text "
+                                          "column, a Hugging Face datasets folder (save_to_disk), or a bundled "
+                                          "sample: imdb, ecthr, eurlex, ledgar, scotus. Example: --dataset "
+                                          "reviews.jsonl. Required unless --suite is given."),
+    suite: Optional[Path] = typer.Option(None, "--suite", help="A suite file of `hinter suite build`: test its "
+                                         "mutants with their recorded verdicts, running only the model and the "
+                                         "oracle (no spaCy needed). The suite fixes the dataset, dictionary, "
+                                         "attributes, order, limit, sampling and validity options; the model's "
+                                         "options (--model, --task, --window, --repeats, --query-discarded) are "
+                                         "this command's."),
     model: str = typer.Option("gguf:default", "--model", "-m", help=f"The model under test: {SPEC_HELP}."),
     attributes: str = typer.Option("race,gender", "--attributes", "-a", help="Sensitive attributes, comma-separated, "
                                    "from the dictionary (built-in: race, gender, body). Example: -a race,gender,body"),
@@ -104,16 +112,26 @@ def run_cmd(
     On a Ray cluster: hinter run ... --executor ray --ray-address HEAD_IP:6379
     """
     check_syntax(fail_on)
-    config = RunConfig(
-        attributes=attributes, order=order, dictionary=None if dictionary is None else str(dictionary),
-        pairs_per_attribute=pairs_per_attribute, max_pairs_per_text=max_pairs_per_text, seed=seed,
-        include_occupational=not no_jobs, query_discarded=query_discarded, window=window, repeats=repeats, validity=validity,
-        exclude_evaluative=exclude_evaluative, packs=packs or (), person_only=person_only, repair=repair,
-        dataset=dataset, text_field=text_field,
-        label_field=label_field, limit=limit, skip_bad_rows=skip_bad_rows, model=model, task=task)
+    loaded = None
+    if suite is not None:
+        from ..suite import load_suite
+        loaded = load_suite(suite, "--suite")
+        config = loaded.run_config(model=model, task=task, query_discarded=query_discarded, window=window,
+                                   repeats=repeats)
+    elif dataset is None:
+        raise InputError("no dataset given", where="--dataset", fix="Give --dataset (a file or a bundled sample such "
+                         "as imdb), or --suite with a suite file of `hinter suite build`.")
+    else:
+        config = RunConfig(
+            attributes=attributes, order=order, dictionary=None if dictionary is None else str(dictionary),
+            pairs_per_attribute=pairs_per_attribute, max_pairs_per_text=max_pairs_per_text, seed=seed,
+            include_occupational=not no_jobs, query_discarded=query_discarded, window=window, repeats=repeats, validity=validity,
+            exclude_evaluative=exclude_evaluative, packs=packs or (), person_only=person_only, repair=repair,
+            dataset=dataset, text_field=text_field,
+            label_field=label_field, limit=limit, skip_bad_rows=skip_bad_rows, model=model, task=task)
     from ..report.gate import check_paths
     check_paths(fail_on, config.attributes, config.order)
     execution = o.execution(executor, ray_address, workers, cpus_per_worker, gpus_per_worker, concurrency)
-    s = run_campaign(config, execution, out, overwrite, {"alpha": alpha, "label": label})
+    s = run_campaign(config, execution, out, overwrite, {"alpha": alpha, "label": label}, suite=loaded)
     write_report_and_gate(out, s, fail_on, junit, Thresholds(max_failed_share, max_failed_originals),
                           allow_model_errors)

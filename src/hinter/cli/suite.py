@@ -1,0 +1,94 @@
+"""`hinter suite ...`: build a suite (mutants and their verdicts, once) and say what one holds. A suite is then
+tested with `hinter run --suite FILE --model M` (model stage and oracle only, no spaCy)."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ..config import RunConfig
+from . import options as o
+from .app import app, console, out_console
+
+suite_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
+                        help="Suites: validate once, test any number of models anywhere (a GPU box without spaCy).")
+app.add_typer(suite_app, name="suite")
+
+
+@suite_app.command("build")
+def build_cmd(
+    dataset: str = typer.Option(..., "--dataset", "-d", help="As `hinter run --dataset`: a JSONL, CSV or Parquet "
+                                "file, a Hugging Face datasets folder, or a bundled sample (imdb, ecthr, ...)."),
+    out: Path = typer.Option(..., "--out", "-o", help="The suite file to write (gzip JSON lines), e.g. imdb.suite."),
+    attributes: str = typer.Option("race,gender", "--attributes", "-a", help="Sensitive attributes, comma-separated."),
+    order: int = typer.Option(2, "--order", "-k", help="Highest order of intersectional mutants."),
+    limit: Optional[int] = typer.Option(None, "--limit", "-n", help="Only the first N texts."),
+    text_field: str = typer.Option("text", "--text-field", help="The dataset column holding the text."),
+    label_field: str = typer.Option("label", "--label-field", help="The dataset column holding the gold label."),
+    dictionary: Optional[Path] = typer.Option(None, "--dictionary", help="Your own dictionary (as `hinter run`)."),
+    pairs_per_attribute: Optional[int] = typer.Option(None, "--pairs-per-attribute", help="A seeded sample of this "
+                                                      "many word pairs per attribute (default: all)."),
+    max_pairs_per_text: Optional[int] = typer.Option(None, "--max-pairs-per-text", help="Per text and attribute, "
+                                                     "a seeded sample of at most this many of the pairs present."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the pair samples."),
+    validity: str = typer.Option("paper", "--validity", help="How mutants are checked: paper or reference (as "
+                                 "`hinter run --validity`)."),
+    packs: Optional[str] = typer.Option(None, "--packs", help="Identity packs to add (as `hinter run --packs`)."),
+    person_only: bool = typer.Option(False, "--person-only", help="As `hinter run --person-only`."),
+    repair: bool = typer.Option(False, "--repair", help="As `hinter run --repair`."),
+    no_jobs: bool = typer.Option(False, "--no-jobs", help="Leave out the occupational gender pairs."),
+    exclude_evaluative: bool = typer.Option(False, "--exclude-evaluative", help="As `hinter run --exclude-evaluative`."),
+    skip_bad_rows: bool = typer.Option(False, "--skip-bad-rows", help="Leave out dataset rows that cannot be used."),
+    workers: Optional[int] = o.WORKERS_OPT,
+) -> None:
+    """Mutate and validate a campaign once, and write its suite: texts, mutants as edits, verdicts, discard
+    reasons, and the fingerprints of dataset, dictionary, parser, splitter, validity mode and hinter version.
+
+    Example: hinter suite build --dataset imdb --attributes race,gender --limit 100 --out imdb.suite
+
+    then, for each model (on any machine with hinter, even without spaCy):
+    hinter run --suite imdb.suite --model hf:runs/minilm-imdb --out runs/minilm
+    """
+    from ..executor import LocalExecutor
+    from ..suite import build_suite, load_suite
+    from .campaign import read_campaign
+
+    config = RunConfig(attributes=attributes, order=order, dictionary=None if dictionary is None else str(dictionary),
+                       pairs_per_attribute=pairs_per_attribute, max_pairs_per_text=max_pairs_per_text, seed=seed,
+                       include_occupational=not no_jobs, validity=validity, exclude_evaluative=exclude_evaluative,
+                       packs=packs or (), person_only=person_only, repair=repair, dataset=dataset,
+                       text_field=text_field, label_field=label_field, limit=limit, skip_bad_rows=skip_bad_rows)
+    records, d = read_campaign(config, None)
+    started = time.perf_counter()
+    path = build_suite(records, out=out, config=config, dictionary=d, executor=LocalExecutor(workers))
+    s = load_suite(path)
+    console.print(f"Suite written: {path} ({path.stat().st_size:,} bytes, {len(s.records)} texts, "
+                  f"{sum(map(len, s.mutants.values())):,} mutants), {time.perf_counter() - started:.1f} s. Test a "
+                  f"model with: hinter run --suite {path} --model MODEL --out FOLDER", highlight=False, soft_wrap=True)
+
+
+@suite_app.command("info")
+def info_cmd(suite: Path = typer.Argument(..., help="A suite file.")) -> None:
+    """What a suite holds: its settings, fingerprints, and mutants counted per combination."""
+    from ..records import dictionary_replacements
+    from ..suite import load_suite
+    s = load_suite(suite, "SUITE")
+    h = s.header
+    out_console.print(f"{s.path}: hinter suite, format {h['format_version']}, built by hinter {h['hinter_version']}; "
+                      f"fingerprint {s.fingerprint}", highlight=False, soft_wrap=True)
+    config = {k: v for k, v in h["config"].items() if v not in (None, False, [], ())}
+    out_console.print("settings: " + ", ".join(f"{k}={v}" for k, v in config.items()), highlight=False,
+                      soft_wrap=True)
+    out_console.print("fingerprints: " + ", ".join(f"{k} {v}" for k, v in h["fingerprints"].items()),
+                      highlight=False, soft_wrap=True)
+    counts: dict[str, list[int]] = {}
+    for ms in s.mutants.values():
+        for m in ms:
+            c = counts.setdefault("+".join(r.attribute for r in dictionary_replacements(m.replacements)), [0, 0])
+            c[0] += 1
+            c[1] += m.valid
+    out_console.print(f"{len(s.records)} texts, {sum(c[0] for c in counts.values()):,} mutants:", highlight=False)
+    for combo, (n, valid) in sorted(counts.items(), key=lambda kv: (kv[0].count("+"), kv[0])):
+        out_console.print(f"  {combo}: {n:,} mutants, {valid:,} valid", highlight=False)

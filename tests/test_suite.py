@@ -1,0 +1,172 @@
+"""Suites (issue 14 item 1): `hinter suite build` once, then `hinter run --suite` runs only the model stage and the
+oracle, in a process where spaCy cannot be imported, with the results of a plain `hinter run` (texts, mutants,
+verdicts, discard reasons, outcomes, bias, hidden, summary less timings); it resumes; the Python API gives the
+same; a damaged, foreign or other-version file is a clear error naming it."""
+import gzip
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import hinter
+from campaign import mutant_rows
+from hinter.errors import InputError
+from hinter.store import open_run
+from hinter.suite import load_suite
+
+import planted
+
+HERE = Path(__file__).parent
+CAMPAIGN = ["--dataset", "imdb", "--limit", "12", "--attributes", "race,gender", "--order", "2",
+            "--max-pairs-per-text", "2", "--seed", "3"]
+MODEL = ["--model", "python:planted:by_hash", "--task", "imdb"]
+# Runs hinter's CLI with every import of spaCy (and its thinc) failing, as on a machine without it.
+NO_SPACY = """
+import sys
+class NoSpacy:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("spacy", "thinc"):
+            raise ImportError(f"no module named {name!r} (blocked by the test)")
+sys.meta_path.insert(0, NoSpacy())
+sys.argv = ["hinter", *sys.argv[1:]]
+from hinter.cli import main
+try:
+    main()
+finally:
+    assert "spacy" not in sys.modules
+"""
+
+
+def hinter_cli(*args, no_spacy=False, cwd=None):
+    env = {**os.environ, "PYTHONPATH": str(HERE)}
+    cmd = [sys.executable, "-c", NO_SPACY, *args] if no_spacy else [sys.executable, "-m", "hinter.cli", *args]
+    return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300, cwd=cwd)
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    root = tmp_path_factory.mktemp("suite")
+    r = hinter_cli("suite", "build", *CAMPAIGN, "--out", str(root / "imdb.suite"), "--workers", "1")
+    assert r.returncode == 0, r.stderr
+    r = hinter_cli("run", *CAMPAIGN, *MODEL, "--out", str(root / "plain"), "--workers", "1")
+    assert r.returncode == 0, r.stderr
+    return root
+
+
+def texts_of(out):
+    db = sqlite3.connect(out / "run.sqlite")
+    try:
+        return sorted(db.execute("SELECT text_id, source_id, text, gold, outcome, raw, scores FROM texts"))
+    finally:
+        db.close()
+
+
+def reasons_of(out):
+    store = open_run(out)
+    try:
+        return sorted((m.text_id, m.pair_key, m.discard_reason) for m in store.mutants())
+    finally:
+        store.close()
+
+
+def summary_of(out):
+    s = json.loads((out / "summary.json").read_text())
+    s.pop("seconds")
+    for k in ("suite", "suite_fingerprint"):  # which suite a suite run read: recorded for resume
+        s["settings"].pop(k, None)
+    return s
+
+
+def assert_same_run(a: Path, b: Path):
+    assert texts_of(a) == texts_of(b)
+    assert mutant_rows(a) == mutant_rows(b)
+    assert reasons_of(a) == reasons_of(b)
+    assert summary_of(a) == summary_of(b)
+
+
+def test_a_suite_run_without_spacy_equals_the_plain_run(built, tmp_path):
+    r = hinter_cli("run", "--suite", str(built / "imdb.suite"), *MODEL, "--out", str(tmp_path / "s"), no_spacy=True)
+    assert r.returncode == 0, r.stderr
+    assert_same_run(built / "plain", tmp_path / "s")
+    rows = mutant_rows(tmp_path / "s")
+    assert len(rows) > 20 and 0 < sum(r[7] for r in rows) < len(rows)  # valid and discarded mutants alike
+    assert any(reason for _, _, reason in reasons_of(tmp_path / "s"))  # discard reasons carried
+    settings = json.loads((tmp_path / "s" / "summary.json").read_text())["settings"]
+    assert settings["suite"] == str((built / "imdb.suite").resolve())
+    # the suite is small: its texts compressed, and about 20 bytes a mutant
+    text_bytes = sum(len(t[2].encode()) for t in texts_of(tmp_path / "s"))
+    assert (built / "imdb.suite").stat().st_size < 0.6 * text_bytes + 40 * len(rows) + 2000
+
+    # interrupted after its settings: `hinter resume` reads the same suite, still without spaCy
+    db = sqlite3.connect(tmp_path / "s" / "run.sqlite")
+    with db:
+        for table in ("mutants", "texts", "stats"):
+            db.execute(f"DELETE FROM {table}")
+    db.close()
+    r = hinter_cli("resume", str(tmp_path / "s"), no_spacy=True)
+    assert r.returncode == 0, r.stderr
+    assert_same_run(built / "plain", tmp_path / "s")
+
+
+def test_the_python_api_builds_and_runs_suites(built, tmp_path, parser):
+    from hinter.datasets import load_dataset
+    texts = load_dataset("imdb", limit=6)
+    path = hinter.build_suite(texts, out=tmp_path / "a.suite", attributes=("race", "gender"), parser=parser,
+                              max_pairs_per_text=2)
+    plain = hinter.run(texts, planted.intersectional, parser=parser, max_pairs_per_text=2, out=tmp_path / "plain")
+    via = hinter.run(suite=path, model=planted.intersectional, out=tmp_path / "suite")
+    assert [(m.replacements, m.text, m.valid, m.outcome, m.bias, m.hidden) for m in plain.mutants] == \
+           [(m.replacements, m.text, m.valid, m.outcome, m.bias, m.hidden) for m in via.mutants]
+    assert len(load_suite(path).records) == 6
+
+
+def _rewrite(src: Path, dst: Path, edit) -> Path:
+    lines = gzip.decompress(src.read_bytes()).splitlines(keepends=True)
+    dst.write_bytes(gzip.compress(b"".join(edit(lines))))
+    return dst
+
+
+def test_bad_suite_files_are_clear_errors(built, tmp_path):
+    good = built / "imdb.suite"
+    data = good.read_bytes()
+
+    def error(path) -> InputError:
+        with pytest.raises(InputError) as e:
+            load_suite(path)
+        assert str(path) in e.value.message and e.value.fix
+        return e.value
+
+    (tmp_path / "notes.txt").write_text("not a suite\n")
+    assert "not a hinter suite" in error(tmp_path / "notes.txt").message
+    (tmp_path / "other.gz").write_bytes(gzip.compress(b'{"some": "json"}\n'))
+    assert "not a hinter suite" in error(tmp_path / "other.gz").message
+    (tmp_path / "cut.suite").write_bytes(data[:len(data) // 2])
+    assert "truncated or damaged" in error(tmp_path / "cut.suite").message
+    flipped = bytearray(data)
+    flipped[len(data) // 2] ^= 0xFF
+    (tmp_path / "flipped.suite").write_bytes(bytes(flipped))
+    assert "truncated or damaged" in error(tmp_path / "flipped.suite").message
+    # a whole gzip stream whose content was changed (a mutant's verdict) or lost its last lines
+    changed = _rewrite(good, tmp_path / "changed.suite",
+                       lambda ls: [ls[0], ls[1].replace(b',1,null]', b',0,null]', 1), *ls[2:]])
+    assert "truncated or damaged" in error(changed).message
+    assert "truncated or damaged" in error(_rewrite(good, tmp_path / "short.suite", lambda ls: ls[:-2])).message
+
+    def header(**changes):
+        def edit(lines):
+            h = json.loads(lines[0])
+            h.update(changes)
+            return [json.dumps(h).encode() + b"\n", *lines[1:]]
+        return edit
+    e = error(_rewrite(good, tmp_path / "v9.suite", header(format_version=9, hinter_version="9.0")))
+    assert "format 9" in e.message and "hinter suite build" in e.fix
+    e = error(_rewrite(good, tmp_path / "old.suite", header(hinter_version="0.0.1")))
+    assert "built by hinter 0.0.1" in e.message
+
+    r = hinter_cli("run", "--suite", str(tmp_path / "cut.suite"), *MODEL, "--out", str(tmp_path / "x"),
+                   no_spacy=True)
+    assert r.returncode != 0 and "truncated or damaged" in r.stderr and "Traceback" not in r.stderr
