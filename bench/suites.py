@@ -1,6 +1,6 @@
 """One suite, three models, against three plain runs (issue 14, item 8), in the same session.
 
-Usage: python bench/suites.py [--limit 24] [--max-pairs-per-text 2] [--attributes race,gender] [--out runs/bench-suites]
+Usage: python bench/suites.py [--limit 8] [--max-pairs-per-text 2] [--attributes race,gender] [--out runs/bench-suites]
 
 On the bundled IMDB sample: `hinter suite build` once (mutation and the spaCy validity check), then
 `hinter run --suite` for each model (model stage and oracle only), against a plain `hinter run` per model (the
@@ -62,7 +62,7 @@ def contents(folder: Path) -> tuple[list, list]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--limit", type=int, default=24, help="IMDB reviews (the bundled sample's first N)")
+    ap.add_argument("--limit", type=int, default=8, help="IMDB reviews (the bundled sample's first N)")
     ap.add_argument("--max-pairs-per-text", type=int, default=2)
     ap.add_argument("--attributes", default="race,gender")
     ap.add_argument("--out", type=Path, default=ROOT / "runs" / "bench-suites")
