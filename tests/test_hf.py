@@ -68,7 +68,7 @@ def test_a_text_cut_at_max_length_says_what_was_read(imdb_classifier):
     import torch
     model = load_model(f"hf:{imdb_classifier}?max_length=32&batch_size=2&device=cpu", "imdb")
     default = load_model(f"hf:{imdb_classifier}", "imdb")
-    assert (model.max_length, model.batch_size, model.device) == (32, 2, "cpu")
+    assert (model.max_length, model.forward_batch, model.device) == (32, 2, "cpu")
     assert model.fingerprint.endswith(":32") and model.fingerprint != default.fingerprint  # results change with it
     assert load_model(f"hf:{imdb_classifier}?batch_size=4&device=cpu").fingerprint == default.fingerprint
     assert load_model(f"hf:{imdb_classifier}?max_length=512").fingerprint == default.fingerprint  # MiniLM's own

@@ -107,7 +107,7 @@ def normalise(value: object, raw: str | None = None) -> Outcome:
 
 class Model(Protocol):
     fingerprint: str  # identifies model and prompt: outcomes are cached under it
-    batch_size: int
+    batch_size: int  # texts per predict() call: the unit of retries, progress and saved outcomes
 
     def predict(self, texts: Sequence[str]) -> list[Outcome]: ...
 

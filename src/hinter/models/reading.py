@@ -29,6 +29,15 @@ def word_ends(text: str) -> list[int]:
     return [m.end() for m in _WORD_END.finditer(text)]
 
 
+def last_word_end(text: str, limit: int) -> int:
+    """The largest word end c <= limit (text[c] is whitespace, text[c - 1] is not), as word_ends finds them; 0 if
+    none. Scans back from `limit`: a cut text's prefix can be long, and only its last word matters."""
+    c = min(limit, len(text) - 1)
+    while c > 0 and not (text[c].isspace() and not text[c - 1].isspace()):
+        c -= 1
+    return c
+
+
 def read_extent(text: str, tokens: Sequence[int], kept: int, encode: Callable[[str], list[int]]) -> int | None:
     """Characters of `text` the model read when it kept `tokens[:kept]` of the text's tokens `tokens` (the text
     alone, as the backend tokenized it, without special tokens); `encode` tokenizes a string the same way.
@@ -62,4 +71,4 @@ def read_extent(text: str, tokens: Sequence[int], kept: int, encode: Callable[[s
     return 0
 
 
-__all__ = ["read_extent", "word_ends"]
+__all__ = ["last_word_end", "read_extent", "word_ends"]
