@@ -170,3 +170,10 @@ def test_bad_suite_files_are_clear_errors(built, tmp_path):
     r = hinter_cli("run", "--suite", str(tmp_path / "cut.suite"), *MODEL, "--out", str(tmp_path / "x"),
                    no_spacy=True)
     assert r.returncode != 0 and "truncated or damaged" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_build_options_beside_a_suite_are_refused_not_ignored(built, tmp_path):
+    r = hinter_cli("run", "--suite", str(built / "imdb.suite"), *MODEL, "--attributes", "race", "--limit", "3",
+                   "--out", str(tmp_path / "x"))
+    assert r.returncode == 2 and "--attributes, --limit cannot change a suite" in r.stderr
+    assert not (tmp_path / "x" / "run.sqlite").exists()

@@ -16,8 +16,15 @@ from .campaign import run_campaign, write_report_and_gate
 from .gate import FAIL_ON_HELP, check_syntax
 
 
+# Options a suite fixes when it is built: given beside --suite, they would be silently ignored.
+SUITE_FIXED = ("dataset", "attributes", "order", "limit", "text_field", "label_field", "dictionary",
+               "pairs_per_attribute", "max_pairs_per_text", "seed", "validity", "packs", "person_only", "repair",
+               "no_jobs", "exclude_evaluative", "skip_bad_rows")
+
+
 @app.command("run")
 def run_cmd(
+    ctx: typer.Context,
     dataset: Optional[str] = typer.Option(None, "--dataset", "-d", help="A JSONL, CSV or Parquet file with a text "
                                           "column, a Hugging Face datasets folder (save_to_disk), or a bundled "
                                           "sample: imdb, ecthr, eurlex, ledgar, scotus. Example: --dataset "
@@ -114,6 +121,12 @@ def run_cmd(
     check_syntax(fail_on)
     loaded = None
     if suite is not None:
+        given = [p.opts[0] for p in ctx.command.params if p.name in SUITE_FIXED
+                 and getattr(ctx.get_parameter_source(p.name), "name", None) == "COMMANDLINE"]
+        if given:
+            raise InputError(f"{', '.join(given)} cannot change a suite: it was built with its own", where="--suite",
+                             fix="Leave them out (`hinter suite info FILE` shows the suite's settings), or build "
+                             "another suite with them.")
         from ..suite import load_suite
         loaded = load_suite(suite, "--suite")
         config = loaded.run_config(model=model, task=task, query_discarded=query_discarded, window=window,
