@@ -34,7 +34,7 @@ def main(out: Path) -> None:
             browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
             page = browser.new_page(viewport={"width": 1360, "height": 1000})
             page.goto(url)
-            page.fill("#try-text", "The white man in the lead is brilliant and my husband loved every minute of it.")
+            page.fill("#try-text", "The Basque man in the lead is brilliant and I loved every minute of it.")
             page.click("#try-go")
             page.wait_for_selector(".try-row")
             page.select_option("#f-hidden", "1")

@@ -177,3 +177,19 @@ def test_build_options_beside_a_suite_are_refused_not_ignored(built, tmp_path):
                    "--out", str(tmp_path / "x"))
     assert r.returncode == 2 and "--attributes, --limit cannot change a suite" in r.stderr
     assert not (tmp_path / "x" / "run.sqlite").exists()
+
+
+def test_a_reference_mode_suite_runs_as_a_plain_reference_run(tmp_path, parser):
+    # the validity mode is recorded once: the suite run's settings (parser included) are the plain run's
+    from hinter.datasets import load_dataset
+    texts = load_dataset("imdb", limit=4)
+    path = hinter.build_suite(texts, out=tmp_path / "r.suite", attributes=("race", "gender"), parser=parser,
+                              max_pairs_per_text=2, validity="reference")
+    plain = hinter.run(texts, planted.intersectional, parser=parser, max_pairs_per_text=2, validity="reference",
+                       out=tmp_path / "plain")
+    via = hinter.run(suite=path, model=planted.intersectional, out=tmp_path / "suite")
+    assert [(m.text, m.valid, m.outcome, m.bias) for m in plain.mutants] == \
+           [(m.text, m.valid, m.outcome, m.bias) for m in via.mutants]
+    a, b = (json.loads((run.out_dir / "summary.json").read_text())["settings"] for run in (plain, via))
+    assert a["parser"] == b["parser"] and a["parser"].count("+validity=reference") == 1
+    assert a["validity"] == b["validity"] == "reference"

@@ -249,6 +249,11 @@ def _dictionary_settings(d: Dictionary) -> dict:
     return {"dictionary": d.source, "dictionary_pairs": len(d.pairs), "dictionary_fingerprint": d.fingerprint()}
 
 
+def _parser_fingerprint(executor: Executor, config: RunConfig) -> str:
+    """The parser as a run and a suite record it: a validity mode other than the paper's is part of it."""
+    return executor.parser_fingerprint + ("" if config.validity == "paper" else f"+validity={config.validity}")
+
+
 def _never_asked(texts):
     raise RuntimeError("building a suite asks no model")
 
@@ -267,9 +272,8 @@ def build_verdicts(config: RunConfig, texts: Sequence[str | TextRecord], start: 
         executor.start(_never_asked, parser)
         report("load", 1, 1)
         from .lint import evaluative_check
-        parser_fingerprint = executor.parser_fingerprint + (
-            "" if config.validity == "paper" else f"+validity={config.validity}")
-        sink = start(records, _dictionary_settings(d), parser_fingerprint, evaluative_check(d.pairs))
+        # the parser alone: the suite records the validity mode apart, and a run of it adds it as a plain run does
+        sink = start(records, _dictionary_settings(d), executor.parser_fingerprint, evaluative_check(d.pairs))
         _run_batches(records, None, executor, config, d, None, None, report, sink=sink)
     finally:
         executor.close()
@@ -305,7 +309,7 @@ def execute(config: RunConfig, texts: Sequence[str | TextRecord], model, *, dict
             "attributes": list(config.attributes), "order": config.order, **dictionary_settings,
             "pairs_per_attribute": config.pairs_per_attribute, "max_pairs_per_text": config.max_pairs_per_text,
             "seed": config.seed, "include_occupational": config.include_occupational, "model": model.fingerprint,
-            "parser": executor.parser_fingerprint + ("" if config.validity == "paper" else f"+validity={config.validity}"),
+            "parser": _parser_fingerprint(executor, config),
             "query_discarded": config.query_discarded, "texts": len(records),
             **({"window": config.window} if config.window is not None else {}),
             **({"repeats": config.repeats} if config.repeats > 1 else {}),

@@ -172,6 +172,8 @@ def number_repairs(text: str, replacements: Sequence[Replacement], parse) -> lis
 _PRONOUN = re.compile(r"(?<![\w'])(he|him|his|himself|she|her|hers|herself)(?![\w'])", re.I)
 _MALE = {"he", "him", "his", "himself"}
 _FEMALE = {"she", "her", "hers", "herself"}
+# the pronouns whose other-gender form needs no context ("his" and "her" need the next word: _is_determiner)
+_SWAPPED = {"he": "she", "she": "he", "him": "her", "himself": "herself", "herself": "himself", "hers": "his"}
 # Words after which "her"/"his" is not a determiner (so "her" is an object: "told her the news", "saw her in").
 _NOT_A_NOUN_START = frozenset(
     "a an the and or but nor so yet to in on at by for from of off out up down over under with without into onto "
@@ -202,18 +204,8 @@ def follow_pronouns(text: str, cause: str, name_spans: Sequence[Span], from_gend
         p = m.group(1).lower()
         if p not in old:
             continue
-        if p == "he":
-            new = "she"
-        elif p == "she":
-            new = "he"
-        elif p == "him":
-            new = "her"
-        elif p == "himself":
-            new = "herself"
-        elif p == "herself":
-            new = "himself"
-        elif p == "hers":
-            new = "his"
+        if p in _SWAPPED:
+            new = _SWAPPED[p]
         elif p == "his":
             new = "her" if _is_determiner(text, m.end()) else "hers"
         else:  # her
