@@ -55,11 +55,17 @@ def test_with_repeats_the_self_flip_rate_covers_the_truth(tmp_path, seed):
     assert s["model_calls"] == 5 * len(set(_asked_texts(out)))  # 5 answers a text (the check's probes apart)
 
 
+def _cache_keys(db) -> list[tuple[bytes, bytes]]:
+    """The outcome cache's keys as (text hash, repeat suffix): the store keeps a text's first 16 hash bytes, then
+    b'#r' for its repeat r > 0."""
+    return [(h[:16], h[16:]) for (h,) in db.execute("SELECT text_hash FROM outcomes")]
+
+
 def _asked_texts(out):
     import sqlite3
     db = sqlite3.connect(out / "run.sqlite")
     try:
-        return [h for (h,) in db.execute("SELECT text_hash FROM outcomes WHERE text_hash NOT LIKE '%#%'")]
+        return [h for h, repeat in _cache_keys(db) if not repeat]
     finally:
         db.close()
 
@@ -89,7 +95,7 @@ def test_a_killed_run_with_repeats_resumes_without_asking_again(tmp_path):
             return Counter()
         db = sqlite3.connect(out / "run.sqlite")
         try:
-            return Counter(h.split("#")[0] for (h,) in db.execute("SELECT text_hash FROM outcomes"))
+            return Counter(h for h, _ in _cache_keys(db))
         except sqlite3.OperationalError:
             return Counter()
         finally:
