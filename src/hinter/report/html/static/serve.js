@@ -110,7 +110,8 @@
     api('POST','/api/try',body).then(function(j){
       var o=j.original,flips=j.mutants.filter(function(m){return m.bias}).length,
         hid=j.mutants.filter(function(m){return m.hidden}).length;
-      status.textContent=j.mutants.length+' mutants, '+flips+' flips, '+hid+' hidden; '+((performance.now()-t0)/1000).toFixed(1)+' s ('+j.model+').';
+      const n=(k,w)=>k+' '+w+(k===1?'':'s');
+      status.textContent=n(j.mutants.length,'mutant')+', '+n(flips,'flip')+', '+hid+' hidden; '+((performance.now()-t0)/1000).toFixed(1)+' s ('+j.model+').';
       var head=el('div','try-orig');head.appendChild(el('span','ver-label','Original '));
       head.appendChild(el('span','pill same',o.outcome==null?'unparseable':o.outcome));head.appendChild(el('div',null));
       head.lastChild.appendChild(marked(o.text,o.marks,'from'));out.appendChild(head);
