@@ -1,6 +1,8 @@
 """One suite, three models, against three plain runs (issue 14, item 8), in the same session.
 
 Usage: python bench/suites.py [--limit 8] [--max-pairs-per-text 2] [--attributes race,gender] [--out runs/bench-suites]
+       python bench/suites.py --limit 200 --max-pairs-per-text 0 --models python:planted:female_negative,\
+           python:planted:by_hash,python:planted:intersectional    # fast models: where parsing is the cost
 
 On the bundled IMDB sample: `hinter suite build` once (mutation and the spaCy validity check), then
 `hinter run --suite` for each model (model stage and oracle only), against a plain `hinter run` per model (the
@@ -63,19 +65,21 @@ def contents(folder: Path) -> tuple[list, list]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--limit", type=int, default=8, help="IMDB reviews (the bundled sample's first N)")
-    ap.add_argument("--max-pairs-per-text", type=int, default=2)
+    ap.add_argument("--max-pairs-per-text", type=int, default=2, help="0: every pair present")
+    ap.add_argument("--models", default=None, help="comma-separated model specs instead of the three default ones")
     ap.add_argument("--attributes", default="race,gender")
     ap.add_argument("--out", type=Path, default=ROOT / "runs" / "bench-suites")
     ap.add_argument("--minilm", type=Path, default=ROOT / "runs" / "minilm-imdb",
                     help="the trained MiniLM folder (trained here when absent)")
     args = ap.parse_args()
-    models = {"gguf:default": "gguf:default", "python (planted)": "python:planted:female_negative",
-              "MiniLM (hf, CPU)": f"hf:{minilm(args.minilm)}?device=cpu"}
+    models = ({spec: spec for spec in args.models.split(",")} if args.models else
+              {"gguf:default": "gguf:default", "python (planted)": "python:planted:female_negative",
+               "MiniLM (hf, CPU)": f"hf:{minilm(args.minilm)}?device=cpu"})
     if args.out.exists():
         shutil.rmtree(args.out)
     args.out.mkdir(parents=True)
     campaign = ("--dataset", "imdb", "--limit", str(args.limit), "--attributes", args.attributes,
-                "--max-pairs-per-text", str(args.max_pairs_per_text))
+                *(("--max-pairs-per-text", str(args.max_pairs_per_text)) if args.max_pairs_per_text else ()))
     suite = args.out / "imdb.suite"
     rows = []
     build_s, _ = hinter("suite", "build", *campaign, "--out", str(suite))
@@ -94,13 +98,13 @@ def main() -> None:
     s = json.loads((args.out / "plain-0" / "summary.json").read_text())
     mutants = s["totals"]["atomic"]["mutants"] + s["totals"]["intersectional"]["mutants"]
     valid = s["totals"]["atomic"]["valid"] + s["totals"]["intersectional"]["valid"]
-    print(f"\nIMDB, first {args.limit} reviews, {args.attributes}, --max-pairs-per-text {args.max_pairs_per_text}: "
+    print(f"\nIMDB, first {args.limit} reviews, {args.attributes}, --max-pairs-per-text {args.max_pairs_per_text or 'all'}: "
           f"{mutants} mutants, {valid} valid; wall seconds of each `hinter` process\n")
     print("| step | model | suite path s | plain `run` s |")
     print("|---|---|---|---|")
     for step, name, a, b in rows:
         print(f"| {step} | {name} | {a:.1f} | {'–' if b is None else f'{b:.1f}'} |")
-    print(f"| **total** | 3 models | **{suite_total:.1f}** (build + 3 runs) | **{plain_total:.1f}** (3 runs) |")
+    print(f"| **total** | {len(models)} models | **{suite_total:.1f}** (build + {len(models)} runs) | **{plain_total:.1f}** ({len(models)} runs) |")
     print(f"\nratio suite / plain: {suite_total / plain_total:.2f} "
           f"(suite runs alone: {(suite_total - build_s) / plain_total:.2f} of the plain runs); "
           f"`hinter compare` of the three suite runs: {compare_s:.1f} s")
