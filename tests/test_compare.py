@@ -4,7 +4,6 @@ did not test the same mutants, and compare.html in Debian's chromium."""
 import json
 import shutil
 import sqlite3
-from pathlib import Path
 
 import pytest
 
@@ -13,6 +12,8 @@ from hinter.datasets import load_dataset
 from hinter.measures import wilson
 from hinter.records import apply_replacements, edits
 from hinter.store import open_run
+
+from browser import chromium_page
 
 MODELS = ("intersectional", "atomic_gender", "by_hash")
 SCRIPT = "<script>window.pwned = 1</script>"
@@ -157,26 +158,14 @@ def test_runs_of_other_settings_or_other_mutants_are_refused(runs, tmp_path):
     assert p.returncode == 2 and "at least two runs" in p.stderr
 
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-
-
 def test_compare_html_in_chromium(runs, compared, tmp_path):
     """compare.html: every number as in compare.json, a card per disagreement with each model's verdict, the
     dataset's markup shown as text and never run, no request leaves the file."""
-    sync_playwright = pytest.importorskip("playwright.sync_api").sync_playwright
-    assert Path(CHROMIUM).exists(), "install Debian's chromium: apt-get install -y chromium (make test does)"
     root, _ = runs
     _, c = compared
     html = (root / "cmp" / "compare.html").read_text()
     assert SCRIPT not in html and "&lt;script&gt;window.pwned = 1&lt;/script&gt;" in html
-    requests, errors = [], []
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1300, "height": 900})
-        page.on("request", lambda r: requests.append(r.url))
-        page.on("pageerror", lambda e: errors.append(str(e)))
+    with chromium_page(1300) as (page, requests, errors):
         page.goto((root / "cmp" / "compare.html").resolve().as_uri())
         measures = page.locator("[data-measure]")
         assert measures.count() > 10
@@ -201,6 +190,5 @@ def test_compare_html_in_chromium(runs, compared, tmp_path):
         assert page.evaluate("typeof window.pwned") == "undefined"  # never run
         header = page.locator('[data-testid="rates"] th').all_inner_texts()
         assert header[1:] == [f"{i + 1}. python:planted:{m}" for i, m in enumerate(MODELS)]
-        browser.close()
     assert not errors, errors
     assert all(u.startswith(("file:", "data:", "about:")) for u in requests), requests

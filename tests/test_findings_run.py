@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from browser import chromium_page
+
 HERE = Path(__file__).parent
 CAMPAIGN = ("run", "--dataset", "imdb", "--limit", "60", "-a", "gender,race", "--max-pairs-per-text", "2")
 
@@ -54,15 +56,11 @@ def test_a_model_blind_to_people_yields_flips_but_no_finding(tmp_path):
 def test_the_report_shows_which_findings_hold_up_in_chromium(planted, tmp_path):
     """The report's findings section in Debian's Chromium: the significant cells with their direction in words,
     the count tied to summary.json; a failed model's run leads with a warning."""
-    sync_playwright = pytest.importorskip("playwright.sync_api").sync_playwright
-    from test_report import CHROMIUM, CHROMIUM_ARGS
     r, out = planted
     s = json.loads((out / "summary.json").read_text())
     failed = tmp_path / "failed"
     assert hinter(*CAMPAIGN, "--limit", "3", "-m", "python:planted:failing", "-o", str(failed)).returncode == 3
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1360, "height": 900})
+    with chromium_page() as (page, _, _):
         page.goto((out / "report.html").resolve().as_uri())
         section = page.locator('[data-testid="findings"]')
         assert section.locator('[data-measure="significant_findings"]').first.inner_text() == \
@@ -75,4 +73,3 @@ def test_the_report_shows_which_findings_hold_up_in_chromium(planted, tmp_path):
         section.screenshot(path=str(tmp_path / "findings.png"))
         page.goto((failed / "report.html").resolve().as_uri())
         assert "the model failed" in page.locator('[data-testid="health"]').inner_text()
-        browser.close()

@@ -27,6 +27,7 @@ from hinter.testing import assert_no_bias
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
 import planted  # noqa: E402
+from browser import chromium_page  # noqa: E402
 
 DIC = Dictionary(planted.PAIRS + (Pair("body", "young", "old", "young", "old"),), "planted-report")
 TEXTS = planted.TEXTS + [
@@ -382,25 +383,13 @@ def test_cli_gate_junit_report_and_diff(tmp_path):
 
 # ---------------------------------------------------------------- the page in a real browser
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-
-
 def test_report_in_chromium(run, tmp_path):
     """Open report.html in Debian's Chromium: headline numbers as in summary.json, filters, search, sorting,
     escaped dataset text, no request leaves the file, a screenshot."""
-    sync_playwright = pytest.importorskip("playwright.sync_api").sync_playwright
-    assert Path(CHROMIUM).exists(), "install Debian's chromium: apt-get install -y chromium (make test does)"
     s = json.loads((run.out_dir / "summary.json").read_text())
     hidden_ids = {str(i) for (i,) in sql(run, "SELECT mutant_id FROM mutants WHERE valid = 1 AND bias = 1 AND hidden = 1")}
     n_bias = sql(run, "SELECT COUNT(*) FROM mutants WHERE valid = 1 AND bias = 1")[0][0]
-    requests, errors = [], []
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1360, "height": 900})
-        page.on("request", lambda r: requests.append(r.url))
-        page.on("pageerror", lambda e: errors.append(str(e)))
+    with chromium_page() as (page, requests, errors):
         page.goto((run.out_dir / "report.html").resolve().as_uri())
 
         def card(testid):
@@ -440,7 +429,6 @@ def test_report_in_chromium(run, tmp_path):
         page.select_option("#f-hidden", "1")
         shot = tmp_path / "report.png"
         page.screenshot(path=str(shot), full_page=True)
-        browser.close()
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20000
     assert not errors, errors
     assert all(u.startswith(("file:", "data:", "about:")) for u in requests), requests

@@ -15,6 +15,8 @@ import pytest
 
 from hinter import triage
 
+from browser import chromium_page
+
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
 
@@ -167,11 +169,6 @@ def test_gated_summary_leaves_dismissed_instances_out():
 
 # ---------------------------------------------------------------- the live server in chromium
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-
-
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -201,8 +198,6 @@ def _stop(p) -> str:
 
 
 def test_serve_in_chromium(run_dir, tmp_path):
-    sync_playwright = pytest.importorskip("playwright.sync_api").sync_playwright
-    assert Path(CHROMIUM).exists(), "install Debian's chromium: apt-get install -y chromium (make test does)"
     summary = json.loads((run_dir / "summary.json").read_text())
     hidden = summary["totals"]["intersectional"]["hidden"]
     assert hidden >= 2
@@ -213,11 +208,7 @@ def test_serve_in_chromium(run_dir, tmp_path):
     requests, errors = [], []
     p, url = _serve(run_dir)
     try:
-        with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            page = browser.new_page(viewport={"width": 1360, "height": 900})
-            page.on("request", lambda r: requests.append(r.url))
-            page.on("pageerror", lambda e: errors.append(str(e)))
+        with chromium_page() as (page, requests, errors):
             page.goto(url)
             # a finding: the original, each attribute alone and together, side by side
             page.select_option("#f-hidden", "1")
@@ -266,7 +257,6 @@ def test_serve_in_chromium(run_dir, tmp_path):
             assert kept == set(ids)
             assert "Not a bias" in page.locator(f'article.inst[data-id="{ids[0]}"] .tri-state').inner_text()
             page.screenshot(path=str(tmp_path / "serve.png"), full_page=True)
-            browser.close()
     finally:
         if p.poll() is None:
             _stop(p)
