@@ -6,7 +6,7 @@ from typing import Optional
 
 import typer
 
-from ..config import RunConfig
+from ..config import OPTION_NAMES, RunConfig
 from ..errors import InputError
 from ..health import Thresholds
 from ..models import SPEC_HELP
@@ -14,12 +14,6 @@ from . import options as o
 from .app import app
 from .campaign import run_campaign, write_report_and_gate
 from .gate import FAIL_ON_HELP, check_syntax
-
-
-# Options a suite fixes when it is built: given beside --suite, they would be silently ignored.
-SUITE_FIXED = ("dataset", "attributes", "order", "limit", "text_field", "label_field", "dictionary",
-               "pairs_per_attribute", "max_pairs_per_text", "seed", "validity", "packs", "person_only", "repair",
-               "no_jobs", "exclude_evaluative", "skip_bad_rows")
 
 
 @app.command("run")
@@ -121,7 +115,10 @@ def run_cmd(
     check_syntax(fail_on)
     loaded = None
     if suite is not None:
-        given = [p.opts[0] for p in ctx.command.params if p.name in SUITE_FIXED
+        from ..suite import MODEL_STAGE
+        # every setting the suite fixed when it was built: given beside --suite, it would be silently ignored
+        fixed = {flag for name, flag in OPTION_NAMES.items() if name not in MODEL_STAGE}
+        given = [p.opts[0] for p in ctx.command.params if p.opts[0] in fixed
                  and getattr(ctx.get_parameter_source(p.name), "name", None) == "COMMANDLINE"]
         if given:
             raise InputError(f"{', '.join(given)} cannot change a suite: it was built with its own", where="--suite",
