@@ -14,20 +14,7 @@ from typing import Any
 
 from .errors import InputError
 
-# The options of `hinter run` that are settings of the run, as the CLI names them (for messages).
-OPTION_NAMES = {
-    "dataset": "--dataset", "text_field": "--text-field", "label_field": "--label-field", "limit": "--limit",
-    "skip_bad_rows": "--skip-bad-rows", "model": "--model", "task": "--task", "attributes": "--attributes",
-    "order": "--order", "dictionary": "--dictionary", "pairs_per_attribute": "--pairs-per-attribute",
-    "max_pairs_per_text": "--max-pairs-per-text", "seed": "--seed", "include_occupational": "--no-jobs",
-    "query_discarded": "--query-discarded", "window": "--window", "repeats": "--repeats",
-    "exclude_evaluative": "--exclude-evaluative", "validity": "--validity",
-    "packs": "--packs", "person_only": "--person-only", "repair": "--repair",
-}
 VALIDITY_MODES = ("paper", "reference")  # --validity
-# Options added later, recorded only when set (not at their default): a run made before them (or without them)
-# records the same config.
-RECORDED_ONLY_WHEN_SET = {"exclude_evaluative", "validity", "packs", "person_only", "repair"}
 
 
 def _at_least_one(name: str, value: int | float | None, unset: str = "") -> None:
@@ -56,35 +43,98 @@ def _resolved(path: str | Path | None, bundled: tuple[str, ...] = ()) -> str | N
     return str(p.resolve())
 
 
+# Stages an option belongs to (`RunConfig` fields' metadata "stage"): where in the pipeline it acts.
+DATASET, MUTATION, VALIDITY, MODEL = "dataset", "mutation", "validity", "model"
+
+
+def option(default: Any, flag: str, help: str, stage: str, *, short: str | None = None, when_set: bool = False,
+           invert: bool = False, compare: bool = True) -> Any:
+    """A RunConfig field that owns its option: the flag and help of the CLI, the stage it acts in, and how it is
+    recorded (`when_set`: only when not at its default, so a run made before the option records the same config).
+    `invert`: the flag sets the field to False (--no-jobs for include_occupational)."""
+    return field(default=default, compare=compare, metadata={
+        "flag": flag, "short": short, "help": help, "stage": stage, "when_set": when_set, "invert": invert})
+
+
 @dataclass(frozen=True)
 class RunConfig:
-    """Everything that decides a run's results (the model's spec included), validated on creation."""
+    """Everything that decides a run's results (the model's spec included), validated on creation. Each field
+    declares its option (flag, help, stage): the CLI, the recorded settings and the docs derive from them."""
 
-    attributes: tuple[str, ...] = ("gender", "race")
-    order: int = 2
-    dictionary: str | None = None  # None: the built-in dictionary
-    pairs_per_attribute: int | None = None
-    max_pairs_per_text: int | None = None
-    seed: int = 0
-    include_occupational: bool = True
-    query_discarded: bool = False
-    window: int | None = None  # characters of each text the model reads, around the changes (None: all)
-    repeats: int = 1  # every text asked this many times (models that are not deterministic)
-    exclude_evaluative: bool = False  # leave out the pairs the lint finds evaluative ("man" -> "ugly man")
-    validity: str = "paper"  # "reference": the reference tool's preprocessing around the check (validity/reference.py)
-    packs: tuple[str, ...] = ()  # identity packs added to the dictionary (dictionary.with_packs)
-    person_only: bool = False  # replace a word only where it refers to a person (person.py)
-    repair: bool = False  # fix the a/an and number agreement a replacement broke (repair.py)
+    attributes: tuple[str, ...] = option(
+        ("gender", "race"), "--attributes", "Sensitive attributes, comma-separated, from the dictionary (built-in: "
+        "race, gender, body; packs add theirs). Example: -a race,gender,body", MUTATION, short="-a")
+    order: int = option(2, "--order", "Highest order of intersectional mutants: 1 = atomic only, 2 = pairs of "
+                        "attributes (the paper), 3 = triples...", MUTATION, short="-k")
+    dictionary: str | None = option(
+        None, "--dictionary", "Your own dictionary: a folder ATTRIBUTE/SOURCE_TARGET.csv (word;replacement lines) or "
+        "one CSV/JSON file with columns attribute, source_group, target_group, word, replacement (default: the "
+        "built-in one).", MUTATION)
+    pairs_per_attribute: int | None = option(None, "--pairs-per-attribute", "Use a seeded sample of this many word "
+                                             "pairs per attribute (default: all).", MUTATION)
+    max_pairs_per_text: int | None = option(None, "--max-pairs-per-text", "Per text and attribute, use a seeded "
+                                            "sample of at most this many of the pairs present (default: all). "
+                                            "Bounds the campaign on long texts.", MUTATION)
+    seed: int = option(0, "--seed", "Seed of the pair samples.", MUTATION)
+    include_occupational: bool = option(True, "--no-jobs", "Leave out the occupational gender pairs "
+                                        "(assistant;CEO).", MUTATION, invert=True)
+    query_discarded: bool = option(False, "--query-discarded", "Also ask the model about discarded mutants, to "
+                                   "count the false positives the invariant avoids.", MODEL)
+    window: int | None = option(
+        None, "--window", "The model reads this many characters of each text around the mutant's changes, the same "
+        "slice of the original and of the mutant (for models that truncate: the embedded model reads about 8,000 "
+        "characters, BERT-like classifiers about 2,000). Without it a change beyond what the model read is counted "
+        "as unseen, not tested.", MODEL)
+    repeats: int = option(1, "--repeats", "Ask the model about every text this many times (for models that are not "
+                          "deterministic: sampling, some APIs even at temperature 0). A flip then needs the answers' "
+                          "distributions to differ; the model's own flip rate is reported. Answers are cached per "
+                          "repeat, so resume stays exact.", MODEL)
+    exclude_evaluative: bool = option(
+        False, "--exclude-evaluative", "Leave out the pairs whose replacement adds or removes a word with sentiment "
+        "(VADER's lexicon: \"man\" -> \"ugly man\"): a flip on them may be a reaction to the word, not to the "
+        "group. Without it they are tested and their mutants marked (summary, report). `hinter dictionary lint` "
+        "lists them.", MUTATION, when_set=True)
+    validity: str = option(
+        "paper", "--validity", "How mutants are checked: paper (Algorithms 3 and 4 on hinter's sentence splitter) "
+        "or reference (the reference tool's preprocessing around the same check: its regex splitter, its text "
+        "formatting, capitalized sentences, changed sentences over 500 characters discarded), to compare a "
+        "discarded share with the paper's.", VALIDITY, when_set=True)
+    packs: tuple[str, ...] = option(
+        (), "--packs", "Identity packs to add to the dictionary, comma-separated: names (first names by gender x "
+        "ethnicity, BBQ; the person's pronouns follow a name whose gender changes), religion, age, nationality "
+        "(HolisticBias), nonbinary (gendered nouns -> nonbinary person...). Their attributes are then named in "
+        "--attributes like the built-in ones. Example: --packs names,religion -a name,religion,race", MUTATION,
+        when_set=True)
+    person_only: bool = option(
+        False, "--person-only", "Replace a word only where it refers to a person (a person noun, pronoun or name, "
+        "or a word describing one: 'a black woman', not 'a black coat'; 'the Spanish director', not 'speaks "
+        "Spanish'), from a spaCy parse of the original sentence. Matches skipped: person_only_skipped in "
+        "summary.json.", MUTATION, when_set=True)
+    repair: bool = option(
+        False, "--repair", "Fix the grammar a replacement broke, before the invariant judges the mutant: a/an ('a "
+        "Asian man' -> 'an Asian man'), and a determiner's or verb's number when the replacement changes number "
+        "('the man is' -> 'the disabled people are'). Repairs are extra edits of the mutant, counted per kind in "
+        "summary.json (repairs). Off by default, as in the paper.", MUTATION, when_set=True)
     # Where the texts come from, when read by hinter (the CLI); the Python API may pass texts instead.
-    dataset: str | None = None
-    text_field: str = "text"
-    label_field: str = "label"
-    limit: int | None = None
-    skip_bad_rows: bool = False
+    dataset: str | None = option(
+        None, "--dataset", "A JSONL, CSV or Parquet file with a text column, a Hugging Face datasets folder "
+        "(save_to_disk), or a bundled sample: imdb, ecthr, eurlex, ledgar, scotus. Example: --dataset "
+        "reviews.jsonl.", DATASET, short="-d")
+    text_field: str = option("text", "--text-field", "The dataset column holding the text.", DATASET)
+    label_field: str = option("label", "--label-field", "The dataset column holding the gold label (optional).",
+                              DATASET)
+    limit: int | None = option(None, "--limit", "Test only the first N texts.", DATASET, short="-n")
+    skip_bad_rows: bool = option(
+        False, "--skip-bad-rows", "Leave out dataset rows that cannot be used (no text, empty text, a repeated id, "
+        "a text over 1,000,000 characters) instead of stopping; they are counted and listed in "
+        "OUT/skipped_rows.txt.", DATASET)
     # The model under test, when named by a spec (the Python API may pass an object instead).
-    model: str | None = None
-    task: str | None = None
-    batch_texts: int = field(default=32, compare=False)  # a unit of commit, not a result
+    model: str | None = option(None, "--model", "The model under test (a spec: see `hinter run --help`).", MODEL,
+                               short="-m")
+    task: str | None = option(None, "--task", "The task: its prompt and answer parser for generative models (the "
+                              "paper's imdb, ecthr, eurlex, ledgar, scotus), or a YAML/JSON task file.", MODEL)
+    batch_texts: int = option(32, "--batch-texts", "Texts per batch: the unit of commit (a killed run resumes at "
+                              "the first batch not committed); changes no result.", MODEL, compare=False)
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -134,6 +184,18 @@ class RunConfig:
                    seed=c["seed"], include_occupational=not c["no_jobs"], query_discarded=c["query_discarded"],
                    dataset=c["dataset"], text_field=c["text_field"], label_field=c["label_field"], limit=c["limit"],
                    skip_bad_rows=c.get("skip_bad_rows", False), model=c["model"], task=c["task"])
+
+
+def option_fields(stage: str | None = None) -> list[dataclasses.Field]:
+    """RunConfig's fields, in declaration order (those of one stage when given)."""
+    return [f for f in dataclasses.fields(RunConfig) if stage is None or f.metadata["stage"] == stage]
+
+
+# The options that are settings of the run, as the CLI names them (for messages); derived from the fields.
+OPTION_NAMES = {f.name: f.metadata["flag"] for f in option_fields() if f.compare}
+# Options added later, recorded only when set (not at their default): a run made before them (or without them)
+# records the same config.
+RECORDED_ONLY_WHEN_SET = {f.name for f in option_fields() if f.metadata["when_set"]}
 
 
 # Recorded settings derived from what was loaded, named for people.
