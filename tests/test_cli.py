@@ -104,3 +104,17 @@ def test_invalid_utf8_and_csv_errors(tmp_path):
     (tmp_path / "n.csv").write_text("text\n\"A man\x00.\"\n")
     r = hinter("run", "-d", str(tmp_path / "n.csv"), "-m", "python:planted:intersectional", "-o", str(tmp_path / "o3"))
     assert r.returncode in (0, 2) and "Traceback" not in r.stderr
+
+
+def test_a_dataset_where_no_dictionary_word_matches_says_so_at_the_start(tmp_path):
+    french = write_jsonl(tmp_path / "fr.jsonl", [{"text": "La femme noire est partie. Le film était long."},
+                                                 {"text": "Un homme blanc est venu. Il pleuvait."}])
+    r = hinter("run", "--dataset", str(french), "--model", "python:planted:intersectional", "--attributes",
+               "race,gender", "--out", str(tmp_path / "fr"))
+    said = " ".join(r.stderr.split())
+    assert ("no text of the dataset holds a word of the dictionary's attributes gender, race: nothing can be "
+            "tested (the built-in dictionary is English" in said), said
+    english = write_jsonl(tmp_path / "en.jsonl", [{"text": "Le film était long."}, {"text": "A white man came."}])
+    r = hinter("run", "--dataset", str(english), "--model", "python:planted:intersectional", "--attributes",
+               "race,gender", "--out", str(tmp_path / "en"))
+    assert r.returncode == 0 and "no text of the dataset" not in r.stderr, r.stderr  # one text is enough

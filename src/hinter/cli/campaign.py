@@ -34,9 +34,24 @@ def read_campaign(config: RunConfig, out: Path | None):
                       f"the first: {read.skipped[0]}", highlight=False, soft_wrap=True)
     dictionary = with_packs(load_dictionary(config.dictionary), config.packs)
     dictionary.restrict(config.attributes)  # fail on an unknown attribute before loading any model
-    print_dictionary_lint(dictionary.restrict(config.attributes, config.include_occupational),
-                          [r.text for r in read.records], config.exclude_evaluative)
+    used = dictionary.restrict(config.attributes, config.include_occupational)
+    texts = [r.text for r in read.records]
+    print_dictionary_lint(used, texts, config.exclude_evaluative)
+    print_no_match(used, texts, config.attributes)
     return read.records, dictionary
+
+
+def print_no_match(dictionary, texts: list[str], attributes) -> None:
+    """Say at the start when no text holds a word of the run's attributes: the run can test nothing (texts in
+    another language than the dictionary's, a wrong --text-field...)."""
+    matcher = dictionary.matcher
+    if any(matcher.find(t) for t in texts):
+        return
+    language = ("the built-in dictionary is English" if dictionary.source.split("+")[0] == "built-in"
+                else f"the dictionary is {dictionary.source}")
+    console.print(f"[yellow]warning:[/] no text of the dataset holds a word of the dictionary's attributes "
+                  f"{', '.join(attributes)}: nothing can be tested ({language}; check the texts' language, "
+                  "--text-field, --attributes or --dictionary).", highlight=False, soft_wrap=True)
 
 
 def run_campaign(config: RunConfig, execution: Execution, out: Path, overwrite: bool = False,
