@@ -362,7 +362,9 @@ class Server:
         order = data.get("order", 2)
         if isinstance(order, bool) or not isinstance(order, int) or not 1 <= order <= len(set(attributes)):
             raise ApiError(400, f'"order" must be a whole number from 1 to {len(set(attributes))} (the attributes '
-                           f"chosen), got {order!r}")
+                           f"chosen), got {order!r}",
+                           f'Send an "order" from 1 (one attribute at a time) to {len(set(attributes))}, or choose '
+                           'more "attributes".')
         pairs = data.get("max_pairs_per_text", settings.get("max_pairs_per_text") or DEFAULT_TRY_PAIRS)
         if isinstance(pairs, bool) or not isinstance(pairs, int) or not 1 <= pairs <= 50:
             raise ApiError(400, f'"max_pairs_per_text" must be a whole number from 1 to 50, got {pairs!r}')
