@@ -14,7 +14,7 @@ from rich.text import Text
 from ..config import Execution, RunConfig
 from ..errors import InputError
 from ..health import Thresholds
-from .app import console, out_console
+from .app import console, out_console, running_in
 
 
 def read_campaign(config: RunConfig, out: Path | None):
@@ -71,6 +71,7 @@ def run_campaign(config: RunConfig, execution: Execution, out: Path, overwrite: 
         records, dictionary = read_campaign(config, out)
     else:  # the suite holds the texts, mutants and verdicts: no dataset, dictionary or parser to load
         records, dictionary = suite.records, None
+    running_in(out)
     if not overwrite:
         check_model_unchanged(config, out)
     executor = execution.make_executor()
