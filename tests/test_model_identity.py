@@ -111,7 +111,7 @@ def test_a_package_model_hashes_its_package_relative_imports(tmp_path, monkeypat
             sys.modules.pop(name)
 
 
-def test_where_the_identity_cannot_be_known_it_is_said():
+def test_where_the_identity_cannot_be_known_it_is_said(caplog):
     typed = types.ModuleType("typed_in_a_console")  # no __file__: a function typed in a console
     exec("def predict(texts):\n    return ['positive' for _ in texts]\n", typed.__dict__)
     sys.modules["typed_in_a_console"] = typed
@@ -120,6 +120,7 @@ def test_where_the_identity_cannot_be_known_it_is_said():
     finally:
         sys.modules.pop("typed_in_a_console")
     assert SOURCE_MARK not in model.fingerprint
+    assert any("has no source file to hash" in r.getMessage() for r in caplog.records)  # said when it is made
     assert "no source file" in identity_limit(model.fingerprint)
     assert "remote API" in identity_limit("openai-chat:gemma@http://127.0.0.1:8765/v1:imdb:abc",
                                           "openai:gemma@http://127.0.0.1:8765/v1")

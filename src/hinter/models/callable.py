@@ -30,8 +30,10 @@ and `identity_limit` says so.
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import importlib
+import logging
 import os
 import re
 import sys
@@ -122,11 +124,17 @@ class CallableModel:
     def __init__(self, function: Callable[[list[str]], Sequence[object]], name: str | None = None, batch_size: int = 64):
         self.function = function
         self.batch_size = batch_size
-        module = sys.modules.get(getattr(function, "__module__", None) or "")
+        inner = function.func if isinstance(function, functools.partial) else function  # the user's code
+        module = sys.modules.get(getattr(inner, "__module__", None) or "")
         self.source_files = source_files(module) if module is not None else []
         digest = code_hash(self.source_files)
         self.fingerprint = ("python:" + (name or f"{function.__module__}:{getattr(function, '__qualname__', repr(function))}")
                             + (SOURCE_MARK + digest if digest else ""))
+        if digest is None:  # said where a Python API user sees it (the CLI's specs always name a module file)
+            logging.getLogger("hinter").warning(
+                "the model %s has no source file to hash (a function typed in a console?): its fingerprint is its "
+                "name alone, so a run folder it answered into would reuse its answers after a change; pass "
+                "overwrite=True after changing it", self.fingerprint)
 
     def predict(self, texts: Sequence[str]) -> list[Outcome]:
         return [normalise(o) for o in self.function(list(texts))]
