@@ -40,6 +40,7 @@ CAMPAIGNS = {
 # Summary keys added since the first recordings (issue 12's run health).
 ADDED_KEYS = ("health", "first_errors", "findings", "findings_analysis", "significant_findings",
               "population_hidden", "self_flip", "determinism", "evaluative")
+CODE_MARK = "@source="  # hinter.models.callable.SOURCE_MARK (recordings of another checkout may predate it)
 ADDED_COLUMNS = ("source_id",)  # CSV columns added since (the dataset's own ids)
 RESUMED = ("--dataset", "imdb", "--limit", "96", "--model", "python:planted:counting", "--attributes",
            "race,gender", "--order", "2", *COMMON)
@@ -92,6 +93,9 @@ def snapshot(out: Path) -> dict:
     # how the run was started (cli, config), and the analysis options and start-up checks added since
     summary["settings"] = {k: v for k, v in summary["settings"].items()
                            if k not in ("cli", "config") and not k.startswith(("analysis.", "checks."))}
+    # a python: model's fingerprint holds a hash of its code since issue 20 (it changes with tests/planted.py)
+    if isinstance(summary["settings"].get("model"), str):
+        summary["settings"]["model"] = summary["settings"]["model"].split(CODE_MARK)[0]
 
     def table(name):
         f = out / name
