@@ -242,3 +242,14 @@ def test_extract_builds_the_expected_pairs_from_annotations(tmp_path):
     assert o["race"]["pairs"]["both"] == 0 and o["race"]["pairs"]["only_extracted"] == 4
     assert "black" in o["race"]["shared_words"] and "asian folks" not in o["race"]["shared_words"]
     assert "Overlap with the built-in dictionary" in r.stdout
+
+
+def test_capitalised_is_a_common_word_with_a_capital_not_an_acronym_or_a_proper_word():
+    common = lint.common_words()
+    def reason(word, replacement):
+        return lint.capitalised_reason(Pair("gender", "female", "male", word, replacement), common)
+    assert "'Wife'" in reason("husband", "Wife") and "'Old'" in reason("young", "Old People")
+    assert reason("assistant", "CEO") is None  # an acronym stays in capitals
+    assert reason("husband", "wife") is None and reason("Chinese", "Cuban") is None  # proper words keep theirs
+    assert reason("mrs", "Mr") is None  # an honorific, capitalised before a name
+    assert all(p.attribute != "gender" or reason(p.word, p.replacement) is None for p in load_dictionary().pairs)

@@ -123,7 +123,9 @@ def common_words() -> frozenset[str]:
 
 def capitalised_reason(p: Pair, common: frozenset[str]) -> str | None:
     """Why `p`'s replacement is wrongly capitalised (it writes a common word with a capital), or None."""
-    words = [w for w in re.findall(r"[\w']+", p.replacement) if w[:1].isupper() and w.lower() in common]
+    # a capital initial on a common word; an acronym (CEO) is written in capitals whatever the text
+    words = [w for w in re.findall(r"[\w']+", p.replacement)
+             if w[:1].isupper() and not w.isupper() and w.lower() in common]
     if not words:
         return None
     return (f"{p.replacement!r} writes {', '.join(map(repr, words))} with a capital, and hinter keeps a replacement's "
