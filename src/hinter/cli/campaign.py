@@ -112,17 +112,8 @@ def check_model_unchanged(config: RunConfig, out: Path) -> None:
     from ..config import DERIVED_NAMES
     from ..models import load_model
     from ..store import RunStore
-    from ..models.callable import SOURCE_MARK
     before = RunStore.read_settings(out).get("model")
     now = load_model(config.model).fingerprint
-    if before is not None and SOURCE_MARK not in before and now.split(SOURCE_MARK)[0] == before:
-        # recorded before the code was hashed: nothing tells whether it changed. Its answers are cached under the
-        # old fingerprint, so the texts left are asked again; those already stored keep theirs.
-        console.print(f"[yellow]Note:[/] {out} was recorded before hinter hashed a python: model's code, so whether "
-                      f"{config.model} changed since cannot be known: the texts it stored keep their answers, the "
-                      "others are asked again; pass --overwrite to test them all again.", highlight=False,
-                      soft_wrap=True)
-        return
     if before is not None and before != now:
         raise InputError(f"the folder holds a run with other settings: {DERIVED_NAMES['model']}: {before} before, "
                          f"{now} now", where=str(out),
