@@ -23,14 +23,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
-from .config import RunConfig
+from .config import MODEL, RunConfig, option_fields
 from .errors import InputError
 from .records import Replacement
 
 MAGIC = "hinter-suite"
 FORMAT_VERSION = 1
 # Options of the model stage: given to `run --suite`, not fixed by the suite.
-MODEL_STAGE = ("model", "task", "query_discarded", "window", "repeats", "batch_texts")
+MODEL_STAGE = tuple(f.name for f in option_fields(MODEL))
 # The build's counters a suite run adds to its own, as a plain run does (timings are the run's own).
 CARRIED_STATS_PREFIXES = ("overlaps_skipped", "sentences_tagged", "sentences_parsed", "person_only_skipped", "repairs.")
 

@@ -19,10 +19,8 @@ from .app import console, out_console
 
 def read_campaign(config: RunConfig, out: Path | None):
     """The campaign's texts (bad rows listed in OUT/skipped_rows.txt) and its dictionary, checked and linted."""
-    from ..datasets import read_dataset
     from ..dictionary import load_dictionary, with_packs
-    read = read_dataset(config.dataset, text_field=config.text_field, label_field=config.label_field,
-                        limit=config.limit, skip_bad_rows=config.skip_bad_rows)
+    read = config.read_dataset()
     if config.label_field != "label" and read.records and all(r.gold is None for r in read.records):
         raise InputError(f"no row has the label field {config.label_field!r}", where="--label-field",
                          fix="Name the column holding the gold label, or leave --label-field out (gold labels "

@@ -27,6 +27,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from .. import triage
+from ..config import RunConfig
 from ..errors import HinterError, InputError
 from ..records import pair_key
 
@@ -51,9 +52,9 @@ def _json_error(status: int, error: str, fix: str | None = None) -> JSONResponse
 
 def model_spec_of(settings: dict) -> tuple[str | None, str | None]:
     """(model spec, task) a run recorded: its config's, else a python: model's fingerprint (which is its spec)."""
-    config = settings.get("config") or settings.get("cli") or {}
-    if config.get("model"):
-        return config["model"], config.get("task")
+    config = RunConfig.from_settings(settings)
+    if config is not None and config.model:
+        return config.model, config.task
     fingerprint = settings.get("model") or ""
     return (fingerprint, None) if fingerprint.startswith("python:") else (None, None)
 
@@ -155,8 +156,8 @@ def _dictionary(settings: dict | None):
     from ..dictionary import load_dictionary
     if not settings:
         return load_dictionary(None)
-    config = settings.get("config") or settings.get("cli") or {}
-    source = config.get("dictionary")
+    config = RunConfig.from_settings(settings)
+    source = config.dictionary if config is not None else None
     if source is None and settings.get("dictionary") not in (None, "built-in") and Path(settings["dictionary"]).exists():
         source = settings["dictionary"]
     d = load_dictionary(source)
