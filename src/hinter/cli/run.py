@@ -56,9 +56,8 @@ def run_cmd(
     loaded = None
     if suite is not None:
         # every setting the suite fixed when it was built: given beside --suite, it would be silently ignored
-        fixed = {f.name for f in option_fields() if f.metadata["stage"] != MODEL}
-        given = [p.opts[0] for p in ctx.command.params if p.name in fixed
-                 and getattr(ctx.get_parameter_source(p.name), "name", None) == "COMMANDLINE"]
+        given = [f.metadata["flag"] for f in option_fields() if f.metadata["stage"] != MODEL
+                 and getattr(ctx.get_parameter_source(f.name), "name", None) == "COMMANDLINE"]
         if given:
             raise InputError(f"{', '.join(given)} cannot change a suite: it was built with its own", where="--suite",
                              fix="Leave them out (`hinter suite info FILE` shows the suite's settings), or build "
