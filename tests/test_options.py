@@ -162,7 +162,7 @@ def test_cli_sample_runs_the_sampled_texts_and_records_the_option(tmp_path):
     rows = [{"id": f"r{i}", "text": f"The man came home on day {i}. He liked the film."} for i in range(12)]
     (tmp_path / "d.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     args = ("run", "-d", "d.jsonl", "-m", "python:planted:intersectional", "-a", "gender", "-k", "1",
-            "--max-pairs-per-text", "1", "--sample", "3", "--seed", "5")
+            "--max-pairs-per-text", "1", "--no-jobs", "--sample", "3", "--seed", "5")
     r = _hinter(*args, "-o", "out", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     expected = [x.source_id for x in RunConfig(dataset=str(tmp_path / "d.jsonl"), sample=3, seed=5)
@@ -173,6 +173,7 @@ def test_cli_sample_runs_the_sampled_texts_and_records_the_option(tmp_path):
     assert stored == expected and len(stored) == 3
     settings = json.loads((tmp_path / "out" / "summary.json").read_text())["settings"]
     assert settings["config"]["sample"] == 3
+    assert settings["include_occupational"] is False  # --no-jobs: the inverted flag
     other = _hinter(*args[:-1], "6", "-o", "out", cwd=tmp_path)  # another seed: another campaign in that folder
     assert other.returncode == 2 and "--seed: 5 before, 6 now" in other.stderr
 
