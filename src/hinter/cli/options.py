@@ -11,7 +11,7 @@ from typing import Any, Optional
 
 import typer
 
-from ..config import Execution
+from ..config import STAGES, Execution, RunConfig, option_fields
 
 EXECUTOR_OPT = typer.Option("local", "--executor", help="Where parsing and model calls run: local (this machine: "
                             "spaCy on each core, the model in this process) or ray (the workers of a Ray cluster; "
@@ -78,13 +78,11 @@ def config_options(*stages: str, defaults: dict | None = None, helps: dict | Non
     field name ready for `RunConfig(**options)` (an inverted flag already turned into its field's value).
     `defaults`: this command's defaults (run: --model gguf:default); `helps`: a help replacing the field's, or,
     beginning with "+", added to it; `required`: fields this command needs; `only`: these fields alone."""
-    from ..config import STAGES, option_fields
     defaults, helps = defaults or {}, helps or {}
     fields = [f for f in option_fields() if (not stages or f.metadata["stage"] in stages)
               and (only is None or f.name in only)]
     # pipeline order; within a stage the options with a short flag (the main ones) first
     fields.sort(key=lambda f: (STAGES.index(f.metadata["stage"]), f.metadata["short"] is None))
-    from ..config import RunConfig
     hints = typing.get_type_hints(RunConfig)
 
     def option_of(f: dataclasses.Field) -> Any:
