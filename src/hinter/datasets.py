@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from .engine import TextRecord
+from .records import TextRecord
 from .errors import InputError
 
 # Samples of the paper's five datasets (see each folder's SOURCE.md); all use the fields id, text, label.

@@ -6,6 +6,7 @@ Nothing here imports another hinter module, so every stage may import it.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 from typing import Iterable, Sequence
@@ -166,3 +167,25 @@ def unpack_edits(blob: bytes) -> list[tuple[int, tuple[Span, ...]]]:
         out.append((number, tuple(spans)))
         i += 2 * count
     return out
+
+
+@dataclass(frozen=True)
+class TextRecord:
+    """One text of a campaign: its text, the dataset's id for it, its gold label."""
+
+    text: str
+    source_id: str | None = None
+    gold: str | None = None
+
+
+def text_key(text: str) -> str:
+    """A text's identity in caches and stores (its SHA-256)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def texts_fingerprint(records: Iterable[TextRecord]) -> str:
+    """A campaign's texts, in order (runs and suites record it; a resume on other texts is refused)."""
+    h = hashlib.sha256()
+    for r in records:
+        h.update(text_key(r.text).encode())
+    return h.hexdigest()[:16]

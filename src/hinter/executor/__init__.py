@@ -53,6 +53,15 @@ class Executor(Protocol):
     def close(self) -> None: ...
 
 
+def validate_jobs(validator: Validator, jobs: Iterable[tuple[P, Pairs]]) -> Iterator[tuple[P, ValidityResult]]:
+    """Verdicts for each job by one Validator in this process (the local executor; serve's try-a-sentence)."""
+    for payload, pairs in jobs:
+        tagged, parsed = validator.sentences_tagged, validator.sentences_parsed
+        reasons = validator.reasons(pairs)
+        yield payload, ValidityResult([r is None for r in reasons], validator.sentences_tagged - tagged,
+                                      validator.sentences_parsed - parsed, reasons)
+
+
 class LocalExecutor:
     """This machine: spaCy in `processes` worker processes (default: one per core, at most 4), the model here."""
 
@@ -72,12 +81,7 @@ class LocalExecutor:
         return resolve_model(model)
 
     def validate(self, jobs: Iterable[tuple[P, Pairs]]) -> Iterator[tuple[P, ValidityResult]]:
-        v = self.validator
-        for payload, pairs in jobs:
-            tagged, parsed = v.sentences_tagged, v.sentences_parsed
-            reasons = v.reasons(pairs)
-            yield payload, ValidityResult([r is None for r in reasons], v.sentences_tagged - tagged,
-                                          v.sentences_parsed - parsed, reasons)
+        return validate_jobs(self.validator, jobs)
 
     def describe(self) -> str:
         parser = self._parser
@@ -123,4 +127,4 @@ def make_executor(name: str = "local", *, address: str | None = None, workers: i
     return factory(address=address, workers=workers, cpus_per_worker=cpus_per_worker, gpus_per_worker=gpus_per_worker)
 
 
-__all__ = ["EXECUTORS", "Executor", "LocalExecutor", "ValidityResult", "make_executor"]
+__all__ = ["EXECUTORS", "Executor", "LocalExecutor", "ValidityResult", "make_executor", "validate_jobs"]
