@@ -206,7 +206,7 @@ def build_suite(texts: Sequence | None = None, *, out: str | Path, config: RunCo
     if out.is_dir():
         raise InputError("the suite's path is a folder", where=str(out), fix="Give --out a file's path, e.g. imdb.suite.")
     out.parent.mkdir(parents=True, exist_ok=True)
-    from . import __version__
+    from .version import __version__
     writer: SuiteWriter | None = None
 
     def start(records, derived: dict, parser_fingerprint: str, evaluative) -> Callable:
@@ -263,7 +263,7 @@ def load_suite(path: str | Path, where: str | None = None) -> Suite:
         raise not_suite from None
     if not isinstance(header, dict) or header.get("format") != MAGIC:
         raise not_suite
-    from . import __version__
+    from .version import __version__
     if header.get("format_version") != FORMAT_VERSION:
         raise InputError(f"{path} is a suite of format {header.get('format_version')} (built by hinter "
                          f"{header.get('hinter_version')}); this hinter ({__version__}) reads format "

@@ -25,7 +25,7 @@ out_console = Console(width=None if sys.stdout.isatty() else 110)
 
 def _print_version(value: bool) -> None:
     if value:
-        from .. import __version__
+        from ..version import __version__
         typer.echo(f"hinter {__version__}")
         raise typer.Exit()
 

@@ -1,7 +1,7 @@
 """Several runs of the same mutants side by side (`hinter compare`): one column per model.
 
 Runs compare only when they tested the same mutants: the same recorded settings except the model (as `resume`
-compares them: `engine._comparable`), and then, mutant by mutant, the same keys and validity verdicts (runs of
+compares them: `recorded.comparable`), and then, mutant by mutant, the same keys and validity verdicts (runs of
 one suite, or finished runs of one campaign). Anything else is refused, naming what differs, so that every
 number of a row rests on the same texts. Per combination of attributes: each run's error rate with its Wilson
 interval and hidden count (from its summary.json), its significant findings, and the **disagreements**: valid
@@ -26,8 +26,8 @@ RATE_KEYS = ("valid", "tested", "biased", "error_rate", "error_rate_ci", "unpars
 
 
 def _run_settings(settings: dict) -> dict:
-    from ..engine import _comparable
-    return {k: v for k, v in _comparable(settings).items() if k not in MODEL_KEYS}
+    from ..recorded import comparable
+    return {k: v for k, v in comparable(settings).items() if k not in MODEL_KEYS}
 
 
 def model_name(settings: dict) -> str:

@@ -52,9 +52,10 @@ def _json_error(status: int, error: str, fix: str | None = None) -> JSONResponse
 
 def model_spec_of(settings: dict) -> tuple[str | None, str | None]:
     """(model spec, task) a run recorded: its config's, else a python: model's fingerprint (which is its spec)."""
-    config = settings.get("config") or settings.get("cli") or {}
-    if config.get("model"):
-        return config["model"], config.get("task")
+    from ..recorded import config_of
+    config = config_of(settings)
+    if config is not None and config.model:
+        return config.model, config.task
     fingerprint = settings.get("model") or ""
     return (fingerprint, None) if fingerprint.startswith("python:") else (None, None)
 
