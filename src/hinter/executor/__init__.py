@@ -14,7 +14,7 @@ from typing import Iterable, Iterator
 
 from ..models import Model, resolve_model
 from ..registry import Registry
-from ..validity import Parser, SpacyParser
+from ..validity import Parser, SpacyParser, Validator
 from ..validity.parsers import default_processes
 from .base import Executor, P, Pairs, ValidityResult, validate_jobs
 
