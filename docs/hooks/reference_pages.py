@@ -1,0 +1,114 @@
+"""MkDocs hook: the reference pages generated from the code at build time, so that they cannot drift from it.
+
+- `options.md`: every option that is a field of `hinter.config.RunConfig` (its metadata: flag, short flag, help,
+  stage; the field's default), grouped by stage.
+- `summary-schema.md`: the summary.json reference from `hinter.summary_spec.reference_markdown()`.
+- `index.md`: the repository's README.md, its links into docs/ made relative to the site, so that the front page
+  on GitHub and the site's home are one text.
+
+The build needs hinter importable (`python -m mkdocs build` from hinter's virtualenv: `make test` does it).
+"""
+from __future__ import annotations
+
+import dataclasses
+import logging
+import re
+from pathlib import Path
+
+from mkdocs.structure.files import File
+
+try:
+    from hinter.config import option_fields
+except ImportError as e:  # a clear message instead of a hook traceback
+    raise SystemExit(f"The docs hook needs hinter importable: run `.venv/bin/python -m mkdocs build` ({e})")
+
+log = logging.getLogger("mkdocs.hooks.reference_pages")
+
+# What each stage means, in pipeline order; a stage not named here is still listed (by its name), after these.
+STAGES = {
+    "dataset": ("Dataset", "Where the texts come from (when hinter reads them: the command line; the Python API may "
+                           "pass texts instead)."),
+    "mutation": ("Mutation", "Which word pairs are used and how the mutants are made."),
+    "validity": ("Validity", "How the dependency invariant checks the mutants."),
+    "model": ("Model", "The model under test and how it is asked (`hinter run --suite` takes these)."),
+}
+
+
+def _default(f: dataclasses.Field) -> str:
+    if f.default is dataclasses.MISSING:
+        return "required"
+    value = f.default
+    if f.metadata.get("invert"):  # --no-jobs sets the field to False: the flag is off by default
+        return "off" if value else "on"
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if value is None:
+        return "unset"
+    if isinstance(value, tuple):
+        return ",".join(map(str, value)) if value else "none"
+    return str(value)
+
+
+def _recorded(f: dataclasses.Field) -> str:
+    if not f.compare:
+        return "not a setting of the run: it changes no result, and a run continues with any value"
+    if f.metadata.get("when_set"):
+        return ("a setting of the run, recorded only when not at its default (so a run made before the option records "
+                "the same settings); a run folder holding another value is refused (`--overwrite` starts over)")
+    return "a setting of the run: a run folder holding another value is refused (`--overwrite` starts over)"
+
+
+def options_markdown(fields: list[dataclasses.Field]) -> str:
+    """The option reference: one section per stage, one entry per field, in declaration order."""
+    stages = list(STAGES) + [s for s in dict.fromkeys(f.metadata["stage"] for f in fields) if s not in STAGES]
+    out = ["# Option reference", "",
+           "Generated when the site is built from the fields of `hinter.config.RunConfig`: each field declares its "
+           "option (flag, help, stage, default), and the command line, the recorded settings and this page derive "
+           "from it. These are the options that decide a run's results; the options of one command only (`--out`, "
+           "`--fail-on`, `--executor`...) are on its own page and in `hinter COMMAND --help`.", ""]
+    for stage in stages:
+        members = [f for f in fields if f.metadata["stage"] == stage]
+        if not members:
+            continue
+        title, about = STAGES.get(stage, (stage.capitalize(), ""))
+        out += [f"## {title}", "", about, ""] if about else [f"## {title}", ""]
+        for f in members:
+            m = f.metadata
+            flags = f"`{m['flag']}`" + (f", `{m['short']}`" if m.get("short") else "")
+            out += [f"### {m['flag']}", "",
+                    f"{flags} &nbsp; default: `{_default(f)}` &nbsp; (RunConfig field `{f.name}`)", "",
+                    m["help"], "", f"*Recorded:* {_recorded(f)}.", ""]
+    return "\n".join(out)
+
+
+def summary_markdown() -> str | None:
+    """The summary reference from its declaration, or None where hinter has none yet."""
+    # Fallback until the summary's declaration is merged: without hinter.summary_spec the committed
+    # docs/summary-schema.md is built as it is. The lead removes this fallback at merge.
+    try:
+        from hinter.summary_spec import reference_markdown
+    except ModuleNotFoundError as e:
+        if e.name != "hinter.summary_spec":  # the module is there but broken: say so
+            raise
+        log.info("hinter.summary_spec not found: summary-schema.md built as committed")
+        return None
+    return reference_markdown()
+
+
+def readme_markdown(readme: str) -> str:
+    """README.md as the site's home: `docs/X` links become `X`; the link to the docs folder itself, the site."""
+    readme = readme.replace("[`docs/`](docs/)", "`docs/`")
+    return re.sub(r"\]\(docs/", "](", readme)
+
+
+def on_files(files, config):
+    readme = Path(config.config_file_path).parent / "README.md"
+    files.append(File.generated(config, "index.md", content=readme_markdown(readme.read_text(encoding="utf-8"))))
+    files.append(File.generated(config, "options.md", content=options_markdown(option_fields())))
+    summary = summary_markdown()
+    if summary is not None:
+        committed = files.get_file_from_path("summary-schema.md")
+        if committed is not None:
+            files.remove(committed)
+        files.append(File.generated(config, "summary-schema.md", content=summary))
+    return files
