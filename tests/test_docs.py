@@ -43,3 +43,17 @@ def test_the_option_reference_lists_every_flag_with_its_help(site):
     # grouped by stage, in the pipeline's order
     stages = [page.index(f">{title}<") for title in ("Dataset", "Mutation", "Validity", "Model")]
     assert stages == sorted(stages)
+
+
+def test_the_command_reference_lists_every_command_and_its_options(site):
+    import typer.main
+
+    from hinter.cli import app, commands  # noqa: F401  (registers the commands)
+    page = html.unescape((site / "commands" / "index.html").read_text(encoding="utf-8"))
+    root = typer.main.get_command(app)
+    for name, command in root.commands.items():
+        assert f">hinter {name}<" in page, name
+        for p in getattr(command, "params", []):
+            for opt in p.opts:
+                if opt.startswith("--"):
+                    assert f"<code>{opt}</code>" in page, (name, opt)
