@@ -77,7 +77,8 @@ def options_markdown(fields: list[dataclasses.Field], cli_defaults: dict[str, st
            "Generated when the site is built from the fields of `hinter.config.RunConfig`: each field declares its "
            "option (flag, help, stage, default), and the command line, the recorded settings and this page derive "
            "from it. These are the options that decide a run's results; the options of one command only (`--out`, "
-           "`--fail-on`, `--executor`...) are on its own page and in `hinter COMMAND --help`.", ""]
+           "`--fail-on`, `--executor`...) are in the [command reference](commands.md) and `hinter COMMAND "
+           "--help`.", ""]
     for stage in stages:
         members = [f for f in fields if f.metadata["stage"] == stage]
         if not members:
