@@ -57,3 +57,20 @@ def test_the_command_reference_lists_every_command_and_its_options(site):
             for opt in p.opts:
                 if opt.startswith("--"):
                     assert f"<code>{opt}</code>" in page, (name, opt)
+
+
+def test_the_readme_example_pair_is_one_the_built_in_dictionary_makes():
+    from hinter.dictionary import load_dictionary
+    from hinter.mutation import generate
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    original, mutant = "The black man in the lead is brilliant.", "The white woman in the lead is brilliant."
+    assert f'"{original}" gives "{mutant}"' in " ".join(readme.split())  # the pair the README shows
+    dictionary = load_dictionary()
+
+    def mutants(text):
+        return {m.text for m in generate(0, text, dictionary, ("gender", "race"), 2).mutants if m.order == 2}
+
+    assert mutant in mutants(original)
+    # the reverse the README says it does not make: race has black -> white, no white -> black
+    assert "The black woman in the lead is brilliant." not in mutants("The white man in the lead is brilliant.")
