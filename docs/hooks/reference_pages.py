@@ -19,13 +19,14 @@ from pathlib import Path
 from mkdocs.structure.files import File
 
 try:
-    import typer.main
-
-    from hinter.cli import app
-    from hinter.cli import commands as _registers_commands  # noqa: F401  (each command registers itself on app)
-    from hinter.config import option_fields
+    import hinter  # noqa: F401
 except ImportError as e:  # a clear message instead of a hook traceback
     raise SystemExit(f"The docs hook needs hinter importable: run `.venv/bin/python -m mkdocs build` ({e})")
+import typer.main
+
+from hinter.cli import app
+from hinter.cli import commands as _registers_commands  # noqa: F401  (each command registers itself on app)
+from hinter.config import option_fields
 
 log = logging.getLogger("mkdocs.hooks.reference_pages")
 
