@@ -236,7 +236,3 @@ class Execution:
         _at_least_one("workers", self.workers)
         _at_least_one("concurrency", self.concurrency)
 
-    def make_executor(self):
-        from .executor import make_executor
-        return make_executor(self.executor, address=self.ray_address, workers=self.workers,
-                             cpus_per_worker=self.cpus_per_worker, gpus_per_worker=self.gpus_per_worker)

@@ -56,7 +56,9 @@ def run_campaign(config: RunConfig, execution: Execution, out: Path, overwrite: 
         records, dictionary = read_campaign(config, out)
     else:  # the suite holds the texts, mutants and verdicts: no dataset, dictionary or parser to load
         records, dictionary = suite.records, None
-    executor = execution.make_executor()
+    from ..executor import make_executor
+    executor = make_executor(execution.executor, address=execution.ray_address, workers=execution.workers,
+                             cpus_per_worker=execution.cpus_per_worker, gpus_per_worker=execution.gpus_per_worker)
     started = time.perf_counter()
     state = CampaignProgress(len(records), config.batch_texts)
     with _display(state) as show:
