@@ -144,6 +144,15 @@ class RunConfig:
         if self.order < 1:
             raise InputError(f"--order must be at least 1, got {self.order}", where="--order",
                              fix="1 tests atomic mutants only, 2 also pairs of attributes (the paper).")
+        default_order = next(f.default for f in dataclasses.fields(self) if f.name == "order")
+        if self.order > max(len(self.attributes), default_order):
+            # a mutant changes one word per attribute: no mutant has a higher order than there are attributes.
+            # The default (pairs) stays valid over one attribute: it means "up to pairs", of which there are none.
+            raise InputError(f"--order {self.order} is higher than the number of attributes "
+                             f"({len(self.attributes)}: {', '.join(self.attributes)}): a mutant changes one word per "
+                             f"attribute, so none has order {len(self.attributes) + 1} or more", where="--order",
+                             fix=f"Give --order {len(self.attributes)} or less, or name more attributes with "
+                                 "--attributes.")
         _at_least_one("limit", self.limit)
         for name in ("pairs_per_attribute", "max_pairs_per_text"):
             _at_least_one(name, getattr(self, name), " (or unset for all pairs)")

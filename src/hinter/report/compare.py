@@ -25,9 +25,18 @@ RATE_KEYS = ("valid", "tested", "biased", "error_rate", "error_rate_ci", "unpars
              "hidden_rate_ci")
 
 
+# Paths compared by what they hold: a dataset or dictionary copied to another path is the same one when its
+# texts' (pairs') fingerprint is (as `hinter diff` compares them). A run recorded without the fingerprint keeps
+# the path.
+BY_CONTENT = {"config.dataset": "texts_fingerprint", "config.dictionary": "dictionary_fingerprint",
+              "dictionary": "dictionary_fingerprint"}
+
+
 def _run_settings(settings: dict) -> dict:
     from ..recorded import comparable
-    return {k: v for k, v in comparable(settings).items() if k not in MODEL_KEYS}
+    flat = comparable(settings)
+    return {k: v for k, v in flat.items()
+            if k not in MODEL_KEYS and not (k in BY_CONTENT and flat.get(BY_CONTENT[k]) is not None)}
 
 
 def model_name(settings: dict) -> str:

@@ -56,8 +56,9 @@ def model_spec_of(settings: dict) -> tuple[str | None, str | None]:
     config = config_of(settings)
     if config is not None and config.model:
         return config.model, config.task
-    fingerprint = settings.get("model") or ""
-    return (fingerprint, None) if fingerprint.startswith("python:") else (None, None)
+    from ..models.callable import SOURCE_MARK
+    fingerprint = settings.get("model") or ""  # python:NAME@source=HASH: the spec, then a hash of its code
+    return (fingerprint.split(SOURCE_MARK)[0], None) if fingerprint.startswith("python:") else (None, None)
 
 
 @dataclass
@@ -383,7 +384,9 @@ class Server:
         order = data.get("order", min(config.order, len(set(attributes))))
         if isinstance(order, bool) or not isinstance(order, int) or not 1 <= order <= len(set(attributes)):
             raise ApiError(400, f'"order" must be a whole number from 1 to {len(set(attributes))} (the attributes '
-                           f"chosen), got {order!r}", "Send an order no higher than the number of attributes.")
+                           f"chosen), got {order!r}",
+                           f'Send an "order" from 1 (one attribute at a time) to {len(set(attributes))}, or choose '
+                           'more "attributes".')
         pairs = data.get("max_pairs_per_text", config.max_pairs_per_text)
         if pairs is not None and (isinstance(pairs, bool) or not isinstance(pairs, int) or not 1 <= pairs <= 50):
             raise ApiError(400, f'"max_pairs_per_text" must be a whole number from 1 to 50, got {pairs!r}',
