@@ -8,7 +8,7 @@ from .dictionary import Dictionary, Pair, load_dictionary
 from .engine import MutantRecord, Run, TextRecord
 from .errors import HinterError, InputError, ModelError
 from .suite import load_suite
+from .version import __version__
 
-__version__ = "0.1.0"
 __all__ = ["Dictionary", "HinterError", "InputError", "ModelError", "MutantRecord", "Pair", "Run", "TextRecord",
            "build_suite", "load_dictionary", "load_suite", "run"]

@@ -150,6 +150,15 @@ class RunConfig:
         if self.order < 1:
             raise InputError(f"--order must be at least 1, got {self.order}", where="--order",
                              fix="1 tests atomic mutants only, 2 also pairs of attributes (the paper).")
+        default_order = next(f.default for f in dataclasses.fields(self) if f.name == "order")
+        if self.order > max(len(self.attributes), default_order):
+            # a mutant changes one word per attribute: no mutant has a higher order than there are attributes.
+            # The default (pairs) stays valid over one attribute: it means "up to pairs", of which there are none.
+            raise InputError(f"--order {self.order} is higher than the number of attributes "
+                             f"({len(self.attributes)}: {', '.join(self.attributes)}): a mutant changes one word per "
+                             f"attribute, so none has order {len(self.attributes) + 1} or more", where="--order",
+                             fix=f"Give --order {len(self.attributes)} or less, or name more attributes with "
+                                 "--attributes.")
         _at_least_one("limit", self.limit)
         _at_least_one("sample", self.sample)
         for name in ("pairs_per_attribute", "max_pairs_per_text"):
@@ -193,16 +202,6 @@ class RunConfig:
             if key in c:
                 values[f.name] = (not c[key]) if f.metadata["invert"] else c[key]
         return cls(**values)
-
-    @classmethod
-    def from_settings(cls, settings: dict) -> "RunConfig | None":
-        """The config a run folder recorded (settings key "config"; "cli" for a run recorded before RunConfig);
-        None for a run that recorded none (one made from Python on texts, or by a model object)."""
-        if settings.get("config") is not None:
-            return cls.from_recorded(settings["config"])
-        if settings.get("cli") is not None:
-            return cls.from_legacy_cli(settings["cli"])
-        return None
 
     def read_dataset(self):
         """The config's dataset read as its dataset-stage options say (datasets.DatasetRead): each of them is a
@@ -263,7 +262,3 @@ class Execution:
         _at_least_one("workers", self.workers)
         _at_least_one("concurrency", self.concurrency)
 
-    def make_executor(self):
-        from .executor import make_executor
-        return make_executor(self.executor, address=self.ray_address, workers=self.workers,
-                             cpus_per_worker=self.cpus_per_worker, gpus_per_worker=self.gpus_per_worker)

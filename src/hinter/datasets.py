@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from .engine import TextRecord
+from .records import TextRecord
 from .errors import InputError
 
 # Samples of the paper's five datasets (see each folder's SOURCE.md); all use the fields id, text, label.
@@ -200,6 +200,10 @@ def _read_dataset(path: str | Path, text_field: str, label_field: str | None, id
             except csv.Error as e:
                 raise InputError(f"not valid CSV ({e})", where=f"{p}, line {reader.line_num}",
                                  fix="Quote fields that hold commas, quotes or line breaks.") from None
+            if None in row or None in row.values():  # more fields than the header (restkey None), or fewer
+                row = _BadCSVRow(len(reader.fieldnames or ()), len([v for k, v in row.items() if k is not None
+                                                                    and v is not None]) + len(row.get(None) or ()),
+                                 "tabs" if suffix == ".tsv" else "commas")
             add(_reader(row, f"{p}, line {reader.line_num}", text_field, label_field, id_field))
     else:
         raise InputError(f"unknown dataset format {p.suffix!r}", where=str(p), fix=f"Give {FORMATS}.")
@@ -213,6 +217,13 @@ class _BadJSON(str):
     """A JSONL line that does not parse (kept so that the error is raised, or skipped, in order)."""
 
 
+class _BadCSVRow:
+    """A CSV row whose field count differs from its header's (an unquoted comma cut its text)."""
+
+    def __init__(self, expected: int, found: int, separators: str):
+        self.expected, self.found, self.separators = expected, found, separators
+
+
 class _NotAnObject:
     def __init__(self, value):
         self.value = value
@@ -222,6 +233,11 @@ def _reader(row, where: str, text_field: str, label_field: str | None, id_field:
     def read() -> TextRecord:
         if isinstance(row, _BadJSON):
             raise InputError(f"not valid JSON ({row})", where=where, fix="Write one JSON object per line.")
+        if isinstance(row, _BadCSVRow):
+            raise InputError(f"the row has {row.found} field{'s' if row.found != 1 else ''} where the header has {row.expected} (a field holding "
+                             f"{row.separators} was cut there)", where=where,
+                             fix=f"Quote the fields that hold {row.separators} (\"Man, what a film\"), or leave "
+                                 "the row out with --skip-bad-rows.")
         if isinstance(row, _NotAnObject):
             raise InputError("expected a JSON object", where=where,
                              fix='Write one object per line, e.g. {"text": "..."}.')

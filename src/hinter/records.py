@@ -6,6 +6,7 @@ Nothing here imports another hinter module, so every stage may import it.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 from typing import Iterable, Sequence
@@ -85,12 +86,42 @@ def edits(replacements: Iterable[Replacement]) -> list[Edit]:
     return [(s, e, r.replacement) for r in replacements for s, e in r.spans]
 
 
-def match_case(original: str, replacement: str) -> str:
-    """Give `replacement` the case pattern of `original`: MAN -> WOMAN, Man -> Woman, man -> woman."""
+# Words a title keeps in lower case inside it ("People of Color").
+SMALL_WORDS = frozenset("a an and as at but by for in nor of on or the to with".split())
+
+
+def starts_sentence(text: str, start: int) -> bool:
+    """Whether the word at `start` begins a sentence (or the text, or a line): before it, past spaces, quotes and
+    opening brackets, there is nothing, a line break, or . ! ?"""
+    i = start - 1
+    while i >= 0 and text[i] != "\n" and (text[i].isspace() or text[i] in "\"'“‘([«"):
+        i -= 1
+    return i < 0 or text[i] in ".!?\n"
+
+
+def _capitalised_words(replacement: str) -> str:
+    """Every word of `replacement` with a capital initial (its own capitals kept), the small words of a title
+    after the first left alone: "south african" -> "South African", "african-american" -> "African-American"."""
+    def up(m):
+        word = m.group(2)
+        keep = m.start() > 0 and word.lower() in SMALL_WORDS
+        return m.group(1) + (word if keep else word[:1].upper() + word[1:])
+    import re
+    return re.sub(r"(^|[\s\-‐‑/])([^\s\-‐‑/]+)", up, replacement)
+
+
+def match_case(original: str, replacement: str, mid_sentence: bool = False) -> str:
+    """Give `replacement` the case of `original`: MAN -> WOMAN, Man -> Woman, man -> woman; the replacement's own
+    capitals are kept (man -> South African). A capitalised word inside a sentence (`mid_sentence`) is a proper
+    word or part of a title, so every word of the replacement gets a capital ("the Asian actress" -> "the South
+    African actress"); at a sentence's start the capital says nothing more, and only the first letter follows it
+    ("Men are" -> "Ugly men are")."""
     letters = [c for c in original if c.isalpha()]
     if len(letters) > 1 and all(c.isupper() for c in letters):
         return replacement.upper()
     if letters and original[0].isupper():
+        if mid_sentence:
+            return _capitalised_words(replacement)
         return replacement[:1].upper() + replacement[1:]
     return replacement
 
@@ -102,7 +133,7 @@ def apply_replacements(text: str, edits: Iterable[Edit]) -> str:
     out, pos = [], 0
     for start, end, new in sorted(edits):
         out.append(text[pos:start])
-        out.append(match_case(text[start:end], new))
+        out.append(match_case(text[start:end], new, not starts_sentence(text, start)))
         pos = end
     out.append(text[pos:])
     return "".join(out)
@@ -166,3 +197,25 @@ def unpack_edits(blob: bytes) -> list[tuple[int, tuple[Span, ...]]]:
         out.append((number, tuple(spans)))
         i += 2 * count
     return out
+
+
+@dataclass(frozen=True)
+class TextRecord:
+    """One text of a campaign: its text, the dataset's id for it, its gold label."""
+
+    text: str
+    source_id: str | None = None
+    gold: str | None = None
+
+
+def text_key(text: str) -> str:
+    """A text's identity in caches and stores (its SHA-256)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def texts_fingerprint(records: Iterable[TextRecord]) -> str:
+    """A campaign's texts, in order (runs and suites record it; a resume on other texts is refused)."""
+    h = hashlib.sha256()
+    for r in records:
+        h.update(text_key(r.text).encode())
+    return h.hexdigest()[:16]

@@ -18,7 +18,7 @@ from typing import Callable
 
 from .errors import InputError
 from .models.base import Outcome
-from .models.registry import Registry
+from .registry import Registry
 
 
 NO_LABEL_ANSWERS = {"no violation", "no violations", "no labels", "no label", "nothing"}

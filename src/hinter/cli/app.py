@@ -25,7 +25,7 @@ out_console = Console(width=None if sys.stdout.isatty() else 110)
 
 def _print_version(value: bool) -> None:
     if value:
-        from .. import __version__
+        from ..version import __version__
         typer.echo(f"hinter {__version__}")
         raise typer.Exit()
 
@@ -34,6 +34,23 @@ def _print_version(value: bool) -> None:
 def _options(version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
                                           help="Print hinter's version and exit.")) -> None:
     pass
+
+
+# The folder of the run under way (set by the campaign): the interrupt message names it.
+RUN_FOLDER: list = []
+
+
+def running_in(folder) -> None:
+    """Record the folder of the run under way, for the message of an interrupt."""
+    RUN_FOLDER[:] = [folder]
+
+
+def interrupted_message() -> str:
+    """What an interrupt says: with a run under way, how to continue it (its real folder); else only that."""
+    if not RUN_FOLDER:
+        return "Interrupted."
+    return (f"Interrupted. Every finished batch is saved in the run folder: run the same command again, or `hinter "
+            f"resume {RUN_FOLDER[0]}`, to continue where it stopped.")
 
 
 class Interrupted(BaseException):
@@ -57,6 +74,21 @@ class _ConsoleWarnings(logging.Handler):
         console.print(f"[yellow]warning:[/] {record.getMessage()}", highlight=False, soft_wrap=True)
 
 
+ERROR = "[red]error:[/]"  # how every error begins, ours and the option parser's alike
+
+
+def print_usage_error(e) -> None:
+    """A bad option or value as click shows it (usage, where to find help), beginning like hinter's own errors."""
+    ctx = getattr(e, "ctx", None)
+    if ctx is not None and hasattr(e, "cmd"):  # a usage error (click's UsageError and Typer's copy of it)
+        console.print(ctx.get_usage(), highlight=False, markup=False, soft_wrap=True)
+        if ctx.command.get_help_option(ctx) is not None:
+            console.print(f"Try '{ctx.command_path} {ctx.help_option_names[0]}' for help.\n", highlight=False,
+                          markup=False, soft_wrap=True)
+    console.print(f"{ERROR} ", end="")
+    console.print(e.format_message(), highlight=False, markup=False, soft_wrap=True)
+
+
 def main() -> None:
     engine_log = logging.getLogger("hinter")
     if not any(isinstance(h, _ConsoleWarnings) for h in engine_log.handlers):
@@ -74,11 +106,11 @@ def main() -> None:
     except HinterError as e:
         if debug:
             raise
-        console.print(f"[red]error:[/] {e.message}", highlight=False, soft_wrap=True)
+        console.print(f"{ERROR} ", end="")
+        console.print(e.message, highlight=False, markup=False, soft_wrap=True)
         sys.exit(e.exit_code)
     except (typer.Abort, KeyboardInterrupt, Interrupted):
-        console.print("Interrupted. Every finished batch is saved in the run folder: run the same command again, "
-                      "or `hinter resume OUT_FOLDER`, to continue where it stopped.", soft_wrap=True)
+        console.print(interrupted_message(), highlight=False, markup=False, soft_wrap=True)
         sys.exit(130)
     except Exception as e:
         # Usage errors (a bad option value, an unknown option). Typer vendors its own copy of click, so
@@ -86,6 +118,6 @@ def main() -> None:
         import click
         from typer._click import exceptions as typer_click
         if isinstance(e, (click.exceptions.ClickException, typer_click.ClickException)):
-            e.show()
+            print_usage_error(e)
             sys.exit(e.exit_code)
         raise

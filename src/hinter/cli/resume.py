@@ -6,7 +6,7 @@ from typing import Optional
 
 import typer
 
-from ..config import MODEL, RunConfig, option_fields
+from ..config import MODEL, option_fields
 from ..errors import InputError
 from . import options as o
 from .app import app
@@ -25,10 +25,11 @@ def resume_cmd(
 
     Example: hinter resume runs/imdb
     """
+    from ..recorded import config_of
     from ..store import RunStore
     settings = RunStore.read_settings(run_dir, "RUN_DIR")
-    config = RunConfig.from_settings(settings)
-    if config is None:
+    config = config_of(settings)
+    if config is None or config.dataset is None or config.model is None:  # a run of texts or a model object
         raise InputError("this run was not started by `hinter run`", where=str(run_dir),
                          fix="Resume it the way it was started (hinter.run(...) with the same arguments and out=).")
     suite = None

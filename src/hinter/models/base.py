@@ -1,12 +1,13 @@
 """Stage 4: the model under test, behind one interface (texts in, outcomes out, in batches)."""
 from __future__ import annotations
 
-import hashlib
 import logging
 import numbers
 import operator
 from dataclasses import dataclass
 from typing import Iterable, Iterator, Protocol, Sequence, runtime_checkable
+
+from ..records import text_key
 
 
 @dataclass(frozen=True)
@@ -122,10 +123,6 @@ class BatchSpreadingModel(Model, Protocol):
         ...
 
 
-def text_key(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 def predict_with_retries(model: Model, texts: list[str], retries: int = 2, backoff_s: float = 0.5) -> list[Outcome] | str:
     """The model's outcomes for one batch, or the text of its last error when every try failed. A fatal
     ModelError (retrying cannot help) is raised."""
@@ -166,6 +163,16 @@ class OutcomeCache:
         self.errors = 0  # texts whose batch failed every try: recorded as model errors, never as outcomes
         self.retries, self.max_failed_batches, self.backoff_s = retries, max_failed_batches, backoff_s
         self._failed_in_a_row = 0
+
+    def forget(self, *, errors: bool = True, keep: int | None = None) -> None:
+        """Drop the answers kept in memory that were errors (a later call asks again), and past `keep` answers
+        the oldest (a long-lived cache: `hinter serve`)."""
+        if errors:
+            for k in [k for k, o in self._memory.items() if o.error]:
+                del self._memory[k]
+        if keep is not None and len(self._memory) > keep:
+            for k in list(self._memory)[:len(self._memory) - keep]:
+                del self._memory[k]
 
     def predict(self, texts: Iterable[str], progress=None, repeat: int = 0) -> dict[str, Outcome]:
         """Each text's outcome, keyed by text_key. `repeat` r > 0 asks again (--repeats): its answers are cached
