@@ -5,7 +5,8 @@ wired by `engine.execute`; `hinter.run` and `hinter.build_suite` (api.py) take e
 """
 from .api import build_suite, run
 from .dictionary import Dictionary, Pair, load_dictionary
-from .engine import MutantRecord, Run, TextRecord
+from .engine import MutantRecord, Run
+from .records import TextRecord
 from .errors import HinterError, InputError, ModelError
 from .suite import load_suite
 from .version import __version__

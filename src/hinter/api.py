@@ -8,7 +8,8 @@ from typing import Any, Callable, Sequence
 
 from .config import DATASET, MODEL, RunConfig, option_fields
 from .dictionary import Dictionary
-from .engine import Run, TextRecord, execute
+from .engine import Run, execute
+from .records import TextRecord
 from .errors import InputError
 
 

@@ -99,63 +99,6 @@ def _open_store(out_dir: Path, settings: dict, overwrite: bool) -> RunStore:
     return store
 
 
-def run(texts: Sequence[str | TextRecord] | None = None, model=None, attributes: Sequence[str] = ("race", "gender"),
-        order: int = 2,
-        dictionary: str | Path | Dictionary | None = None, *, out: str | Path | None = None, parser: Parser | None = None,
-        pairs_per_attribute: int | None = None, max_pairs_per_text: int | None = None, seed: int = 0,
-        include_occupational: bool = True, query_discarded: bool = False, window: int | None = None,
-        repeats: int = 1, validity: str = "paper", batch_texts: int = 32, overwrite: bool = False,
-        progress: Callable[[str, int, int], None] | None = None, executor: Executor | None = None, config: RunConfig | None = None,
-        suite: str | Path | None = None) -> Run:
-    """Run a bias test: atomic mutants for each attribute and intersectional ones up to `order`, then write
-    summary.json and biases.csv into the run folder.
-
-    `model`: a spec ("gguf:default", "python:pkg.mod:fn"), a ModelSpec, a Model, or a function list[str] -> list[outcome].
-    `dictionary`: None for the built-in one, a path, or a Dictionary. `pairs_per_attribute`: a seeded
-    sample of that many pairs per attribute (None: all); `max_pairs_per_text`: per text and attribute, a seeded
-    sample of at most that many of the pairs present (None: all). An `out` folder holding a run with the same
-    settings is continued (texts already stored are skipped); one with other settings is an error unless
-    `overwrite`. `window`: the model reads that many characters around each mutant's changes, of the mutant and
-    of the original alike (for models that truncate long texts; None: whole texts). `repeats`: ask every text that
-    many times (models that are not deterministic). `validity`: "paper" (Algorithms 3 and 4 as the paper gives them) or
-    "reference" (with the reference tool's preprocessing, validity/reference.py). `progress(stage, done, total)` is called as work advances
-    (stage "load" around loading the parser and the model; "texts": texts stored, first those a resumed run had; "model": texts of the current batch
-    answered, after each model batch; "errors": model errors so far). `config`: a RunConfig instead of the separate
-    settings.
-    `executor`: where parsing and model calls run (default: LocalExecutor(); hinter.executor.make_executor("ray")
-    spreads them over a Ray cluster with the same results). The executor is not a setting: a run started on one
-    may be continued on another.
-    `suite`: a file of `hinter.build_suite` (`hinter suite build`): its texts, mutants and verdicts are tested,
-    with no parsing (texts, dictionary, attributes, order, sampling and validity come from the suite; the model
-    stage's options, query_discarded, window, repeats and batch_texts, from here).
-    """
-    if model is None:
-        raise InputError("no model given", fix="Pass model=: a spec such as 'gguf:default' or a function.")
-    if suite is not None:
-        from .suite import load_suite
-        loaded = load_suite(suite)
-        config = loaded.run_config(model=model if isinstance(model, str) else None, query_discarded=query_discarded,
-                                   window=window, repeats=repeats, batch_texts=batch_texts)
-        result = execute(config, loaded.records, model, out=out, overwrite=overwrite, progress=progress,
-                         executor=executor, suite=loaded)
-        from .report import write_outputs
-        write_outputs(result)
-        return result
-    if texts is None:
-        raise InputError("no texts given", fix="Pass the texts to test, or suite= a suite file.")
-    if config is None:
-        config = RunConfig(attributes=tuple(attributes), order=order,
-                           dictionary=None if dictionary is None or isinstance(dictionary, Dictionary) else str(dictionary),
-                           pairs_per_attribute=pairs_per_attribute, max_pairs_per_text=max_pairs_per_text, seed=seed,
-                           include_occupational=include_occupational, query_discarded=query_discarded,
-                           window=window, repeats=repeats, validity=validity, batch_texts=batch_texts)
-    result = execute(config, texts, model, dictionary=dictionary if isinstance(dictionary, Dictionary) else None,
-                     out=out, parser=parser, overwrite=overwrite, progress=progress, executor=executor)
-    from .report import write_outputs
-    write_outputs(result)
-    return result
-
-
 def prepare(config: RunConfig, texts: Sequence[str | TextRecord], dictionary: Dictionary | None
             ) -> tuple[list[TextRecord], Dictionary]:
     """The texts as the campaign mutates them, and its dictionary (packs added, restricted, sampled)."""

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Callable
 
 from .errors import InputError
-from .models.base import Outcome
+from .records import Outcome
 from .registry import Registry
 
 
