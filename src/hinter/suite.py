@@ -199,9 +199,7 @@ def build_suite(texts: Sequence | None = None, *, out: str | Path, config: RunCo
     if texts is None:
         if config.dataset is None:
             raise InputError("no texts to build a suite from", where="--dataset", fix="Give a dataset.")
-        from .datasets import read_dataset
-        texts = read_dataset(config.dataset, text_field=config.text_field, label_field=config.label_field,
-                             limit=config.limit, skip_bad_rows=config.skip_bad_rows).records
+        texts = config.read_dataset().records
     out = Path(out)
     if out.is_dir():
         raise InputError("the suite's path is a folder", where=str(out), fix="Give --out a file's path, e.g. imdb.suite.")

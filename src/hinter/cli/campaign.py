@@ -111,9 +111,15 @@ def check_model_unchanged(config: RunConfig, out: Path) -> None:
         return
     from ..config import DERIVED_NAMES
     from ..models import load_model
+    from ..models.callable import SOURCE_MARK
     from ..store import RunStore
     before = RunStore.read_settings(out).get("model")
     now = load_model(config.model).fingerprint
+    if before is not None and before != now and SOURCE_MARK not in before and now.startswith(before + SOURCE_MARK):
+        raise InputError(f"the folder holds a run whose model {before} was recorded by a hinter that did not "
+                         "fingerprint a python: model's code: whether the model changed since cannot be known",
+                         where=str(out), fix="Pass --overwrite to test the model again, or continue the run with "
+                         "the hinter version that started it.")
     if before is not None and before != now:
         raise InputError(f"the folder holds a run with other settings: {DERIVED_NAMES['model']}: {before} before, "
                          f"{now} now", where=str(out),

@@ -41,7 +41,9 @@ def _run_settings(settings: dict) -> dict:
 
 def model_name(settings: dict) -> str:
     """The model as the user named it (--model), else its fingerprint (a Python API run)."""
-    return (settings.get("config") or {}).get("model") or str(settings.get("model"))
+    from ..recorded import config_of
+    config = config_of(settings)
+    return (config.model if config is not None else None) or str(settings.get("model"))
 
 
 def check_settings(settings: list[dict], names: list[str]) -> None:
