@@ -15,8 +15,8 @@ from . import stats
 from .health import health
 from .records import dictionary_replacements
 from .store import RunStore
+from .summary_spec import SCHEMA_VERSION
 
-SCHEMA_VERSION = 2
 
 
 def _rate(n: int, d: int) -> float | None:
