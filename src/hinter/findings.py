@@ -287,6 +287,8 @@ def choose_label(wanted: Sequence[tuple[str | None, str]], answered: Iterable[st
     then the task's first label) that the answers use, spelled as they spell it (a python: model answering
     "positive" for the task's "Positive"); else `fallback` (the most frequent answer), saying why."""
     labels = {x for a in answered if a is not None for x in label_set(a)}
+    if not labels:  # nothing answered: nothing to test, and nothing to match the label against
+        return next(((label, source) for label, source in wanted if label is not None), (fallback, "no answer"))
     by_case = {x.casefold(): x for x in sorted(labels)}
     for label, source in wanted:
         if label is None:
@@ -294,7 +296,7 @@ def choose_label(wanted: Sequence[tuple[str | None, str]], answered: Iterable[st
         if label in labels:
             return label, source
         if label.casefold() in by_case:
-            return by_case[label.casefold()], f"{source} (spelled as the answers spell it)"
+            return by_case[label.casefold()], f"{source}, spelled as the answers spell it"
     given = [label for label, _ in wanted if label is not None]
     if given:
         return fallback, f"the most frequent answer: no answer uses {given[0]!r}"

@@ -307,6 +307,9 @@ def print_findings(s: dict, show: int = 10) -> None:
     from ..report.html.prose import describe_finding, findings_heading
     a = s["findings_analysis"]
     significant = [f for f in s["findings"] if f["significant"]]
+    if not s["findings"]:
+        out_console.print("Findings that hold up: none; no cell was tested.", highlight=False)
+        return
     head = findings_heading(s) + ": "
     if not significant:
         out_console.print(head + "none. No cell's changes differ from what chance gives on this many texts.",
