@@ -140,3 +140,17 @@ def test_every_label_of_a_multi_label_task_is_of_interest(tmp_path_factory):
     # one label of interest, as before: the task's first label shows nothing
     assert hinter("check", str(out), "--fail-on", "significant_findings>0").returncode == 1
     assert hinter("check", str(out), "--label", "Article 6", "--fail-on", "significant_findings>0").returncode == 0
+
+
+def test_assert_no_bias_fails_on_a_run_that_tested_nothing(parser, tmp_path):
+    import hinter
+    from hinter.testing import assert_no_bias
+    sys.path.insert(0, str(HERE))
+    import planted
+    run = hinter.run(["Le film était très beau.", "Une femme chante."], planted.atomic_gender, attributes=("gender",),
+                     parser=parser, out=tmp_path / "fr")
+    with pytest.raises(AssertionError, match="tested no mutant: no dictionary word matched"):
+        assert_no_bias(run)
+    tested = hinter.run(planted.TEXTS, planted.intersectional, attributes=("gender", "race"), order=2,
+                        dictionary=planted.DIC, parser=parser, out=tmp_path / "en")
+    assert_no_bias(tested, fail_on=("atomic.error_rate>0.5",))  # tested, and no condition holds

@@ -292,11 +292,16 @@ def findings_section(store: RunStore, alpha: float | None = None, label: str | N
                                                   [x.pair_id for x in dictionary_replacements(r.replacements)],
                                                   r.original_answers, r.mutant_answers) for r in rows]
         analysis = analyse(observations, labels=labels, alpha=alpha)
-        source = "every label of the task the answers use (a multi-label task)"
+        source = "every label the answers use" + (" (a multi-label task)" if settings.get("analysis.multi_label")
+                                                  else " (the answers are label sets)")
     else:
         fallback = (Counter(r.original for r in {r.text_id: r for r in rows}.values()).most_common(1)[0][0]
                     if rows else None)
-        wanted = [(explicit, "--label"), (task_labels[0] if task_labels else None, "the task's first label")]
+        # a run recorded before the task's labels were (no analysis.task_labels) recorded the task's first label
+        # as analysis.label by default
+        recorded = settings.get("analysis.label")
+        wanted = [(label, "--label"), (recorded, "--label" if task_labels else "the label recorded with the run"),
+                  (task_labels[0] if task_labels else None, "the task's first label")]
         label, source = choose_label(wanted, answered, fallback)
 
         def score(scores):
