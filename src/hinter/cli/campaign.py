@@ -95,8 +95,10 @@ def run_campaign(config: RunConfig, execution: Execution, out: Path, overwrite: 
             console.print(f"[yellow]Note:[/] {limit}; pass --overwrite to ask it again.", highlight=False,
                           soft_wrap=True)
     analysis = {k: v for k, v in (analysis or {}).items() if v is not None}
-    if "label" not in analysis and task is not None:
-        analysis["label"] = task.labels[0]  # the label of interest: by default the task's first
+    if task is not None:
+        # the label of interest is --label, else the task's first label (measures.findings_section); a multi-label
+        # task makes every label of interest
+        analysis.update(task_labels=list(task.labels), multi_label=task.multi_label)
     result.store.save_settings({f"analysis.{k}": v for k, v in analysis.items()})
     s = write_outputs(result)
     print_summary(s, out, time.perf_counter() - started)
@@ -352,25 +354,34 @@ def print_summary(s: dict, out_dir: Path, seconds: float) -> None:
     out_console.print(f"Model calls: {s['model_calls']}, sentences tagged: {s.get('sentences_tagged', 0)}, "
                       f"given dependencies: {s['sentences_parsed']}, "
                       f"wall time {seconds:.1f} s.")
+    from ..health import untested
+    why = untested(s)
+    if why:
+        out_console.print(f"[red]Nothing was tested[/]: {why}. A --fail-on gate or `hinter check` on this run "
+                          "fails (exit 3).", highlight=False, soft_wrap=True)
     print_findings(s)
     out_console.print(f"Written: {out_dir / 'run.sqlite'}, {out_dir / 'summary.json'}, {out_dir / 'biases.csv'}")
 
 
 def print_findings(s: dict, show: int = 10) -> None:
-    """Which findings hold up: the significant cells (q <= alpha), population-hidden combinations marked."""
-    from ..findings import describe
+    """Which findings hold up: the significant cells (q <= alpha), population-hidden combinations marked; a
+    multi-label run says which labels moved."""
+    from ..report.html.prose import describe_finding, findings_heading
     a = s["findings_analysis"]
     significant = [f for f in s["findings"] if f["significant"]]
-    head = (f"Findings that hold up (Benjamini-Hochberg q <= {a['alpha']} over {len(s['findings'])} cells; label of "
-            f"interest {a['label']}, measured on {'scores' if a['measure'] == 'score' else 'labels'}): ")
+    if not s["findings"]:
+        out_console.print("Findings that hold up: none; no cell was tested.", highlight=False)
+        return
+    head = findings_heading(s) + ": "
     if not significant:
         out_console.print(head + "none. No cell's changes differ from what chance gives on this many texts.",
                           highlight=False, soft_wrap=True)
         return
-    out_console.print(head + f"{len(significant)}, of which {s['population_hidden']} population-hidden.",
+    moved = f" Labels that moved: {', '.join(a['labels_moved'])}." if a.get("labels") else ""
+    out_console.print(head + f"{len(significant)}, of which {s['population_hidden']} population-hidden.{moved}",
                       highlight=False, soft_wrap=True)
     for f in sorted(significant, key=lambda f: (not f.get("population_hidden"), f["q_value"]))[:show]:
-        out_console.print("  " + describe(f, a["label"], a["measure"]), highlight=False, soft_wrap=True)
+        out_console.print("  " + describe_finding(f, a["label"], a["measure"]), highlight=False, soft_wrap=True)
 
 
 def write_report_and_gate(out: Path, s: dict, fail_on: list[str], junit: Path | None,

@@ -91,7 +91,9 @@ def check_mutants(runs: list[dict[tuple[int, str], ComparedMutant]], names: list
 
 
 def _cell(f: dict) -> tuple:
-    return f["kind"], tuple((c["attribute"], c["source_group"], c["target_group"]) for c in f["components"])
+    """A finding's key: its kind, components and (multi-label analyses) label, "" for the one label of interest."""
+    return (f["kind"], tuple((c["attribute"], c["source_group"], c["target_group"]) for c in f["components"]),
+            f.get("label") or "")
 
 
 def _findings(summaries: list[dict]) -> list[dict]:
@@ -99,9 +101,10 @@ def _findings(summaries: list[dict]) -> list[dict]:
     per_run = [{_cell(f): f for f in s.get("findings") or []} for s in summaries]
     cells = sorted({c for run in per_run for c, f in run.items() if f.get("significant") or f.get("population_hidden")})
     out = []
-    for kind, comps in cells:
-        out.append({"kind": kind, "cell": " & ".join(f"{a}: {s} -> {t}" for a, s, t in comps),
-                    "runs": [None if (f := run.get((kind, comps))) is None else
+    for kind, comps, label in cells:
+        out.append({"kind": kind, "cell": " & ".join(f"{a}: {s} -> {t}" for a, s, t in comps)
+                    + (f" [{label}]" if label else ""),
+                    "runs": [None if (f := run.get((kind, comps, label))) is None else
                              {k: f.get(k) for k in ("tested", "texts", "flips", "toward", "effect", "effect_ci",
                                                     "q_value", "significant", "population_hidden")}
                              for run in per_run]})
