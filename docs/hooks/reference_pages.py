@@ -153,17 +153,9 @@ def commands_markdown() -> str:
     return "\n".join(out)
 
 
-def summary_markdown() -> str | None:
-    """The summary reference from its declaration, or None where hinter has none yet."""
-    # Fallback until the summary's declaration is merged: without hinter.summary_spec the committed
-    # docs/summary-schema.md is built as it is. The lead removes this fallback at merge.
-    try:
-        from hinter.summary_spec import reference_markdown
-    except ModuleNotFoundError as e:
-        if e.name != "hinter.summary_spec":  # the module is there but broken: say so
-            raise
-        log.info("hinter.summary_spec not found: summary-schema.md built as committed")
-        return None
+def summary_markdown() -> str:
+    """The summary reference from its declaration (hinter.summary_spec)."""
+    from hinter.summary_spec import reference_markdown
     return reference_markdown()
 
 
@@ -179,10 +171,9 @@ def on_files(files, config):
     files.append(File.generated(config, "options.md",
                                 content=options_markdown(option_fields(), run_command_defaults())))
     files.append(File.generated(config, "commands.md", content=commands_markdown()))
-    summary = summary_markdown()
-    if summary is not None:
-        committed = files.get_file_from_path("summary-schema.md")
-        if committed is not None:
-            files.remove(committed)
-        files.append(File.generated(config, "summary-schema.md", content=summary))
+    # the committed docs/summary-schema.md (tests/test_summary_spec.py keeps it equal) is replaced by the generated
+    committed = files.get_file_from_path("summary-schema.md")
+    if committed is not None:
+        files.remove(committed)
+    files.append(File.generated(config, "summary-schema.md", content=summary_markdown()))
     return files

@@ -21,7 +21,6 @@ import numpy as np
 
 from . import oracle
 from .oracle import answers_of
-from .oracle import flip_with_repeats  # noqa: F401  # moved to oracle; the lead removes this re-export at merge
 from .stats import (ALPHA, PERMUTATIONS, Interval, benjamini_hochberg, exchange_p, mean_interval, minimal_p,
                     nonzero, sign_flip_p, wilson)
 

@@ -245,8 +245,7 @@ class RepeatsJudge:
     """--repeats: the answers' distributions differ beyond the model's own noise (oracle.flip_with_repeats)."""
 
     def __call__(self, original, mutant):
-        from .findings import flip_with_repeats
-        return flip_with_repeats(encoded(original), encoded(mutant))
+        return oracle.flip_with_repeats(encoded(original), encoded(mutant))
 
 
 def judge_for(config: RunConfig) -> Judge:
