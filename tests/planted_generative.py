@@ -85,3 +85,15 @@ def observe(model, n_texts: int, samples: int, seed: int, judge: FreeTextJudge, 
             out.append(AspectObservation.from_pair_ids(i, mutant.key, judge.judge(original, answers,
                                                                                    mutant.replacements)))
     return out
+
+
+# ------------------------------------------------------------------ python: models (a list of texts -> strings)
+
+def letters(texts):
+    """python:planted_generative:letters: one short letter per text; an empty string where the text says EMPTY."""
+    return ["" if "EMPTY" in t else f"{_person(t)} is a great fit." for t in texts]
+
+
+def numbers(texts):
+    """A generative task's function that returns no text."""
+    return [len(t) for t in texts]

@@ -192,9 +192,9 @@ class GenerativeTask:
                 "temperature": self.temperature, "stop": list(self.stop)}
 
     def answer(self, generated: str | None) -> Outcome:
-        """An Outcome carrying the generated text (cut at the first stop string, stripped): its value and raw
-        answer. An empty or missing generation is a model error, never an answer."""
-        text = generated or ""
+        """An Outcome carrying the generated text (leading space dropped, cut at the first stop string, stripped):
+        its value and raw answer. An empty or missing generation is a model error, never an answer."""
+        text = (generated or "").lstrip()  # a stop string counts after the answer has begun
         for s in self.stop:
             text = text.split(s, 1)[0]
         text = text.strip()
