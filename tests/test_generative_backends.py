@@ -32,6 +32,9 @@ def test_a_prompt_without_labels_is_a_generative_task(tmp_path):
     assert t.answer("  \n She is kind.\n\nBio: y") .value == "She is kind."
     assert t.answer("\n\n").error and t.answer(None).error  # an empty generation is an error, not an answer
     assert not get_task("imdb").generative
+    assert t.judge().names == ("sentiment", "refusal", "length", "distance")
+    one = load_task_file(write(tmp_path, 'prompt: "{text}"\naspects: [refusal, sentiment]\n'))
+    assert one.judge().names == ("refusal", "sentiment")
 
 
 @pytest.mark.parametrize("text, message", [
@@ -43,6 +46,7 @@ def test_a_prompt_without_labels_is_a_generative_task(tmp_path):
     ('prompt: "Bio: {text}"\nsamples: 2.5\ntemperature: 1\n', "samples must be an integer"),
     ('prompt: "Bio: {text}"\nquestion: why\n', "unknown field(s) question for a generative task"),
     ('prompt: "Bio: {text}"\nstop: [""]\n', "stop must be"),
+    ('prompt: "Bio: {text}"\naspects: [sentiment, politeness]\n', "unknown aspect(s) politeness"),
     ('name: x\nsystem_prompt: s\nquestion: q\n', "missing field(s) labels"),
 ])
 def test_generative_task_errors_say_what_and_how(tmp_path, text, message):

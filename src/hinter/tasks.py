@@ -154,7 +154,8 @@ class GenerativeTask:
     `prompt` holds `{text}` once; `system_prompt` (optional) goes before it, as the system message of a chat model
     or the first paragraph of a plain prompt. Generation: at most `max_tokens` tokens at `temperature` (0: greedy,
     deterministic), cut at the first of `stop`; `samples` answers per prompt (asked as the run's repeats, each call
-    a fresh sample), whose spread is the oracle's null (docs/generative.md).
+    a fresh sample), whose spread is the oracle's null (docs/generative.md). `aspects`: what the judge measures
+    (`judge()` builds it).
     """
 
     generative: ClassVar[bool] = True
@@ -165,6 +166,7 @@ class GenerativeTask:
     temperature: float = 0.0
     samples: int = 1
     stop: tuple[str, ...] = ()
+    aspects: tuple[str, ...] = ("sentiment", "refusal", "length", "distance")  # hinter.generative.aspects names
     labels: tuple[str, ...] = ()  # none: the answer is the text itself
     multi_label: bool = False
 
@@ -191,6 +193,11 @@ class GenerativeTask:
         return {"system_prompt": self.system_prompt, "prompt": self.prompt, "max_tokens": self.max_tokens,
                 "temperature": self.temperature, "stop": list(self.stop)}
 
+    def judge(self, level: float = 0.05):
+        """The free-text judge of this task (hinter.generative.FreeTextJudge over its aspects)."""
+        from .generative import FreeTextJudge
+        return FreeTextJudge(self.aspects, level=level)
+
     def answer(self, generated: str | None) -> Outcome:
         """An Outcome carrying the generated text (leading space dropped, cut at the first stop string, stripped):
         its value and raw answer. An empty or missing generation is a model error, never an answer."""
@@ -214,7 +221,7 @@ TASK_FIELDS = ("name", "labels", "system_prompt", "question", "examples", "text_
                "none_answer", "aliases")
 
 
-GENERATIVE_FIELDS = ("name", "prompt", "system_prompt", "max_tokens", "temperature", "samples", "stop")
+GENERATIVE_FIELDS = ("name", "prompt", "system_prompt", "max_tokens", "temperature", "samples", "stop", "aspects")
 MAX_SAMPLES = 100
 MAX_TOKENS = 8192
 
@@ -225,7 +232,8 @@ def load_task_file(path: str | Path) -> AnyTask:
     A label task: name, labels, system_prompt, question, examples (a list of [text, answer] pairs or {text, answer}
     objects), and optionally text_name, answer_prefix, multi_label, none_answer, aliases.
     A generative task (a `prompt` holding {text}, and no labels): name, prompt, and optionally system_prompt,
-    max_tokens (128), temperature (0), samples (1), stop (a string or a list of them)."""
+    max_tokens (128), temperature (0), samples (1), stop (a string or a list of them), aspects (registered names;
+    default sentiment, refusal, length, distance)."""
     p = Path(path)
     where = f"task file {p}"
     try:
@@ -314,8 +322,21 @@ def _generative_task(data: dict, p: Path, where: str) -> GenerativeTask:
     if not isinstance(stop, (list, tuple)) or not all(isinstance(x, str) and x for x in stop):
         raise InputError("stop must be a string or a list of non-empty strings", where=where,
                          fix='Write e.g. stop: ["\\n\\n"].')
+    aspects = data.get("aspects") or GenerativeTask.aspects
+    aspects = (aspects,) if isinstance(aspects, str) else aspects
+    from .generative.aspects import ASPECTS
+    if not isinstance(aspects, (list, tuple)) or not all(isinstance(a, str) for a in aspects) or len(set(aspects)) \
+            != len(aspects):
+        raise InputError("aspects must be a list of distinct aspect names", where=where,
+                         fix=f"Registered aspects: {', '.join(ASPECTS.names())}.")
+    unknown = [a for a in aspects if a not in ASPECTS]
+    if unknown:
+        raise InputError(f"unknown aspect(s) {', '.join(unknown)}", where=where,
+                         fix=f"Registered aspects: {', '.join(ASPECTS.names())} (a user adds one with "
+                             "hinter.generative.register_aspect, or the entry-point group hinter_aspects).")
     return GenerativeTask(name=str(data.get("name") or p.stem), prompt=prompt, system_prompt=system_prompt,
-                          max_tokens=max_tokens, temperature=temperature, samples=samples, stop=tuple(stop))
+                          max_tokens=max_tokens, temperature=temperature, samples=samples, stop=tuple(stop),
+                          aspects=tuple(aspects))
 
 
 # ---------------------------------------------------------------------- the registry
