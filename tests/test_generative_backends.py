@@ -123,6 +123,11 @@ def test_hf_causal_generates_a_batch(tmp_path):
     assert outs[2].seen is not None and outs[0].seen is None  # the long text was cut to fit
     written = [o for o in outs if not o.error]
     assert written and all(len(tokenizer(o.value, add_special_tokens=False)["input_ids"]) <= 6 + 2 for o in written)
+    sampled = load_model(f"hf-causal:{tmp_path}?device=cpu", task=GenerativeTask(
+        "letter", task.prompt, max_tokens=6, temperature=1.0, samples=2))
+    assert sampled.fingerprint != m.fingerprint
+    outs = sampled.predict(["She cooks."] * 4)
+    assert len({o.value for o in outs}) > 1  # four fresh samples of a random model's 30k-token vocabulary
 
 
 # ------------------------------------------------------------------------------------------- openai
