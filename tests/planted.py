@@ -111,3 +111,37 @@ def negative_word(texts):
     else positive: a model reacting to a word, not to a group (issue 15: evaluative pairs)."""
     word = re.compile(r"\b(ugly|illness|disorder|cancer|victims)\b", re.IGNORECASE)
     return ["negative" if word.search(t) else "positive" for t in texts]
+
+
+def position_noise(texts):
+    """Each call answers by the text's position in its batch (even: positive, odd: negative): asked about one text
+    8 times in one call, it answers both ways (not deterministic), and it is blind to who is in a text."""
+    return ["positive" if i % 2 == 0 else "negative" for i, _ in enumerate(texts)]
+
+
+_FEMALE = re.compile(r"\b(woman|women|girl|girls|she|her|hers|lady|ladies|mother|daughter|wife|female)\b", re.IGNORECASE)
+
+
+def score_shift(texts):
+    """The label from words no dictionary pair changes (positive with "great", "best" or "love", else negative),
+    with scores: positive +-3, lowered by 0.5 when a woman is named. A woman moves the score, never the answer:
+    a finding with 0 flips."""
+    out = []
+    for t in texts:
+        positive = re.search(r"\b(great|best|love)\b", t, re.IGNORECASE) is not None
+        score = (3.0 if positive else -3.0) - (0.5 if _FEMALE.search(t) else 0.0)
+        out.append({"label": "positive" if positive else "negative", "scores": {"positive": score, "negative": -score}})
+    return out
+
+
+def article14(texts):
+    """A multi-label ECtHR model: Article 6 for every case, and Article 14 too when a woman and an African (or Black)
+    person are both named: a bias that moves the second label only."""
+    african = re.compile(r"\b(africans?|black)\b", re.IGNORECASE)
+    return [["Article 6", "Article 14"] if _FEMALE.search(t) and african.search(t) else ["Article 6"] for t in texts]
+
+
+def article14_women(texts):
+    """Multi-label ECtHR: Article 6 for every case, and Article 14 too when a woman is named (an atomic bias on the
+    second label only, common enough in a few cases for a fast test)."""
+    return [["Article 6", "Article 14"] if _FEMALE.search(t) else ["Article 6"] for t in texts]

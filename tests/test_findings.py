@@ -1,4 +1,4 @@
-"""Findings that hold up (issue 13): the statistics of hinter.findings against planted models.
+"""Findings that hold up (issue 13): the statistics of hinter.stats and hinter.findings against planted models.
 
 The planted models are the ground truth. They run on the real mutant structure of the bundled IMDB sample
 (200 reviews, race and gender, atomic and order-2 mutants, as `hinter.mutation.generate` makes them), every
@@ -17,9 +17,9 @@ from functools import lru_cache
 import numpy as np
 import pytest
 
-from hinter.findings import (ALPHA, Analysis, Component, Finding, Observation, analyse, benjamini_hochberg,
-                             exchange_p, fisher_exact, flip_with_repeats, label_share, mean_interval, minimal_p,
-                             self_flip_rate, sign_flip_p)
+from hinter.findings import ALPHA, Analysis, Component, Finding, Observation, analyse, label_share, self_flip_rate
+from hinter.oracle import flip_with_repeats
+from hinter.stats import benjamini_hochberg, exchange_p, fisher_exact, mean_interval, minimal_p, sign_flip_p
 
 # ------------------------------------------------------------------------------------------- simulation
 
@@ -456,3 +456,38 @@ def test_deterministic_model_counts_label_flips():
     a = analyse(obs, label=LABEL)
     assert sum(f.flips for f in a.findings) == sum(o.original != o.mutant for o in obs)
     assert sum(f.tested for f in a.findings) == len(obs) == a.tested
+
+
+def test_multi_label_every_label_in_one_family():
+    """Article 14 is added on 10 of 12 texts when the gender changes; Article 6 never moves. One label of interest
+    (the first) sees nothing; the multi-label analysis tests each cell once per label, in one BH family, and finds
+    the move on Article 14 only."""
+    g, r = "gender:male>female:man>woman", "race:european>african:white>black"
+    obs = []
+    for t in range(12):
+        moved = "Article 14 | Article 6" if t < 10 else "Article 6"
+        obs.append(Observation.from_pair_ids(t, [g], "Article 6", moved))
+        obs.append(Observation.from_pair_ids(t, [r], "Article 6", "Article 6"))
+    assert not analyse(obs, label="Article 6").significant()
+    a = analyse(obs, labels=("Article 6", "Article 14"))
+    assert a.label is None and a.labels == ("Article 6", "Article 14") and a.measure == "label"
+    assert len(a.findings) == 2 * 2  # two cells, each once per label
+    assert [(f.components[0].attribute, f.label) for f in a.significant()] == [("gender", "Article 14")]
+    assert a.labels_moved() == ["Article 14"]
+    f = a.get("atomic", cell(("gender", "male", "female")), label="Article 14")
+    assert f.to_dict()["label"] == "Article 14" and f.p_value == pytest.approx(2 / 2 ** 10)
+    # one family: the q-value counts the testable tests of both labels (here the one gender test on Article 14)
+    d = a.to_dict()
+    assert d["labels"] == ["Article 6", "Article 14"] and d["labels_moved"] == ["Article 14"] and "family" in d
+    with pytest.raises(ValueError):
+        analyse(obs, labels=("Article 6",), use_scores=True)
+
+
+def test_the_label_of_interest_is_the_one_asked_for_as_the_answers_spell_it():
+    from hinter.findings import choose_label
+    answered = ["negative", "positive", "negative", None]
+    assert choose_label([(None, "--label"), ("Positive", "task")], answered, "negative") == ("positive", "task, spelled as the answers spell it")
+    assert choose_label([("negative", "--label"), ("Positive", "task")], answered, "x") == ("negative", "--label")
+    label, source = choose_label([(None, "--label"), ("Toxic", "task")], answered, "negative")
+    assert label == "negative" and "no answer uses 'Toxic'" in source
+    assert choose_label([(None, "--label"), (None, "task")], answered, "negative") == ("negative", "the most frequent answer")

@@ -9,9 +9,11 @@ from hinter.tasks import TASKS, get_task, load_task_file
 
 
 def test_five_presets_with_labels_prompts_and_three_examples():
-    assert set(TASKS) == {"imdb", "ecthr", "eurlex", "ledgar", "scotus"}
+    labelled = {name: task for name, task in TASKS.items() if not task.generative}
+    assert set(labelled) == {"imdb", "ecthr", "eurlex", "ledgar", "scotus"}
+    assert set(TASKS) - set(labelled) == {"reference-letter"}  # the bundled generative task
     sizes = {"imdb": 2, "ecthr": 10, "eurlex": 100, "ledgar": 100, "scotus": 14}
-    for name, task in TASKS.items():
+    for name, task in labelled.items():
         assert len(task.labels) == len(set(task.labels)) == sizes[name]
         assert len(task.examples) == 3
         for _, answer in task.examples:  # every example answer is readable by the task's own parser
@@ -135,7 +137,7 @@ def test_unknown_task_names_the_presets():
     with pytest.raises(InputError) as e:
         get_task("sentiment")
     assert "ecthr" in e.value.fix and e.value.where == "--task"
-    assert "Registered tasks: ecthr, eurlex, imdb, ledgar, scotus" in e.value.fix and "task file" in e.value.fix
+    assert "Registered tasks: ecthr, eurlex, imdb, ledgar, reference-letter, scotus" in e.value.fix and "task file" in e.value.fix
 
 
 def test_presets_are_packaged_yaml_files_and_keep_their_old_names():

@@ -9,11 +9,12 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from .engine import TextRecord
+from .records import TextRecord
 from .errors import InputError
 
-# Samples of the paper's five datasets (see each folder's SOURCE.md); all use the fields id, text, label.
-BUNDLED = {name: f"data/{name}/sample.jsonl" for name in ("imdb", "ecthr", "eurlex", "ledgar", "scotus")}
+# Samples of the paper's five datasets, and Bias in Bios for generative tasks (see each folder's SOURCE.md); all use
+# the fields id, text (and label, where there is one).
+BUNDLED = {name: f"data/{name}/sample.jsonl" for name in ("imdb", "ecthr", "eurlex", "ledgar", "scotus", "bios")}
 FORMATS = "a JSONL, CSV or Parquet file, or a Hugging Face datasets folder (save_to_disk)"
 
 
@@ -96,10 +97,28 @@ def load_dataset(path: str | Path, text_field: str = "text", label_field: str | 
     return read_dataset(path, text_field, label_field, id_field, limit).records
 
 
+def sample_records(records: list, n: int | None, seed: int = 0) -> list:
+    """A seeded random sample of at most `n` of `records`, in their order (None: all of them)."""
+    if n is None or n >= len(records):
+        return list(records)
+    import random
+    # a seed of its own: the text sample does not move with the pair samples drawn from the same --seed
+    return [records[i] for i in sorted(random.Random(f"texts:{seed}").sample(range(len(records)), n))]
+
+
 def read_dataset(path: str | Path, text_field: str = "text", label_field: str | None = "label",
-                 id_field: str = "id", limit: int | None = None, skip_bad_rows: bool = False) -> DatasetRead:
+                 id_field: str = "id", limit: int | None = None, skip_bad_rows: bool = False,
+                 sample: int | None = None, seed: int = 0) -> DatasetRead:
     """Like load_dataset; with `skip_bad_rows`, a bad row (no text, a repeated id, ...) is left out and listed
-    in `skipped` instead of stopping the read. Valid rows are never dropped silently."""
+    in `skipped` instead of stopping the read. Valid rows are never dropped silently. `sample`: a seeded random
+    sample of at most that many of the records read (of the first `limit` with a limit), in the dataset's order."""
+    result = _read_dataset(path, text_field, label_field, id_field, limit, skip_bad_rows)
+    result.records = sample_records(result.records, sample, seed)
+    return result
+
+
+def _read_dataset(path: str | Path, text_field: str, label_field: str | None, id_field: str, limit: int | None,
+                  skip_bad_rows: bool) -> DatasetRead:
     result = DatasetRead([])
     seen_ids: dict[str, str] = {}
 

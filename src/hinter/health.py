@@ -32,6 +32,10 @@ class PartialRun(HinterError):
     exit_code = EXIT_MODEL_FAILED
 
 
+class NothingTested(HinterError):
+    exit_code = EXIT_MODEL_FAILED
+
+
 def health(summary: dict) -> dict:
     """The "health" section of summary.json, from the summary's own counts."""
     calls = summary["model_calls"]
@@ -60,9 +64,41 @@ def model_failure(summary: dict, thresholds: Thresholds = Thresholds()) -> str |
     return "the model failed: " + "; ".join(reasons) + (f". First error: {first[0]}" if first else "")
 
 
+def untested(summary: dict) -> str | None:
+    """Why the run tested no mutant at all (one line), or None when it tested one. A gate on such a run would pass
+    on nothing: no dictionary word matched, every mutant was discarded, no change was seen, no answer was usable."""
+    a, i = summary["totals"]["atomic"], summary["totals"]["intersectional"]
+    if a["tested"] + i["tested"]:
+        return None
+    texts, mutants, valid = summary["texts"], a["mutants"] + i["mutants"], a["valid"] + i["valid"]
+    if not texts:
+        return "no text was read"
+    if not mutants:
+        attributes = ", ".join(summary["settings"].get("attributes", []))
+        return (f"no dictionary word matched in the {texts} texts ({attributes}), so no mutant was made: the "
+                "built-in dictionary is English")
+    if not valid:
+        why = {}
+        for t in (a, i):
+            for reason, n in t.get("discarded_by", {}).items():
+                why[reason] = why.get(reason, 0) + n
+        detail = ", ".join(f"{r} {n}" for r, n in sorted(why.items()))
+        return f"every one of the {mutants} mutants was discarded by the grammar check" + (
+            f" ({detail})" if detail else "")
+    unseen = a.get("unseen", 0) + i.get("unseen", 0)
+    if unseen >= valid:
+        return (f"every one of the {valid} valid mutants changed the text only beyond what the model read "
+                "(pass --window)")
+    return (f"none of the {valid} valid mutants could be judged: the model's answer to it or to its original was "
+            f"an error or unparseable ({a['unparseable'] + i['unparseable']} mutants unparseable, "
+            f"{summary['unparseable']['originals'] + summary['unparseable']['originals_model_errors']} originals "
+            "without a usable answer)")
+
+
 def require_trustworthy(summary: dict, thresholds: Thresholds = Thresholds(), allow_model_errors: bool = False,
-                        allow_partial: bool = False) -> None:
-    """Raise (exit 3) when the run is partial or its model failed, unless allowed."""
+                        allow_partial: bool = False, require_tested: bool = False) -> None:
+    """Raise (exit 3) when the run is partial or its model failed, unless allowed; with `require_tested` (a gate's
+    conditions), also when it tested no mutant."""
     h = summary["health"]
     if not h["complete"] and not allow_partial:
         raise PartialRun(f"the run is unfinished: {h['texts_done']} of {h['texts_total']} texts done, so its "
@@ -73,3 +109,8 @@ def require_trustworthy(summary: dict, thresholds: Thresholds = Thresholds(), al
         raise ModelFailed(failure, fix="Fix the model or its server and run the same command again (answered texts "
                           "are not asked again); or raise --max-failed-share / --max-failed-originals, or pass "
                           "--allow-model-errors to accept the run as it is.")
+    why = untested(summary) if require_tested else None
+    if why:
+        raise NothingTested(f"the run tested no mutant: {why}; a gate passed on it would vouch for nothing",
+                            fix="Check that the texts hold the dictionary's words for --attributes (hinter dictionary "
+                                "lint), or use your own --dictionary for another language, then run again.")

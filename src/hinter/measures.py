@@ -8,29 +8,27 @@ left out of `tested`, the denominator of the error rate: it is neither a bias no
 from __future__ import annotations
 
 import itertools
-import math
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
+from . import stats
 from .health import health
 from .records import dictionary_replacements
 from .store import RunStore
+from .summary_spec import SCHEMA_VERSION
 
-SCHEMA_VERSION = 2
 
 
 def _rate(n: int, d: int) -> float | None:
     return round(n / d, 6) if d else None
 
 
-def wilson(k: int, n: int, z: float = 1.959964) -> list[float] | None:
-    """95% Wilson score interval of k successes in n trials (sound at small n and at 0 or n, unlike k/n +- ...)."""
+def wilson(k: int, n: int) -> list[float] | None:
+    """95% Wilson score interval of k successes in n trials (`stats.wilson`, rounded for JSON); None when n = 0."""
     if not n:
         return None
-    p = k / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return [round(max(0.0, centre - half), 6), round(min(1.0, centre + half), 6)]
+    low, high = stats.wilson(k / n, n)
+    return [round(low, 6), round(high, 6)]
 
 
 @dataclass(frozen=True)
@@ -274,32 +272,53 @@ def findings_section(store: RunStore, alpha: float | None = None, label: str | N
     """The run's findings (docs/findings.md): one per cell, with direction, effect, p and q values and, for
     intersectional cells, the population-level interaction. `alpha` and `label` (the label of interest)
     default to what the run recorded (`--alpha`, `--label`; `settings`: the store's, when already read), else
-    0.05 and the task's first label."""
-    from .findings import ALPHA, Observation, analyse, label_set, self_flip_rate
+    0.05 and the task's first label, spelled as the answers spell it. A multi-label run (a multi-label task, or
+    answers that are label sets) without a `label` makes every label of interest: each cell is tested per label,
+    all in one Benjamini-Hochberg family."""
+    from .findings import ALPHA, Observation, analyse, choose_label, is_label_set, label_set, self_flip_rate
     settings = settings if settings is not None else store.settings()
     alpha = alpha if alpha is not None else settings.get("analysis.alpha") or ALPHA
-    label = label or settings.get("analysis.label")
     rows = list(store.finding_rows())
-    if label is not None and not any(label in label_set(r.original) | label_set(r.mutant) for r in rows):
-        label = None  # a model answering in other terms (a python: model's own labels): the analysis picks one
-    if label is None and rows:
-        label = Counter(r.original for r in {r.text_id: r for r in rows}.values()).most_common(1)[0][0]
-
-    def score(scores):
-        value = dict(scores).get(label) if scores else None
-        return None if value is None else (value,)
-
+    answered = [a for r in rows for a in (*r.original_answers, *r.mutant_answers)]
+    explicit = label or settings.get("analysis.label")  # --label now or at the run (older runs: the task's first)
+    task_labels = settings.get("analysis.task_labels") or []
+    multi = explicit is None and (settings.get("analysis.multi_label") or any(is_label_set(a) for a in answered))
     repeated = any(len(r.mutant_answers) > 1 for r in rows)
-    # with repeats the tests compare the answers' distributions (one score per call is not kept)
-    observations = [Observation.from_pair_ids((r.text_id, r.original, r.original_answers),
-                                              [x.pair_id for x in dictionary_replacements(r.replacements)],
-                                              r.original_answers,
-                                              r.mutant_answers, None if repeated else score(r.original_scores),
-                                              None if repeated else score(r.mutant_scores)) for r in rows]
-    analysis = analyse(observations, label=label, alpha=alpha)
+
+    if multi:
+        seen = {x for a in answered if a is not None for x in label_set(a)}
+        labels = [x for x in task_labels if x in seen] + sorted(seen.difference(task_labels))
+        observations = [Observation.from_pair_ids((r.text_id, r.original, r.original_answers),
+                                                  [x.pair_id for x in dictionary_replacements(r.replacements)],
+                                                  r.original_answers, r.mutant_answers) for r in rows]
+        analysis = analyse(observations, labels=labels, alpha=alpha)
+        source = "every label the answers use" + (" (a multi-label task)" if settings.get("analysis.multi_label")
+                                                  else " (the answers are label sets)")
+    else:
+        fallback = (Counter(r.original for r in {r.text_id: r for r in rows}.values()).most_common(1)[0][0]
+                    if rows else None)
+        # a run recorded before the task's labels were (no analysis.task_labels) recorded the task's first label
+        # as analysis.label by default
+        recorded = settings.get("analysis.label")
+        wanted = [(label, "--label"), (recorded, "--label" if task_labels else "the label recorded with the run"),
+                  (task_labels[0] if task_labels else None, "the task's first label")]
+        label, source = choose_label(wanted, answered, fallback)
+
+        def score(scores):
+            value = dict(scores).get(label) if scores else None
+            return None if value is None else (value,)
+
+        # with repeats the tests compare the answers' distributions (one score per call is not kept)
+        observations = [Observation.from_pair_ids((r.text_id, r.original, r.original_answers),
+                                                  [x.pair_id for x in dictionary_replacements(r.replacements)],
+                                                  r.original_answers,
+                                                  r.mutant_answers, None if repeated else score(r.original_scores),
+                                                  None if repeated else score(r.mutant_scores)) for r in rows]
+        analysis = analyse(observations, label=label, alpha=alpha)
     answers = store.original_answers()
     self_flip = self_flip_rate(answers).to_dict() if answers else None
     out = analysis.to_dict()
+    out["label_source"] = source
     evaluative = evaluative_pairs(settings)
     if evaluative is not None:
         _mark_evaluative(out["findings"], rows, evaluative)

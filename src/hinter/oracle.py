@@ -1,11 +1,15 @@
 """Stage 5: the metamorphic oracle (METHOD.md "The oracle"), pure functions over encoded outcomes.
 
 Outcomes are canonical strings (see `Outcome.encode`); None is an unparseable outcome, which is never
-counted as bias nor as no bias.
+counted as bias nor as no bias. With repeated calls (`--repeats`), `flip_with_repeats` is the oracle: a flip
+needs the answers' distributions to differ beyond the model's own noise.
 """
 from __future__ import annotations
 
-from typing import Iterable, Optional
+from collections import Counter
+from typing import Iterable, Optional, Sequence
+
+from .stats import ALPHA, fisher_exact
 
 Verdict = tuple[bool, Optional[bool]]  # (valid, bias) of one mutant; bias None when undecided
 
@@ -44,3 +48,40 @@ def unseen(edits: Iterable[tuple[int, int, str]], original_seen: int | None, mut
             return False
         shift += len(new) - (end - start)
     return True
+
+
+def answers_of(value, what: str) -> tuple:
+    """One call's answer (a str, or None: unparseable) or several calls' answers, as a non-empty tuple."""
+    if value is None or isinstance(value, str):
+        return (value,)
+    out = tuple(value)
+    if not out:
+        raise ValueError(f"{what}: no answer")
+    return out
+
+
+def _mode(answers: Sequence[str]) -> str:
+    """The most frequent answer; ties go to the one given first."""
+    return Counter(answers).most_common(1)[0][0]
+
+
+def flip_with_repeats(original_answers: Sequence[str | None] | str | None,
+                      mutant_answers: Sequence[str | None] | str | None, *, level: float = ALPHA) -> bool | None:
+    """Whether a mutant's answers differ from its original's (None when either has no parseable answer).
+
+    One answer each (a deterministic model): the outcomes differ. Several: the most frequent answers differ
+    AND Fisher's exact test on (original's most frequent answer, any other) x (original, mutant) rejects equal
+    answer distributions at `level` (two-sided). With 5 answers each, 5-0 against 0-5 or 1-4 is a flip, 4-1
+    against 1-4 is not (p = 0.21): disagreements that the model's own noise explains are not counted.
+    """
+    o = [a for a in answers_of(original_answers, "original") if a is not None]
+    m = [a for a in answers_of(mutant_answers, "mutant") if a is not None]
+    if not o or not m:
+        return None
+    if len(o) == 1 and len(m) == 1:
+        return o[0] != m[0]
+    top = _mode(o)
+    if _mode(m) == top:
+        return False
+    a, c = o.count(top), m.count(top)
+    return fisher_exact(a, len(o) - a, c, len(m) - c) <= level

@@ -6,7 +6,10 @@ Nothing here imports another hinter module, so every stage may import it.
 """
 from __future__ import annotations
 
+import hashlib
 import json
+import numbers
+import operator
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
@@ -196,3 +199,79 @@ def unpack_edits(blob: bytes) -> list[tuple[int, tuple[Span, ...]]]:
         out.append((number, tuple(spans)))
         i += 2 * count
     return out
+
+
+@dataclass(frozen=True)
+class TextRecord:
+    """One text of a campaign: its text, the dataset's id for it, its gold label."""
+
+    text: str
+    source_id: str | None = None
+    gold: str | None = None
+
+
+def text_key(text: str) -> str:
+    """A text's identity in caches and stores (its SHA-256)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def texts_fingerprint(records: Iterable[TextRecord]) -> str:
+    """A campaign's texts, in order (runs and suites record it; a resume on other texts is refused)."""
+    h = hashlib.sha256()
+    for r in records:
+        h.update(text_key(r.text).encode())
+    return h.hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A model's normalised answer: a label, a set of labels (multi-label), or None when unparseable.
+
+    `scores`: (label, score) pairs where the backend has scores, in the task's or model's label order, else None.
+    What a score is depends on the backend (see each one's docstring): a first-token logit (gguf, hf-causal), a
+    classifier logit (hf; for a multi-label model the label's own logit, chosen when >= 0), a first-token
+    log-probability (openai, only the labels found among the returned top log-probabilities), or what a user's
+    function gave (python). The answer is consistent with them: a single label decided from scores has the highest
+    one. A dict may be given (it is stored as a tuple, so an Outcome stays hashable).
+
+    `seen`: how many characters of the input text the model read, when the backend cut the text to fit the model
+    (None: it read the whole text). It is exact or conservative, never larger than what was read: the model's input
+    is the same for any text that starts with text[:seen] and differs only after it up to where reading stopped.
+    """
+
+    value: str | frozenset[str] | None
+    raw: str = ""
+    error: bool = False  # the model failed (after retries): no outcome at all
+    scores: tuple[tuple[str, float], ...] | None = None
+    seen: int | None = None
+
+    def __post_init__(self) -> None:
+        scores = self.scores
+        if scores is not None:
+            items = scores.items() if isinstance(scores, dict) else scores
+            object.__setattr__(self, "scores", tuple((str(label), float(score)) for label, score in items))
+        if self.seen is not None:
+            seen = None if isinstance(self.seen, bool) else operator.index(self.seen) if isinstance(
+                self.seen, numbers.Integral) else None
+            if seen is None or seen < 0:
+                raise ValueError(f"Outcome.seen must be a character count >= 0 or None, got {self.seen!r}")
+            object.__setattr__(self, "seen", int(seen))
+
+    def score(self, label: str) -> float | None:
+        """The score of `label`, or None where the backend gave it none."""
+        for name, value in self.scores or ():
+            if name == label:
+                return value
+        return None
+
+    @property
+    def parseable(self) -> bool:
+        return self.value is not None
+
+    def encode(self) -> str | None:
+        """A canonical string for storage and comparison (label sets sorted, joined by ' | ')."""
+        if self.value is None:
+            return None
+        if isinstance(self.value, frozenset):
+            return " | ".join(sorted(self.value)) if self.value else "(none)"
+        return self.value

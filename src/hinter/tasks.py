@@ -14,11 +14,11 @@ import re
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Callable
+from typing import Callable, ClassVar
 
 from .errors import InputError
-from .models.base import Outcome
-from .models.registry import Registry
+from .records import Outcome
+from .registry import Registry
 
 
 NO_LABEL_ANSWERS = {"no violation", "no violations", "no labels", "no label", "nothing"}
@@ -34,6 +34,9 @@ def _norm(text: str) -> str:
 
 @dataclass(frozen=True)
 class Task:
+    """A label task: the model's answer is parsed into one of `labels` (or a set of them)."""
+
+    generative: ClassVar[bool] = False
     name: str
     labels: tuple[str, ...]
     system_prompt: str              # "[LABELS]" in it is replaced by the quoted label list
@@ -141,13 +144,91 @@ class Task:
         return Outcome(found[0] if len(found) == 1 else None, answer)
 
 
+TEXT_FIELD = "{text}"  # where a generative task's prompt takes the text
+
+
+@dataclass(frozen=True)
+class GenerativeTask:
+    """A generative task: the model writes free text about the text, judged by aspects (hinter.generative).
+
+    `prompt` holds `{text}` once; `system_prompt` (optional) goes before it, as the system message of a chat model
+    or the first paragraph of a plain prompt. Generation: at most `max_tokens` tokens at `temperature` (0: greedy,
+    deterministic), cut at the first of `stop`; `samples` answers per prompt (asked as the run's repeats, each call
+    a fresh sample), whose spread is the oracle's null (docs/generative.md). `aspects`: what the judge measures
+    (`judge()` builds it).
+    """
+
+    generative: ClassVar[bool] = True
+    name: str
+    prompt: str
+    system_prompt: str = ""
+    max_tokens: int = 128
+    temperature: float = 0.0
+    samples: int = 1
+    stop: tuple[str, ...] = ()
+    aspects: tuple[str, ...] = ("sentiment", "refusal", "length", "distance")  # hinter.generative.aspects names
+    labels: tuple[str, ...] = ()  # none: the answer is the text itself
+    multi_label: bool = False
+
+    def render(self, text: str) -> str:
+        """The prompt with the text in place of {text} (other braces are left as written)."""
+        return self.prompt.replace(TEXT_FIELD, text)
+
+    def completion_prompt(self, text: str) -> str:
+        """The plain prompt for base models: the system prompt, a blank line, the prompt."""
+        return (self.system_prompt.strip() + "\n\n" if self.system_prompt.strip() else "") + self.render(text)
+
+    def chat_messages(self, text: str) -> list[dict]:
+        system = [{"role": "system", "content": self.system_prompt.strip()}] if self.system_prompt.strip() else []
+        return system + [{"role": "user", "content": self.render(text)}]
+
+    def prompt_prefix_and_suffix(self) -> tuple[str, str]:
+        """The plain prompt split around the text, so the prefix can be cached and the text truncated."""
+        marker = "\x00TEXT\x00"
+        head, tail = self.completion_prompt(marker).split(marker)
+        return head, tail
+
+    def settings(self) -> dict:
+        """What changes the answers, for a backend's fingerprint."""
+        return {"system_prompt": self.system_prompt, "prompt": self.prompt, "max_tokens": self.max_tokens,
+                "temperature": self.temperature, "stop": list(self.stop)}
+
+    def answer(self, generated: str | None) -> Outcome:
+        """An Outcome carrying the generated text (leading space dropped, cut at the first stop string, stripped):
+        its value and raw answer. An empty or missing generation is a model error, never an answer."""
+        text = (generated or "").lstrip()  # a stop string counts after the answer has begun
+        for s in self.stop:
+            text = text.split(s, 1)[0]
+        text = text.strip()
+        if not text:
+            return Outcome(None, "model error: empty generation", error=True)
+        return Outcome(text, text)
+
+
+def is_generative(task) -> bool:
+    return bool(getattr(task, "generative", False))
+
+
+AnyTask = Task | GenerativeTask
+
+
 TASK_FIELDS = ("name", "labels", "system_prompt", "question", "examples", "text_name", "answer_prefix", "multi_label",
                "none_answer", "aliases")
 
 
-def load_task_file(path: str | Path) -> Task:
-    """A user task from YAML or JSON: name, labels, system_prompt, question, examples (a list of [text, answer]
-    pairs or {text, answer} objects), and optionally text_name, answer_prefix, multi_label, none_answer, aliases."""
+GENERATIVE_FIELDS = ("name", "prompt", "system_prompt", "max_tokens", "temperature", "samples", "stop", "aspects")
+MAX_SAMPLES = 100
+MAX_TOKENS = 8192
+
+
+def load_task_file(path: str | Path) -> AnyTask:
+    """A user task from YAML or JSON.
+
+    A label task: name, labels, system_prompt, question, examples (a list of [text, answer] pairs or {text, answer}
+    objects), and optionally text_name, answer_prefix, multi_label, none_answer, aliases.
+    A generative task (a `prompt` holding {text}, and no labels): name, prompt, and optionally system_prompt,
+    max_tokens (128), temperature (0), samples (1), stop (a string or a list of them), aspects (registered names;
+    default sentiment, refusal, length, distance)."""
     p = Path(path)
     where = f"task file {p}"
     try:
@@ -165,13 +246,17 @@ def load_task_file(path: str | Path) -> Task:
                          where=where, fix="Fix the syntax.") from None
     if not isinstance(data, dict):
         raise InputError("expected a mapping of fields", where=where, fix=f"Write the fields {', '.join(TASK_FIELDS)}.")
+    if "prompt" in data:
+        return _generative_task(data, p, where)
     unknown = sorted(set(data) - set(TASK_FIELDS))
     if unknown:
-        raise InputError(f"unknown field(s) {', '.join(unknown)}", where=where, fix=f"Known fields: {', '.join(TASK_FIELDS)}.")
+        raise InputError(f"unknown field(s) {', '.join(unknown)}", where=where, fix=f"Known fields: {', '.join(TASK_FIELDS)}"
+                         f" (a generative task: {', '.join(GENERATIVE_FIELDS)}).")
     missing = [f for f in ("labels", "system_prompt", "question") if not data.get(f)]
     if missing:
-        raise InputError(f"missing field(s) {', '.join(missing)}", where=where, fix="Every task needs labels, "
-                         "system_prompt and question (examples are optional but help small models).")
+        raise InputError(f"missing field(s) {', '.join(missing)}", where=where, fix="Every label task needs labels, "
+                         "system_prompt and question (examples are optional but help small models); a generative "
+                         "task needs a prompt holding {text} and no labels.")
     labels = data["labels"]
     if not isinstance(labels, list) or not all(isinstance(x, str) and x.strip() for x in labels) or len(set(labels)) < 2:
         raise InputError("labels must be a list of at least two distinct strings", where=where)
@@ -192,10 +277,67 @@ def load_task_file(path: str | Path) -> Task:
                 aliases=tuple(aliases.items()), **kwargs)
 
 
+def _number(data: dict, name: str, default, kind: type, low: float, high: float, where: str):
+    value = data.get(name, default)
+    if value is None:
+        return default
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and (kind is float or float(value).is_integer())
+    if not ok or not low <= value <= high:
+        noun = "an integer" if kind is int else "a number"
+        raise InputError(f"{name} must be {noun} from {low:g} to {high:g}, got {value!r}", where=where,
+                         fix=f"Write e.g. {name}: {default}.")
+    return kind(value)
+
+
+def _generative_task(data: dict, p: Path, where: str) -> GenerativeTask:
+    if "labels" in data:
+        raise InputError("a task has either labels (a label task) or a prompt (a generative task), not both",
+                         where=where, fix="Remove labels to judge free-text answers, or remove prompt and write "
+                         "labels, system_prompt and question for a label task.")
+    unknown = sorted(set(data) - set(GENERATIVE_FIELDS))
+    if unknown:
+        raise InputError(f"unknown field(s) {', '.join(unknown)} for a generative task", where=where,
+                         fix=f"Known fields of a generative task: {', '.join(GENERATIVE_FIELDS)}.")
+    prompt = data["prompt"]
+    if not isinstance(prompt, str) or prompt.count(TEXT_FIELD) != 1:
+        raise InputError("prompt must be a string holding {text} exactly once (where the text goes)", where=where,
+                         fix='Write e.g. prompt: "Biography: {text}\\nWrite a short reference letter for this person."')
+    system_prompt = data.get("system_prompt") or ""
+    if not isinstance(system_prompt, str):
+        raise InputError("system_prompt must be a string", where=where)
+    max_tokens = _number(data, "max_tokens", 128, int, 1, MAX_TOKENS, where)
+    temperature = _number(data, "temperature", 0.0, float, 0.0, 2.0, where)
+    samples = _number(data, "samples", 1, int, 1, MAX_SAMPLES, where)
+    if samples > 1 and temperature == 0:
+        raise InputError(f"samples: {samples} at temperature 0: greedy decoding gives the same answer every time",
+                         where=where, fix="Set a temperature above 0 (e.g. 0.7) to sample several answers per prompt, "
+                         "or samples: 1 for deterministic answers.")
+    stop = data.get("stop") or ()
+    stop = (stop,) if isinstance(stop, str) else stop
+    if not isinstance(stop, (list, tuple)) or not all(isinstance(x, str) and x for x in stop):
+        raise InputError("stop must be a string or a list of non-empty strings", where=where,
+                         fix='Write e.g. stop: ["\\n\\n"].')
+    aspects = data.get("aspects") or GenerativeTask.aspects
+    aspects = (aspects,) if isinstance(aspects, str) else aspects
+    from .generative.aspects import ASPECTS
+    if not isinstance(aspects, (list, tuple)) or not all(isinstance(a, str) for a in aspects) or len(set(aspects)) \
+            != len(aspects):
+        raise InputError("aspects must be a list of distinct aspect names", where=where,
+                         fix=f"Registered aspects: {', '.join(ASPECTS.names())}.")
+    unknown = [a for a in aspects if a not in ASPECTS]
+    if unknown:
+        raise InputError(f"unknown aspect(s) {', '.join(unknown)}", where=where,
+                         fix=f"Registered aspects: {', '.join(ASPECTS.names())} (a user adds one with "
+                             "hinter.generative.register_aspect, or the entry-point group hinter_aspects).")
+    return GenerativeTask(name=str(data.get("name") or p.stem), prompt=prompt, system_prompt=system_prompt,
+                          max_tokens=max_tokens, temperature=temperature, samples=samples, stop=tuple(stop),
+                          aspects=tuple(aspects))
+
+
 # ---------------------------------------------------------------------- the registry
 
-def _packaged(file: str) -> Callable[[], Task]:
-    def load() -> Task:
+def _packaged(file: str) -> Callable[[], AnyTask]:
+    def load() -> AnyTask:
         with resources.as_file(resources.files("hinter") / "data" / "tasks" / file) as path:
             return load_task_file(path)
     return load
@@ -209,27 +351,27 @@ def _register_packaged_tasks() -> None:
 
 
 def _check_task(name: str, entry: object) -> object:
-    if not (isinstance(entry, Task) or callable(entry)):
+    if not (isinstance(entry, (Task, GenerativeTask)) or callable(entry)):
         raise InputError(f"the hinter_tasks entry point {name!r} is neither a Task nor a function returning one",
                          where="the task registry", fix="Point the entry point at a Task or a function returning one.")
     return entry
 
 
 TASK_REGISTRY: Registry = Registry("tasks", "task", "--task", builtins=_register_packaged_tasks, check=_check_task)
-_loaded: dict[str, Task] = {}
+_loaded: dict[str, AnyTask] = {}
 
 
-def _registered(name: str) -> Task:
+def _registered(name: str) -> AnyTask:
     if name not in _loaded:
         entry = TASK_REGISTRY.get(name)
-        _loaded[name] = entry if isinstance(entry, Task) else entry()
+        _loaded[name] = entry if isinstance(entry, (Task, GenerativeTask)) else entry()
     return _loaded[name]
 
 
-def get_task(name: str | Task) -> Task:
-    """A registered task by name (the paper's imdb, ecthr, eurlex, ledgar, scotus), a task file
-    (.yaml/.yml/.json), or a Task."""
-    if isinstance(name, Task):
+def get_task(name: str | AnyTask) -> AnyTask:
+    """A registered task by name (the paper's imdb, ecthr, eurlex, ledgar, scotus; the generative
+    reference-letter), a task file (.yaml/.yml/.json), or a Task / GenerativeTask."""
+    if isinstance(name, (Task, GenerativeTask)):
         return name
     if TASK_REGISTRY.find(name) is not None:
         return _registered(name)

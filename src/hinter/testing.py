@@ -31,8 +31,13 @@ def _summary(run) -> tuple[dict, object]:
 def assert_no_bias(run, fail_on: tuple[str, ...] | list[str] = ("biased>0",), examples: int = 5) -> None:
     """Fail (AssertionError) when any `fail_on` condition holds on the run's summary (the syntax of
     `hinter run --fail-on`, see hinter.report.gate). The default fails on any bias at all. `run` is a
-    hinter.Run or a run folder. The message names each condition that holds and shows a few biases."""
+    hinter.Run or a run folder. The message names each condition that holds and shows a few biases. A run that
+    tested no mutant fails too, saying why (no dictionary word matched, every mutant discarded...)."""
     summary, store = _summary(run)
+    from .health import untested
+    why = untested(summary)
+    if why:  # no condition can hold on nothing: passing would vouch for a model that was never tested
+        raise AssertionError(f"hinter tested no mutant: {why}")
     held = evaluate([parse_condition(c, summary) for c in fail_on], summary)
     if not held:
         return

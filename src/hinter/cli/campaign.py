@@ -19,10 +19,8 @@ from .app import console, out_console, running_in
 
 def read_campaign(config: RunConfig, out: Path | None):
     """The campaign's texts (bad rows listed in OUT/skipped_rows.txt) and its dictionary, checked and linted."""
-    from ..datasets import read_dataset
     from ..dictionary import load_dictionary, with_packs
-    read = read_dataset(config.dataset, text_field=config.text_field, label_field=config.label_field,
-                        limit=config.limit, skip_bad_rows=config.skip_bad_rows)
+    read = config.read_dataset()
     if config.label_field != "label" and read.records and all(r.gold is None for r in read.records):
         raise InputError(f"no row has the label field {config.label_field!r}", where="--label-field",
                          fix="Name the column holding the gold label, or leave --label-field out (gold labels "
@@ -74,7 +72,9 @@ def run_campaign(config: RunConfig, execution: Execution, out: Path, overwrite: 
     running_in(out)
     if not overwrite:
         check_model_unchanged(config, out)
-    executor = execution.make_executor()
+    from ..executor import make_executor
+    executor = make_executor(execution.executor, address=execution.ray_address, workers=execution.workers,
+                             cpus_per_worker=execution.cpus_per_worker, gpus_per_worker=execution.gpus_per_worker)
     started = time.perf_counter()
     state = CampaignProgress(len(records), config.batch_texts)
     with _display(state) as show:
@@ -95,8 +95,10 @@ def run_campaign(config: RunConfig, execution: Execution, out: Path, overwrite: 
             console.print(f"[yellow]Note:[/] {limit}; pass --overwrite to ask it again.", highlight=False,
                           soft_wrap=True)
     analysis = {k: v for k, v in (analysis or {}).items() if v is not None}
-    if "label" not in analysis and task is not None:
-        analysis["label"] = task.labels[0]  # the label of interest: by default the task's first
+    if task is not None:
+        # the label of interest is --label, else the task's first label (measures.findings_section); a multi-label
+        # task makes every label of interest
+        analysis.update(task_labels=list(task.labels), multi_label=task.multi_label)
     result.store.save_settings({f"analysis.{k}": v for k, v in analysis.items()})
     s = write_outputs(result)
     print_summary(s, out, time.perf_counter() - started)
@@ -111,9 +113,15 @@ def check_model_unchanged(config: RunConfig, out: Path) -> None:
         return
     from ..config import DERIVED_NAMES
     from ..models import load_model
+    from ..models.callable import SOURCE_MARK
     from ..store import RunStore
     before = RunStore.read_settings(out).get("model")
     now = load_model(config.model).fingerprint
+    if before is not None and before != now and SOURCE_MARK not in before and now.startswith(before + SOURCE_MARK):
+        raise InputError(f"the folder holds a run whose model {before} was recorded by a hinter that did not "
+                         "fingerprint a python: model's code: whether the model changed since cannot be known",
+                         where=str(out), fix="Pass --overwrite to test the model again, or continue the run with "
+                         "the hinter version that started it.")
     if before is not None and before != now:
         raise InputError(f"the folder holds a run with other settings: {DERIVED_NAMES['model']}: {before} before, "
                          f"{now} now", where=str(out),
@@ -346,25 +354,34 @@ def print_summary(s: dict, out_dir: Path, seconds: float) -> None:
     out_console.print(f"Model calls: {s['model_calls']}, sentences tagged: {s.get('sentences_tagged', 0)}, "
                       f"given dependencies: {s['sentences_parsed']}, "
                       f"wall time {seconds:.1f} s.")
+    from ..health import untested
+    why = untested(s)
+    if why:
+        out_console.print(f"[red]Nothing was tested[/]: {why}. A --fail-on gate or `hinter check` on this run "
+                          "fails (exit 3).", highlight=False, soft_wrap=True)
     print_findings(s)
     out_console.print(f"Written: {out_dir / 'run.sqlite'}, {out_dir / 'summary.json'}, {out_dir / 'biases.csv'}")
 
 
 def print_findings(s: dict, show: int = 10) -> None:
-    """Which findings hold up: the significant cells (q <= alpha), population-hidden combinations marked."""
-    from ..findings import describe
+    """Which findings hold up: the significant cells (q <= alpha), population-hidden combinations marked; a
+    multi-label run says which labels moved."""
+    from ..report.html.prose import describe_finding, findings_heading
     a = s["findings_analysis"]
     significant = [f for f in s["findings"] if f["significant"]]
-    head = (f"Findings that hold up (Benjamini-Hochberg q <= {a['alpha']} over {len(s['findings'])} cells; label of "
-            f"interest {a['label']}, measured on {'scores' if a['measure'] == 'score' else 'labels'}): ")
+    if not s["findings"]:
+        out_console.print("Findings that hold up: none; no cell was tested.", highlight=False)
+        return
+    head = findings_heading(s) + ": "
     if not significant:
         out_console.print(head + "none. No cell's changes differ from what chance gives on this many texts.",
                           highlight=False, soft_wrap=True)
         return
-    out_console.print(head + f"{len(significant)}, of which {s['population_hidden']} population-hidden.",
+    moved = f" Labels that moved: {', '.join(a['labels_moved'])}." if a.get("labels") else ""
+    out_console.print(head + f"{len(significant)}, of which {s['population_hidden']} population-hidden.{moved}",
                       highlight=False, soft_wrap=True)
     for f in sorted(significant, key=lambda f: (not f.get("population_hidden"), f["q_value"]))[:show]:
-        out_console.print("  " + describe(f, a["label"], a["measure"]), highlight=False, soft_wrap=True)
+        out_console.print("  " + describe_finding(f, a["label"], a["measure"]), highlight=False, soft_wrap=True)
 
 
 def write_report_and_gate(out: Path, s: dict, fail_on: list[str], junit: Path | None,

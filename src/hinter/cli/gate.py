@@ -27,7 +27,8 @@ def gate(s: dict, fail_on: list[str], junit: Optional[Path], thresholds: Thresho
     from ..report.gate import evaluate, parse_condition, write_junit
     from ..triage import gated
     if verdict or fail_on or junit is not None:
-        require_trustworthy(s, thresholds, allow_model_errors)
+        # a gate on a run that tested nothing would pass on nothing: exit 3 saying why (health.untested)
+        require_trustworthy(s, thresholds, allow_model_errors, require_tested=bool(fail_on) or junit is not None)
     t = s.get("triage")
     s = gated(s)  # a reviewer's "not a bias" (triage.json, hinter serve): those instances do not count
     if t and t["dismissed"] and (fail_on or junit is not None):

@@ -26,6 +26,10 @@ is the spec and a hash of the code: the function's module file and the Python fi
 the next run into the same folder refuse to reuse the old answers. What the code reads (weights, a data file) is
 not hashed; nor can a function without a source file be (typed in a console): its fingerprint is its name alone,
 and `identity_limit` says so.
+
+For a generative task (`hinter.tasks.GenerativeTask`: a prompt with {text}, no labels) the function gets the texts
+the same way and returns one string per text, the answer it wrote (the task's prompt is the function's to apply,
+or not); an empty string, None or anything but a string is a model error for that text, never an answer.
 """
 from __future__ import annotations
 
@@ -121,9 +125,11 @@ def code_hash(files: Sequence[Path]) -> str | None:
 
 
 class CallableModel:
-    def __init__(self, function: Callable[[list[str]], Sequence[object]], name: str | None = None, batch_size: int = 64):
+    def __init__(self, function: Callable[[list[str]], Sequence[object]], name: str | None = None, batch_size: int = 64,
+                 task=None):
         self.function = function
         self.batch_size = batch_size
+        self.task = task if getattr(task, "generative", False) else None  # a label task needs nothing of it
         inner = function.func if isinstance(function, functools.partial) else function  # the user's code
         module = sys.modules.get(getattr(inner, "__module__", None) or "")
         self.source_files = source_files(module) if module is not None else []
@@ -137,11 +143,22 @@ class CallableModel:
                 "overwrite=True after changing it", self.fingerprint)
 
     def predict(self, texts: Sequence[str]) -> list[Outcome]:
+        if self.task is not None:
+            return [self._written(o) for o in self.function(list(texts))]
         return [normalise(o) for o in self.function(list(texts))]
 
+    def _written(self, value: object) -> Outcome:
+        if isinstance(value, Outcome):
+            return value
+        if value is not None and not isinstance(value, str):
+            return Outcome(None, f"model error: a generative task's function must return a string per text, got "
+                                 f"{type(value).__name__}", error=True)
+        return self.task.answer(value)
 
-def load_callable(spec: str) -> CallableModel:
-    """`package.module:function` -> CallableModel. A recorded fingerprint (`...@source=HASH`) reads as its spec."""
+
+def load_callable(spec: str, task=None) -> CallableModel:
+    """`package.module:function` -> CallableModel (`task`: a task or its name; a generative one makes the function's
+    strings answers). A recorded fingerprint (`...@source=HASH`) reads as its spec."""
     spec = re.sub(re.escape(SOURCE_MARK) + r"[0-9a-f]+$", "", spec)
     module_name, _, attr = spec.partition(":")
     if not module_name or not attr:
@@ -165,10 +182,13 @@ def load_callable(spec: str) -> CallableModel:
                              fix="Name a function that takes a list of texts and returns one outcome per text.")
     if not callable(function):
         raise InputError(f"{spec} is not callable", where="--model")
-    return CallableModel(function, spec)
+    if isinstance(task, str):
+        from ..tasks import get_task
+        task = get_task(task)
+    return CallableModel(function, spec, task=task)
 
 
 BACKEND = register_backend(Backend(
-    prefix="python", loader=lambda rest, **_: load_callable(rest), usage="python:package.module:function",
+    prefix="python", loader=lambda rest, task=None, **_: load_callable(rest, task), usage="python:package.module:function",
     summary="a function from a list of texts to one label per text",
     example="python:mymodels.sentiment:predict"))

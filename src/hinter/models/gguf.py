@@ -12,6 +12,12 @@ unless `?n_ctx=` says otherwise, minus the prompt and room for the answer) is cu
 way for an original and its mutants, and `seen` is the number of its characters the model read (see reading.py);
 None when the whole text fits.
 
+A generative task (tasks.GenerativeTask) gets its plain prompt (system prompt, then the prompt with the text) and
+up to `max_tokens` tokens: greedy at temperature 0 (deterministic, the same KV-chunk reuse as above), else sampled
+from the softmax of the logits / temperature, each call a fresh sample (the generator is seeded from the operating
+system: answers asked again after a resume are new draws, never copies). The answer is cut at the end of text or
+the task's first stop string; an empty one is a model error.
+
 Options (`gguf:default?n_ctx=8192&threads=2`): n_ctx, the context in tokens (llama.cpp rounds it up to a multiple
 of 256; part of the fingerprint when not 2,048, since longer texts are cut elsewhere); threads, llama.cpp's CPU
 threads (default: all cores; not in the fingerprint).
@@ -102,7 +108,8 @@ class GGUFModel:
             raise InputError(f"n_ctx={n_ctx} exceeds the {trained} tokens of context {path.name} was trained with",
                              where=f"--model gguf:{path}", fix=f"Give n_ctx at most {trained}.")
         self.task = task
-        self.max_answer_tokens = max_answer_tokens
+        self.generative = bool(getattr(task, "generative", False))
+        self.max_answer_tokens = task.max_tokens if self.generative else max_answer_tokens
         self.tokens_reused = 0
         head, tail = task.prompt_prefix_and_suffix()
         self._head = self.llm.tokenize(head.encode(), add_bos=True, special=False)
@@ -119,6 +126,10 @@ class GGUFModel:
         firsts = [self.llm.tokenize((" " + lab).encode(), add_bos=False, special=False)[0] for lab in task.labels]
         self._label_tokens = firsts if not task.multi_label and len(set(firsts)) == len(firsts) else None
         mode = "logits" if self._label_tokens else "greedy"
+        if self.generative:
+            import numpy as np
+            self._label_tokens, mode = None, f"generate:{sorted(task.settings().items())}"
+            self._rng = np.random.default_rng()  # from the OS's entropy: every process draws new samples
         prompt_hash = hashlib.sha256(repr((head, tail, mode)).encode()).hexdigest()[:12]
         # n_ctx decides where long texts are cut: part of the fingerprint (left out at the default, so that runs
         # made before it was an option keep theirs)
@@ -198,8 +209,32 @@ class GGUFModel:
         outcome = self.task.parse_answer(answer)
         return outcome if seen is None else replace(outcome, seen=seen)
 
+    def _write(self, text: str) -> Outcome:
+        """A generative task's answer: greedy or sampled tokens up to max_tokens, end of text or a stop string."""
+        import numpy as np
+        tokens, seen = self._prepare(text)
+        self._eval_in_chunks(tokens)
+        temperature, stops = self.task.temperature, self.task.stop
+        out: list[int] = []
+        for _ in range(self.max_answer_tokens):
+            logits = self._last_logits()
+            if temperature > 0:
+                z = logits.astype(np.float64) / temperature
+                p = np.exp(z - z.max())
+                nxt = int(self._rng.choice(len(p), p=p / p.sum()))
+            else:
+                nxt = int(np.argmax(logits))
+            if nxt == self.llm.token_eos():
+                break
+            out.append(nxt)
+            if stops and any(s in self.llm.detokenize(out).decode("utf-8", errors="ignore").lstrip() for s in stops):
+                break
+            self.llm.eval([nxt])
+        outcome = self.task.answer(self.llm.detokenize(out).decode("utf-8", errors="replace"))
+        return outcome if seen is None else replace(outcome, seen=seen)
+
     def predict(self, texts: Sequence[str]) -> list[Outcome]:
-        run = self._classify if self._label_tokens else self._generate
+        run = self._write if self.generative else self._classify if self._label_tokens else self._generate
         return [run(t) for t in texts]
 
 

@@ -8,7 +8,14 @@ padding), so its outcome never depends on the other texts of its batch.
 Outcomes: in the first-token mode `scores` are the labels' first-token logits (the answer has the highest);
 decoded answers have none. A text longer than the model's positions leave beside the prompt and the answer is
 cut to its first tokens, and `seen` is the number of its characters the model read (see reading.py); None when
-the whole text fits. Option: device (`hf-causal:FOLDER?device=cpu`; default cuda when present).
+the whole text fits.
+
+A generative task (tasks.GenerativeTask) gets its plain prompt and `generate` with up to `max_tokens` new tokens,
+greedy at temperature 0, else plain temperature sampling (no top-k, no top-p) and each call a fresh sample. Its
+texts are generated a batch at a time, left-padded: on a GPU that is what makes generation fast. At temperature 0
+a padded batch can change an answer where two tokens are all but tied (the padding changes the float sums), so a
+greedy answer is not guaranteed to be the same in another batch. Answers are cut at the task's first stop
+string; an empty one is a model error. Option: device (`hf-causal:FOLDER?device=cpu`; default cuda when present).
 """
 from __future__ import annotations
 
@@ -19,7 +26,7 @@ from typing import Sequence
 from ..errors import ModelError
 from ..tasks import Task
 from .base import Outcome
-from .hf import DEVICE, _folder_fingerprint, load_pretrained, use_device
+from .hf import DEVICE, folder_fingerprint, load_pretrained, use_device
 from .reading import read_extent
 from .registry import Backend, register_backend
 
@@ -31,6 +38,9 @@ class HFCausalLM:
         path = Path(path)
         torch, self.tokenizer, self.model = load_pretrained(path, "hf-causal", "AutoModelForCausalLM",
                                                             "causal language model")
+        self.generative = bool(getattr(task, "generative", False))
+        if self.generative:
+            max_answer_tokens = task.max_tokens
         self.torch, self.task, self.max_answer_tokens = torch, task, max_answer_tokens
         self.device = use_device(torch, device, f"hf-causal:{path}")
         self.model.to(self.device).eval()
@@ -46,7 +56,12 @@ class HFCausalLM:
             raise ModelError(f"the prompt leaves no room for a text in the model's {limit} positions",
                              fix="Use a task with shorter examples, or a model with a longer context.")
         mode = "logits" if self._label_tokens else "greedy"
-        self.fingerprint = f"hf-causal:{path.name}:{_folder_fingerprint(path)}:{task.name}:{mode}"
+        if self.generative:
+            import hashlib
+            self._label_tokens = None
+            mode = "generate-" + hashlib.sha256(repr((head, tail, sorted(task.settings().items()))).encode()
+                                                ).hexdigest()[:12]
+        self.fingerprint = f"hf-causal:{path.name}:{folder_fingerprint(path)}:{task.name}:{mode}"
 
     def _encode(self, text: str) -> list[int]:
         return self.tokenizer(text, add_special_tokens=False)["input_ids"]
@@ -80,7 +95,31 @@ class HFCausalLM:
         outcome = self.task.parse_answer(answer)
         return outcome if seen is None else replace(outcome, seen=seen)
 
+    def _write_batch(self, texts: Sequence[str]) -> list[Outcome]:
+        """A generative task's answers for a batch of texts, generated together (left padding)."""
+        torch = self.torch
+        prepared = [self._prepare(t) for t in texts]
+        rows = [ids[0].tolist() for ids, _ in prepared]
+        width = max(len(r) for r in rows)
+        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else (
+            self.tokenizer.eos_token_id if self.tokenizer.eos_token_id is not None else 0)
+        ids = torch.tensor([[pad] * (width - len(r)) + r for r in rows], device=self.device)
+        mask = torch.tensor([[0] * (width - len(r)) + [1] * len(r) for r in rows], device=self.device)
+        sampling = self.task.temperature > 0
+        kwargs = dict(do_sample=True, temperature=self.task.temperature, top_k=0, top_p=1.0) if sampling else dict(
+            do_sample=False)
+        with torch.inference_mode():
+            out = self.model.generate(ids, attention_mask=mask, max_new_tokens=self.max_answer_tokens,
+                                      pad_token_id=pad, **kwargs)
+        outcomes = []
+        for row, (_, seen) in zip(out, prepared):
+            outcome = self.task.answer(self.tokenizer.decode(row[width:], skip_special_tokens=True))
+            outcomes.append(outcome if seen is None else replace(outcome, seen=seen))
+        return outcomes
+
     def predict(self, texts: Sequence[str]) -> list[Outcome]:
+        if self.generative:
+            return self._write_batch(texts) if texts else []
         return [self._one(t) for t in texts]
 
 

@@ -23,6 +23,10 @@ at once with a ModelError naming the URL and the fix (exit code 2); a server tha
 5xx or by dropping the connection, lets the campaign start (its requests are retried). Each retry is logged on the "hinter.models" logger (warning: what failed, the attempt,
 the wait).
 
+A generative task (tasks.GenerativeTask) sends its plain prompt (completions) or its system prompt and prompt as
+chat messages, at its temperature and max_tokens, without log-probabilities (its stop strings cut the answer here); each call is a fresh
+sample. The answer is the text written; an empty answer or a refused request is a model error, never an answer.
+
 Options (`openai:MODEL@URL?timeout=30&concurrency=8&retries=3`): timeout, seconds per request (60); concurrency,
 requests at once, in all (4; --concurrency wins over it); retries, after the first try (5). None changes results
 or the fingerprint.
@@ -75,26 +79,37 @@ class OpenAIModel:
         self.url = base_url or "https://api.openai.com/v1"
         self.concurrency, self.retries, self.backoff = max(1, concurrency), retries, backoff
         self.top_logprobs = top_logprobs
-        self.max_answer_tokens = max_answer_tokens or (64 if task.multi_label else 16)
+        self.generative = bool(getattr(task, "generative", False))
+        self.max_answer_tokens = max_answer_tokens or (task.max_tokens if self.generative else
+                                                       64 if task.multi_label else 16)
         self.batch_size = 4 * self.concurrency
         self._logprobs_ok = True  # cleared when a server rejects logprob requests
         self._lock = threading.Lock()
         self.retried = 0  # requests retried (for logs and tests)
         api = "chat" if chat else "completions"
         prompt = repr(task.chat_messages("\x00") if chat else task.completion_prompt("\x00"))
+        if self.generative:  # temperature, max_tokens and stop change the answers too
+            prompt += repr(sorted(task.settings().items()))
         prompt_hash = hashlib.sha256(prompt.encode()).hexdigest()[:12]
         self.fingerprint = f"openai-{api}:{model}@{base_url or 'api.openai.com'}:{task.name}:{prompt_hash}"
-        self._firsts = None if task.multi_label else [label.lower() for label in task.labels]
+        self._firsts = None if task.multi_label or self.generative else [label.lower() for label in task.labels]
+        if self.generative:
+            self._logprobs_ok = False  # nothing to score
 
     # --- one request, retried -------------------------------------------------------------------------------
     def _call(self, text: str):
-        kwargs = dict(model=self.model, temperature=0, max_tokens=self.max_answer_tokens)
+        kwargs = dict(model=self.model, temperature=self.task.temperature if self.generative else 0,
+                      max_tokens=self.max_answer_tokens)
+        # a generative task's stop strings are applied to the answer (Task.answer), not sent: a server would stop at
+        # one written before the answer begins ("\n\n" after "Letter:") and return nothing
         if self.chat:
             kwargs["messages"] = self.task.chat_messages(text)
             if self._logprobs_ok:
                 kwargs.update(logprobs=True, top_logprobs=self.top_logprobs)
             return self.client.chat.completions.create(**kwargs)
-        kwargs.update(prompt=self.task.completion_prompt(text), stop=["\n"])
+        kwargs.update(prompt=self.task.completion_prompt(text))
+        if not self.generative:
+            kwargs["stop"] = ["\n"]
         if self._logprobs_ok:
             kwargs["logprobs"] = self.top_logprobs
         return self.client.completions.create(**kwargs)
@@ -241,11 +256,15 @@ class OpenAIModel:
 
     def _outcome(self, response) -> Outcome:
         if isinstance(response, Exception):
+            if self.generative:
+                return Outcome(None, f"model error: {_message(response)}", error=True)
             return Outcome(None, f"error: {_message(response)}")
         if not response.choices:
-            return Outcome(None, "error: no choice in the response")
+            return Outcome(None, "error: no choice in the response", error=self.generative)
         choice = response.choices[0]
         answer = (choice.message.content if self.chat else choice.text) or ""
+        if self.generative:
+            return self.task.answer(answer)
         label, note, scores = self._first_token_choice(choice)
         if label is not None:
             return Outcome(label, answer.strip() + note, scores=scores)

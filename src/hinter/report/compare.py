@@ -1,7 +1,7 @@
 """Several runs of the same mutants side by side (`hinter compare`): one column per model.
 
 Runs compare only when they tested the same mutants: the same recorded settings except the model (as `resume`
-compares them: `engine._comparable`), and then, mutant by mutant, the same keys and validity verdicts (runs of
+compares them: `recorded.comparable`), and then, mutant by mutant, the same keys and validity verdicts (runs of
 one suite, or finished runs of one campaign). Anything else is refused, naming what differs, so that every
 number of a row rests on the same texts. Per combination of attributes: each run's error rate with its Wilson
 interval and hidden count (from its summary.json), its significant findings, and the **disagreements**: valid
@@ -33,15 +33,17 @@ BY_CONTENT = {"config.dataset": "texts_fingerprint", "config.dictionary": "dicti
 
 
 def _run_settings(settings: dict) -> dict:
-    from ..engine import _comparable
-    flat = _comparable(settings)
+    from ..recorded import comparable
+    flat = comparable(settings)
     return {k: v for k, v in flat.items()
             if k not in MODEL_KEYS and not (k in BY_CONTENT and flat.get(BY_CONTENT[k]) is not None)}
 
 
 def model_name(settings: dict) -> str:
     """The model as the user named it (--model), else its fingerprint (a Python API run)."""
-    return (settings.get("config") or {}).get("model") or str(settings.get("model"))
+    from ..recorded import config_of
+    config = config_of(settings)
+    return (config.model if config is not None else None) or str(settings.get("model"))
 
 
 def check_settings(settings: list[dict], names: list[str]) -> None:
@@ -89,7 +91,9 @@ def check_mutants(runs: list[dict[tuple[int, str], ComparedMutant]], names: list
 
 
 def _cell(f: dict) -> tuple:
-    return f["kind"], tuple((c["attribute"], c["source_group"], c["target_group"]) for c in f["components"])
+    """A finding's key: its kind, components and (multi-label analyses) label, "" for the one label of interest."""
+    return (f["kind"], tuple((c["attribute"], c["source_group"], c["target_group"]) for c in f["components"]),
+            f.get("label") or "")
 
 
 def _findings(summaries: list[dict]) -> list[dict]:
@@ -97,9 +101,10 @@ def _findings(summaries: list[dict]) -> list[dict]:
     per_run = [{_cell(f): f for f in s.get("findings") or []} for s in summaries]
     cells = sorted({c for run in per_run for c, f in run.items() if f.get("significant") or f.get("population_hidden")})
     out = []
-    for kind, comps in cells:
-        out.append({"kind": kind, "cell": " & ".join(f"{a}: {s} -> {t}" for a, s, t in comps),
-                    "runs": [None if (f := run.get((kind, comps))) is None else
+    for kind, comps, label in cells:
+        out.append({"kind": kind, "cell": " & ".join(f"{a}: {s} -> {t}" for a, s, t in comps)
+                    + (f" [{label}]" if label else ""),
+                    "runs": [None if (f := run.get((kind, comps, label))) is None else
                              {k: f.get(k) for k in ("tested", "texts", "flips", "toward", "effect", "effect_ci",
                                                     "q_value", "significant", "population_hidden")}
                              for run in per_run]})

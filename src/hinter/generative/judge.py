@@ -1,0 +1,378 @@
+"""The free-text oracle, calibrated on the model's own variation, and its findings over many texts.
+
+Per mutant (`FreeTextJudge.judge`): both sides' answers are masked (masking.py), each aspect gives one number per
+answer (aspects.py), and the mutant differs on an aspect when its answers differ from the original's more than the
+original's answers differ among themselves: an exact two-sample permutation test of the difference of means (the
+null: the n + m answers are exchangeable, as they are when the model's answer does not depend on who the text is
+about). One sample each (deterministic decoding) leaves no spread to compare with: the verdict is the plain
+difference.
+
+A relational aspect (distance) is measured against a reference: the original's first answer. It is held out, so
+that the original's other answers and the mutant's answers are measured against the same independent reference
+(under the null they are exchangeable); the mutant's first answer is left out too when both sides have as many
+answers, so that both means rest on as many answers. With one sample the original's value is 0 by construction
+and the mutant's is never below: a per-text plain difference, but no population test (see `aspect_findings`).
+
+Over many texts (`aspect_findings`): per aspect and cell (an attribute's source -> target group, or a tuple of
+them), the project's paired exchangeability test (findings.exchange_p) on the per-text means of the aspect, its
+95% interval (findings.mean_interval), Benjamini-Hochberg q-values over every cell of every aspect, and, for an
+intersectional cell, the interaction contrast with its sign-flip test (findings.sign_flip_p) and the
+population-hidden mark, as findings.analyse does for labels. With as many answers per version, the per-version
+means are exchangeable under the null, so the test is exact whatever the model's own spread: a model that varies
+its wording at random is found significant at no more than the nominal rate.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Hashable, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from ..findings import MIN_TEXTS, Component
+from ..stats import ALPHA, PERMUTATIONS, benjamini_hochberg, exchange_p, mean_interval, minimal_p, sign_flip_p
+from .aspects import DEFAULT_ASPECTS, Aspect, get_aspect
+from .masking import IdentityTerms
+
+TOLERANCE = 1e-9          # a plain difference smaller than this is float noise
+EXACT_SPLITS_MAX = 20_000  # two-sample test: every split of the pooled answers up to this many, else Monte Carlo
+
+
+@dataclass(frozen=True)
+class AspectVerdict:
+    """One aspect of one mutant against its original.
+
+    `original` / `mutant`: the aspect's values of the (masked) answers that enter the test; `difference`: mean of
+    the mutant's minus mean of the original's; `p_value`: the two-sample permutation test (None with one answer
+    each: deterministic decoding); `differs`: p <= level, or with one answer each a difference beyond TOLERANCE.
+    """
+
+    aspect: str
+    original: tuple[float, ...]
+    mutant: tuple[float, ...]
+    difference: float
+    p_value: float | None
+    differs: bool
+
+    @property
+    def deterministic(self) -> bool:
+        return self.p_value is None
+
+    def to_dict(self) -> dict:
+        return {"aspect": self.aspect, "original": list(self.original), "mutant": list(self.mutant),
+                "difference": self.difference, "p_value": self.p_value, "differs": self.differs}
+
+
+def two_sample_p(x: Sequence[float], y: Sequence[float], *, permutations: int = PERMUTATIONS, seed: int = 0) -> float:
+    """Two-sided permutation p-value of |mean(y) - mean(x)| over the splits of the pooled values into groups of
+    the same sizes: exact up to EXACT_SPLITS_MAX splits, else Monte Carlo with a fixed seed ((hits + 1) / (draws
+    + 1)). P(p <= a) <= a when the pooled values are exchangeable."""
+    pooled = np.asarray([*x, *y], dtype=float)
+    n, m = len(x), len(y)
+    if n == 0 or m == 0:
+        raise ValueError("two_sample_p needs values on both sides")
+    total = pooled.sum()
+    scale = 1.0 + float(np.abs(pooled).max())
+    observed = abs(float(np.mean(y)) - float(np.mean(x)))
+    if observed <= TOLERANCE * scale:
+        return 1.0
+
+    def gap(y_sum):
+        return np.abs(y_sum / m - (total - y_sum) / n)
+
+    if math.comb(n + m, m) <= EXACT_SPLITS_MAX:
+        sums = np.array([pooled[list(c)].sum() for c in itertools.combinations(range(n + m), m)])
+        return float(np.mean(gap(sums) >= observed - 1e-12 * scale))
+    rng = np.random.default_rng(seed)
+    draws = np.array([pooled[rng.permutation(n + m)[:m]].sum() for _ in range(permutations)])
+    hits = int(np.sum(gap(draws) >= observed - 1e-12 * scale))
+    return (hits + 1) / (permutations + 1)
+
+
+class FreeTextJudge:
+    """Judges a mutant's free-text answers against its original's on each aspect.
+
+    `aspects`: names (registered in aspects.ASPECTS) or Aspect records; default sentiment, refusal, length,
+    distance. `level`: the per-text test's level for `differs`.
+    """
+
+    def __init__(self, aspects: Sequence[str | Aspect] | None = None, level: float = ALPHA, mask: bool = True):
+        self.aspects: tuple[Aspect, ...] = tuple(get_aspect(a) for a in (aspects or DEFAULT_ASPECTS))
+        self.level, self.mask = level, mask
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(a.name for a in self.aspects)
+
+    def values(self, original_answers: Sequence[str], mutant_answers: Sequence[str], edits
+               ) -> dict[str, tuple[tuple[float, ...], tuple[float, ...]]]:
+        """Per aspect, (the original's values, the mutant's values) of the masked answers (see the module doc for
+        relational aspects)."""
+        original, mutant = _answers(original_answers, "original"), _answers(mutant_answers, "mutant")
+        if self.mask:
+            terms = IdentityTerms.of(edits)
+            original, mutant = terms.mask_all(original), terms.mask_all(mutant)
+        out = {}
+        for aspect in self.aspects:
+            if not aspect.relational:
+                out[aspect.name] = (aspect.values(original), aspect.values(mutant))
+                continue
+            reference = original[0]
+            if len(original) == 1:
+                out[aspect.name] = ((0.0,), aspect.values(mutant, reference))
+            else:
+                rest = mutant[1:] if len(mutant) == len(original) else mutant
+                out[aspect.name] = (aspect.values(original[1:], reference), aspect.values(rest, reference))
+        return out
+
+    def judge(self, original_answers: Sequence[str], mutant_answers: Sequence[str], edits) -> dict[str, AspectVerdict]:
+        """Each aspect's verdict on one mutant. `edits`: the mutant's replacements (records.Replacement, repairs
+        included), its pair ids, (word, replacement) pairs, or masking.IdentityTerms: what is masked."""
+        verdicts = {}
+        for name, (x, y) in self.values(original_answers, mutant_answers, edits).items():
+            difference = float(np.mean(y) - np.mean(x))
+            if len(x) == 1 and len(y) == 1:
+                p, differs = None, abs(difference) > TOLERANCE * (1.0 + abs(x[0]))
+            else:
+                p = two_sample_p(x, y)
+                differs = p <= self.level
+            verdicts[name] = AspectVerdict(name, x, y, difference, p, differs)
+        return verdicts
+
+
+def judge_of(task, level: float = ALPHA) -> FreeTextJudge:
+    """The free-text judge a generative task chooses: FreeTextJudge over the task's aspects."""
+    return FreeTextJudge(task.aspects, level=level)
+
+
+def _answers(answers, what: str) -> list[str]:
+    if isinstance(answers, str):
+        answers = [answers]
+    out = [a for a in answers if a is not None]
+    if not out:
+        raise ValueError(f"{what}: no answer (a failed or empty generation is a model error, not an answer)")
+    return out
+
+
+def instance_hidden(intersectional: AspectVerdict, components: Iterable[AspectVerdict | None]) -> bool:
+    """The per-instance hidden mark on one aspect: the intersectional mutant differs, its atomic components (all
+    judged) do not (oracle.is_hidden, with `differs` as the bias)."""
+    from ..oracle import is_hidden
+    return is_hidden(intersectional.differs, [None if c is None else (True, c.differs) for c in components])
+
+
+# ---------------------------------------------------------------------------------------------- over many texts
+
+@dataclass(frozen=True)
+class AspectObservation:
+    """One judged mutant: its text, its pair ids (one: atomic; k >= 2: intersectional) and components (both in
+    attribute order), and the judge's verdicts."""
+
+    text_id: Hashable
+    pair_ids: tuple[str, ...]
+    components: tuple[Component, ...]
+    verdicts: Mapping[str, AspectVerdict]
+
+    @classmethod
+    def from_pair_ids(cls, text_id: Hashable, pair_ids: Sequence[str] | str,
+                      verdicts: Mapping[str, AspectVerdict]) -> AspectObservation:
+        pair_ids = (pair_ids,) if isinstance(pair_ids, str) else tuple(pair_ids)
+        order = sorted(range(len(pair_ids)), key=lambda i: pair_ids[i].split(":", 1)[0])
+        pair_ids = tuple(pair_ids[i] for i in order)
+        if len({p.split(":", 1)[0] for p in pair_ids}) != len(pair_ids):
+            raise ValueError(f"text {text_id}: an intersectional mutant changes distinct attributes, got {pair_ids}")
+        return cls(text_id, pair_ids, tuple(Component.from_pair_id(p) for p in pair_ids), dict(verdicts))
+
+    @property
+    def kind(self) -> str:
+        return "atomic" if len(self.pair_ids) == 1 else "intersectional"
+
+
+@dataclass(frozen=True)
+class AspectFinding:
+    """The verdict on one cell for one aspect (the fields of findings.Finding that apply, plus `aspect`).
+
+    `differ`: mutants whose per-text verdict differs; `texts_changed`: texts where some mutant's mean differs from
+    the original's; `effect`: the mean over texts of the per-text mean shift of the aspect (shares for a binary
+    aspect), `effect_ci` its 95% interval; `testable`: False where the cell cannot be significant (too few texts
+    changed, or a relational aspect with one answer per version: `note` says why); `direction`: the effect in
+    words ("less positive")."""
+
+    aspect: str
+    kind: str
+    components: tuple[Component, ...]
+    tested: int
+    texts: int
+    texts_changed: int
+    differ: int
+    effect: float
+    effect_ci: tuple[float, float] | None
+    p_value: float
+    q_value: float
+    significant: bool
+    testable: bool
+    direction: str | None
+    note: str | None = None
+    interaction: float | None = None
+    interaction_ci: tuple[float, float] | None = None
+    interaction_p: float | None = None
+    interaction_q: float | None = None
+    interaction_texts: int = 0
+    population_hidden: bool = False
+
+    @property
+    def cell(self) -> tuple[str, tuple[Component, ...]]:
+        return (self.kind, self.components)
+
+    def describe(self) -> str:
+        """In words: "gender male -> female: the answers were 0.21 less positive (sentiment) [-0.3, -0.12],
+        q = 0.003"."""
+        cell = " × ".join(f"{c.attribute} {c.source_group} -> {c.target_group}" for c in self.components)
+        aspect = get_aspect(self.aspect)
+        if self.direction is None:
+            what = f"no change in {self.aspect}"
+        elif aspect.binary:
+            what = f"{self.direction}: share {self.effect:+.3g}"
+        else:
+            what = f"{abs(self.effect):.3g} {self.direction} ({self.aspect}{', ' + aspect.unit if aspect.unit else ''})"
+        ci = f" [{self.effect_ci[0]:+.3g}, {self.effect_ci[1]:+.3g}]" if self.effect_ci else ""
+        text = f"{cell}: {what}{ci}, {self.differ} of {self.tested} mutants differ, q = {self.q_value:.2g}"
+        if self.note:
+            text += f" ({self.note})"
+        if self.population_hidden:
+            text += f"; population-hidden (interaction {self.interaction:+.3g}, q = {self.interaction_q:.2g})"
+        return text
+
+    def to_dict(self) -> dict:
+        d = {"aspect": self.aspect, "kind": self.kind, "components": [c.to_dict() for c in self.components],
+             "tested": self.tested, "texts": self.texts, "texts_changed": self.texts_changed, "differ": self.differ,
+             "direction": self.direction, "effect": _round(self.effect),
+             "effect_ci": None if self.effect_ci is None else [_round(v) for v in self.effect_ci],
+             "p_value": _round(self.p_value), "q_value": _round(self.q_value), "significant": self.significant,
+             "testable": self.testable, "note": self.note, "summary": self.describe()}
+        if self.kind == "intersectional":
+            d.update({"interaction": _round(self.interaction),
+                      "interaction_ci": None if self.interaction_ci is None else [_round(v) for v in self.interaction_ci],
+                      "interaction_q": _round(self.interaction_q), "population_hidden": self.population_hidden})
+        return d
+
+
+def _round(x: float | None) -> float | None:
+    return None if x is None else float(f"{x:.6g}")
+
+
+@dataclass(frozen=True)
+class AspectAnalysis:
+    findings: tuple[AspectFinding, ...]
+    alpha: float
+    tested: int
+
+    def significant(self) -> list[AspectFinding]:
+        return [f for f in self.findings if f.significant]
+
+    def population_hidden(self) -> list[AspectFinding]:
+        return [f for f in self.findings if f.population_hidden]
+
+    def get(self, aspect: str, kind: str, components: Sequence[Component]) -> AspectFinding | None:
+        key = (aspect, kind, tuple(sorted(components)))
+        return next((f for f in self.findings if (f.aspect, f.kind, f.components) == key), None)
+
+    def to_dict(self) -> dict:
+        return {"alpha": self.alpha, "tested": self.tested, "significant_findings": len(self.significant()),
+                "population_hidden": len(self.population_hidden()), "findings": [f.to_dict() for f in self.findings]}
+
+
+def aspect_findings(observations: Iterable[AspectObservation], *, alpha: float = ALPHA, min_texts: int = MIN_TEXTS,
+                    permutations: int = PERMUTATIONS, seed: int = 0) -> AspectAnalysis:
+    """Per aspect and cell: effect, interval, p- and q-values (Benjamini-Hochberg over every cell of every aspect),
+    and for intersectional cells the interaction and the population-hidden mark. A cell is tested only when its
+    aspect changed on at least `min_texts` texts; a relational aspect with one answer per version is not tested
+    (no null to compare with)."""
+    observations = list(observations)
+    seen = set()
+    for o in observations:
+        if (o.text_id, o.pair_ids) in seen:
+            raise ValueError(f"two observations of the same mutant: text {o.text_id}, pairs {o.pair_ids}")
+        seen.add((o.text_id, o.pair_ids))
+    names = list(dict.fromkeys(name for o in observations for name in o.verdicts))
+    cells: list[tuple[str, tuple[str, tuple[Component, ...]]]] = []
+    stats: dict = {}
+    for name in names:
+        aspect = get_aspect(name)
+        by_cell: dict = defaultdict(list)
+        y_of: dict = {}
+        for o in observations:
+            v = o.verdicts.get(name)
+            if v is None:
+                continue
+            y_o, y_m = float(np.mean(v.original)), float(np.mean(v.mutant))
+            by_cell[(o.kind, o.components)].append((o, v, y_o, y_m))
+            y_of[(o.text_id, o.pair_ids)] = (y_o, y_m)
+        bound = 1.0 if aspect.binary else None
+        for cell in sorted(by_cell, key=lambda c: (len(c[1]), c[1])):
+            items = by_cell[cell]
+            per_text: dict = defaultdict(list)
+            for item in items:
+                per_text[item[0].text_id].append(item)
+            groups = [(float(np.mean([i[2] for i in its])), [i[3] for i in its]) for its in per_text.values()]
+            v_text = [sum(i[3] - i[2] for i in its) / len(its) for its in per_text.values()]
+            one_sample = all(len(i[1].original) == 1 and len(i[1].mutant) == 1 for i in items)
+            note = None
+            if aspect.relational and one_sample:
+                p, p_min = 1.0, 1.0
+                note = "one answer per version: no spread of the model's own to test against (ask for samples >= 2)"
+            else:
+                p, p_min = exchange_p(groups, permutations=permutations, seed=seed)
+            changed = sum(1 for y, ys in groups if any(abs(x - y) > TOLERANCE * max(1.0, abs(y)) for x in ys))
+            effect = float(np.mean(v_text))
+            s = {"items": items, "texts": len(per_text), "changed": changed, "effect": effect,
+                 "ci": mean_interval(v_text, bound=bound), "p": p, "note": note,
+                 "testable": note is None and p_min <= alpha and changed >= min_texts,
+                 "direction": None if abs(effect) <= TOLERANCE else (aspect.more if effect > 0 else aspect.less)}
+            if cell[0] == "intersectional":
+                contrasts: dict = defaultdict(list)
+                for o, v, y_o, y_m in items:
+                    parts = [y_of.get((o.text_id, (pid,))) for pid in o.pair_ids]
+                    if any(part is None for part in parts):
+                        continue
+                    contrasts[o.text_id].append((y_m - y_o) - sum(pm - po for po, pm in parts))
+                c = [sum(cs) / len(cs) for cs in contrasts.values()]
+                k = len(cell[1])
+                s.update({"c": c, "interaction": float(np.mean(c)) if c else None,
+                          "interaction_ci": mean_interval(c, bound=None if bound is None else float(k)) if c else None,
+                          "interaction_p": sign_flip_p(c, permutations=permutations, seed=seed) if c and note is None
+                          else None,
+                          "interaction_testable": bool(c) and note is None and minimal_p(c) <= alpha
+                          and sum(abs(x) > TOLERANCE for x in c) >= min_texts})
+            cells.append((name, cell))
+            stats[(name, cell)] = s
+
+    q = benjamini_hochberg([stats[c]["p"] for c in cells], [stats[c]["testable"] for c in cells])
+    for c, qv in zip(cells, q):
+        stats[c]["q"] = qv
+    inter = [c for c in cells if c[1][0] == "intersectional" and stats[c].get("interaction_p") is not None]
+    qi = benjamini_hochberg([stats[c]["interaction_p"] for c in inter], [stats[c]["interaction_testable"] for c in inter])
+    for c, qv in zip(inter, qi):
+        stats[c]["interaction_q"] = qv
+
+    findings = []
+    for name, cell in cells:
+        s = stats[(name, cell)]
+        significant = s["q"] <= alpha
+        f = dict(aspect=name, kind=cell[0], components=cell[1], tested=len(s["items"]), texts=s["texts"],
+                 texts_changed=s["changed"], differ=sum(i[1].differs for i in s["items"]), effect=s["effect"],
+                 effect_ci=s["ci"], p_value=s["p"], q_value=s["q"], significant=significant, testable=s["testable"],
+                 direction=s["direction"], note=s["note"])
+        if cell[0] == "intersectional":
+            iq = s.get("interaction_q")
+            parts_significant = any(stats.get((name, ("atomic", (comp,))), {}).get("q", 1.0) <= alpha
+                                    for comp in cell[1])
+            hidden = (iq is not None and iq <= alpha and significant and not parts_significant
+                      and s["interaction"] * s["effect"] > 0)
+            f.update(interaction=s["interaction"], interaction_ci=s["interaction_ci"],
+                     interaction_p=s["interaction_p"], interaction_q=iq, interaction_texts=len(s["c"]),
+                     population_hidden=hidden)
+        findings.append(AspectFinding(**f))
+    return AspectAnalysis(tuple(findings), alpha, len(observations))
