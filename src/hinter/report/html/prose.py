@@ -175,7 +175,8 @@ def describe_finding(finding: dict, label: str | None, measure: str = "label") -
     for transition, n in finding["transitions"].items():
         into[transition.split("->", 1)[1]] += n
     moves = ", ".join(f"{n} to {target}" for target, n in into.most_common())
-    moves = f"{moves} of {finding['tested']} mutants" if moves else f"no label flipped among {finding['tested']} mutants"
+    tested = finding["tested"]
+    moves = f"{moves} of {tested} mutants" if moves else f"no label flipped among {tested} mutants"
     what = f"score of {label}" if measure == "score" else f"share of {label}"
     ci = finding.get("effect_ci")
     interval = f" [{ci[0]:+.3g}, {ci[1]:+.3g}]" if ci else ""
