@@ -11,7 +11,7 @@ LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAM
 TORCH ?= 2.13.0
 EXTRAS ?= gguf,hf,openai,server,data,ray,test,testmodels
 
-.PHONY: demo test bench bench-ray bench-suites install browser clean
+.PHONY: demo test docs bench bench-ray bench-suites install browser clean
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -37,6 +37,11 @@ browser:
 test: $(VENV)/.installed browser
 	$(PY) -m pytest -q
 
+# The documentation site (mkdocs.yml; the option, command and summary references are generated from the code) into
+# site/; `make test` builds it too, with --strict (tests/test_docs.py).
+docs: $(VENV)/.installed
+	$(PY) -m mkdocs build --strict
+
 # Benchmarks print tables with the baseline measured in the same run; the last line sums up issue 3's targets.
 bench: $(VENV)/.installed
 	$(PY) bench/mutation.py --naive-texts 10
@@ -51,4 +56,4 @@ bench-suites: $(VENV)/.installed
 	$(PY) bench/suites.py
 
 clean:
-	rm -rf $(VENV) runs
+	rm -rf $(VENV) runs site

@@ -40,7 +40,7 @@ def rows(run) -> list[tuple]:
 
 
 def measure(campaign: str, executor_name: str, workers: int, records, model, kwargs, executor) -> dict:
-    from hinter.engine import run
+    from hinter.api import run
     out = Path(tempfile.mkdtemp(prefix="hinter-bench-ray-"))
     start = time.perf_counter()
     loaded = []

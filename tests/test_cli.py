@@ -104,3 +104,40 @@ def test_invalid_utf8_and_csv_errors(tmp_path):
     (tmp_path / "n.csv").write_text("text\n\"A man\x00.\"\n")
     r = hinter("run", "-d", str(tmp_path / "n.csv"), "-m", "python:planted:intersectional", "-o", str(tmp_path / "o3"))
     assert r.returncode in (0, 2) and "Traceback" not in r.stderr
+
+
+def test_a_dataset_where_no_dictionary_word_matches_says_so_at_the_start(tmp_path):
+    french = write_jsonl(tmp_path / "fr.jsonl", [{"text": "La femme noire est partie. Le film était long."},
+                                                 {"text": "Un homme blanc est venu. Il pleuvait."}])
+    r = hinter("run", "--dataset", str(french), "--model", "python:planted:intersectional", "--attributes",
+               "race,gender", "--out", str(tmp_path / "fr"))
+    said = " ".join(r.stderr.split())
+    assert ("no text of the dataset holds a word of the dictionary's attributes gender, race: nothing can be "
+            "tested (the built-in dictionary is English" in said), said
+    english = write_jsonl(tmp_path / "en.jsonl", [{"text": "Le film était long."}, {"text": "A white man came."}])
+    r = hinter("run", "--dataset", str(english), "--model", "python:planted:intersectional", "--attributes",
+               "race,gender", "--out", str(tmp_path / "en"))
+    assert r.returncode == 0 and "no text of the dataset" not in r.stderr, r.stderr  # one text is enough
+
+
+def test_every_error_begins_the_same_way(tmp_path):
+    usage = hinter("run", "--bogus")  # the option parser's own error
+    ours = hinter("run", "--dataset", "imdb", "--attributes", "race,gender", "--order", "5")  # hinter's
+    for r in (usage, ours):
+        assert r.returncode == 2 and "Error:" not in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert "error: No such option: --bogus" in usage.stderr and "for help." in usage.stderr
+    assert "error: --order: --order 5 is higher than the number of attributes" in " ".join(ours.stderr.split())
+
+
+def test_the_interrupt_message_names_the_real_run_folder(tmp_path):
+    import importlib
+    app = importlib.import_module("hinter.cli.app")  # the module (hinter.cli.app is also the Typer app)
+    saved = list(app.RUN_FOLDER)
+    try:
+        app.RUN_FOLDER.clear()
+        assert app.interrupted_message() == "Interrupted."  # no run under way: nothing to resume
+        app.running_in(tmp_path / "runs" / "imdb")
+        assert f"`hinter resume {tmp_path / 'runs' / 'imdb'}`" in app.interrupted_message()
+        assert "OUT_FOLDER" not in app.interrupted_message()
+    finally:
+        app.RUN_FOLDER[:] = saved

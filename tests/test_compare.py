@@ -158,6 +158,30 @@ def test_runs_of_other_settings_or_other_mutants_are_refused(runs, tmp_path):
     assert p.returncode == 2 and "at least two runs" in p.stderr
 
 
+def test_a_dataset_copied_to_another_path_is_the_same_for_compare_and_diff(runs, tmp_path):
+    root, folders = runs
+    (tmp_path / "copy").mkdir()
+    for name in ("data.jsonl", "dic.csv"):  # the same texts and pairs under other paths
+        shutil.copy(root / name, tmp_path / "copy" / name)
+    p = hinter(*CAMPAIGN, "--dataset", str(tmp_path / "copy" / "data.jsonl"), "--dictionary",
+               str(tmp_path / "copy" / "dic.csv"), "--model", "python:planted:by_hash", "--out", str(tmp_path / "moved"))
+    assert p.returncode == 0, p.stderr
+    compared = hinter("compare", str(folders[0]), str(tmp_path / "moved"), "--out", str(tmp_path / "cmp"))
+    diffed = hinter("diff", str(folders[0]), str(tmp_path / "moved"))
+    assert compared.returncode == 0, compared.stderr
+    assert diffed.returncode == 0 and "warning" not in diffed.stderr, diffed.stderr
+    # other texts under the same kind of option: both see it, compare refuses naming the texts
+    rows = (root / "data.jsonl").read_text().splitlines()
+    (tmp_path / "copy" / "data.jsonl").write_text("\n".join(rows[:1] + rows[2:]) + "\n")
+    p = hinter(*CAMPAIGN, "--dataset", str(tmp_path / "copy" / "data.jsonl"), "--dictionary",
+               str(tmp_path / "copy" / "dic.csv"), "--model", "python:planted:by_hash", "--out", str(tmp_path / "other"))
+    assert p.returncode == 0, p.stderr
+    compared = hinter("compare", str(folders[0]), str(tmp_path / "other"))
+    diffed = hinter("diff", str(folders[0]), str(tmp_path / "other"))
+    assert compared.returncode == 2 and "the dataset's texts" in compared.stderr, compared.stderr
+    assert "texts_fingerprint differs" in diffed.stderr
+
+
 def test_compare_html_in_chromium(runs, compared, tmp_path):
     """compare.html: every number as in compare.json, a card per disagreement with each model's verdict, the
     dataset's markup shown as text and never run, no request leaves the file."""

@@ -34,6 +34,18 @@ def test_bad_settings_fail_on_creation_naming_the_option(changes, option):
     assert option in e.value.message
 
 
+def test_an_order_above_the_attributes_is_refused_not_capped():
+    with pytest.raises(InputError) as e:
+        RunConfig(attributes="race,gender", order=5)
+    assert e.value.where == "--order" and "--order 5 is higher than the number of attributes (2: gender, race)" in \
+        e.value.problem and "--order 2 or less" in e.value.fix
+    assert RunConfig(attributes="race,gender,body", order=3).order == 3  # as many as the attributes: fine
+    # the default (pairs) over one attribute stays valid: "up to pairs", of which there are none
+    assert RunConfig(attributes="gender").order == 2
+    with pytest.raises(InputError):
+        RunConfig(attributes="gender", order=3)
+
+
 def test_a_real_difference_names_the_option_and_both_values():
     a, b = RunConfig(attributes="race,gender", seed=1).recorded(), RunConfig(attributes="body", seed=1).recorded()
     assert describe_differences(a, b) == ["--attributes: gender,race before, body now"]
@@ -88,7 +100,7 @@ def test_a_second_process_on_a_folder_in_use_stops_at_once(tmp_path):
 
 
 def test_options_that_change_no_result_never_refuse_a_resume():
-    from hinter.engine import _comparable
+    from hinter.recorded import comparable as _comparable
     a = {"config": RunConfig(model="gguf:default?threads=2", dataset="imdb").recorded()}
     b = {"config": RunConfig(model="gguf:default", dataset="imdb").recorded()}
     c = {"config": RunConfig(model="gguf:default?n_ctx=4096", dataset="imdb").recorded()}

@@ -32,7 +32,7 @@ class Session:
                "HINTER_TEST_SESSION": str(session)}
         cmd = [sys.executable, "-m", "hinter.cli", "run", "-d", str(root / "data.jsonl"), "-m",
                "python:planted:counting", "-a", "gender,race", "--dictionary", str(root / "dic.csv"), "-o", str(out)]
-        self.session, self.calls = session, root / "calls.log"
+        self.session, self.calls, self.out = session, root / "calls.log", out
         self.p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                   start_new_session=True)
         self.lines: list[tuple[float, str]] = []
@@ -101,7 +101,7 @@ def interrupt(s: Session, sig: int, whole_group: bool) -> float:
     s.finish(10)
     err = s.stderr
     assert code == 130, f"exit {code} after {signal.Signals(sig).name}:\n{err}"
-    assert RESUME_MESSAGE in err and "hinter resume" in err, err
+    assert RESUME_MESSAGE in err and f"hinter resume {s.out}`" in " ".join(err.split()), err  # its real folder
     # a worker's traceback starts "Process NAME:" (multiprocessing's own report), the parent's "Traceback"
     assert "Traceback" not in err and not re.search(r"^Process [\w-]+:", err, re.MULTILINE), err
     assert group_gone(s.p.pid), f"processes of the run were left behind after {signal.Signals(sig).name}"

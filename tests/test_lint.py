@@ -31,14 +31,15 @@ def planted(tmp_path_factory):
     """A dictionary with one case of each kind, and texts on which only the planted words misbehave."""
     root = tmp_path_factory.mktemp("lint")
     d = root / "dict"
-    write(d / "gender" / "male_female.csv", "man;woman\nboy;boy\nman;woman\nking;queen\nprince;princess\n")
-    write(d / "gender" / "female_male.csv", "woman;man\nprincess;prince\n")  # no queen;king: asymmetric
+    write(d / "gender" / "male_female.csv", "man;woman\nboy;boy\nman;woman\nking;queen\nprince;princess\n"
+                                            "husband;Wife\n")  # a common word with a capital: "her Wife"
+    write(d / "gender" / "female_male.csv", "woman;man\nprincess;prince\nwife;husband\n")  # no queen;king: asymmetric
     write(d / "gender" / "male_female_job.csv", "writer;authoress\n")
     write(d / "body" / "common_uncommon.csv", "person;ugly person\n")
     write(d / "race" / "majority_minority.csv", "black;white\n")
     texts = ["The man laughed and a boy ran home.", "The woman smiled at the king.", "The princess sang.",
              "Its Co-writer is a kind person.", "She wore a black coat.", "The black car was fast.",
-             "A black dog barked at us."]
+             "A black dog barked at us.", "Her husband and his wife left."]
     data = write(root / "texts.jsonl", "".join(json.dumps({"text": t}) + "\n" for t in texts))
     return d, data
 
@@ -46,13 +47,14 @@ def planted(tmp_path_factory):
 def test_every_planted_kind_is_found_once_and_nothing_else(planted):
     d, data = planted
     r = hinter("dictionary", "lint", str(d), "--dataset", str(data), "--format", "json")
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 1, r.stderr  # the self-pair: `hinter run` refuses the dictionary
     found = json.loads(r.stdout)
     assert all(set(f) == {"kind", "attribute", "file", "line", "word", "replacement", "detail"} for f in found)
     got = sorted((f["kind"], f["attribute"], Path(f["file"]).name, f["line"], f["word"], f["replacement"])
                  for f in found)
     assert got == sorted([
         ("self-pair", "gender", "male_female.csv", 2, "boy", "boy"),
+        ("capitalised", "gender", "male_female.csv", 6, "husband", "Wife"),
         ("duplicate", "gender", "male_female.csv", 3, "man", "woman"),
         ("asymmetric", "gender", "male_female.csv", 4, "king", "queen"),
         ("never-matches", "gender", "male_female.csv", 5, "prince", "princess"),
@@ -62,23 +64,56 @@ def test_every_planted_kind_is_found_once_and_nothing_else(planted):
     ]), found
     detail = {f["kind"]: f["detail"] for f in found}
     assert "'ugly'" in detail["evaluative"] and "Co-writer" in detail["inside-word"]
+    assert "'her husband' would become 'her Wife'" in detail["capitalised"]
     assert detail["not-a-person"].startswith("3 of 3 occurrences")
 
 
 def test_text_format_and_the_static_kinds_without_a_dataset(planted):
     d, _ = planted
     r = hinter("dictionary", "lint", str(d))
-    assert r.returncode == 0, r.stderr
-    assert "In all: 1 self-pair, 1 duplicate, 1 asymmetric pair, 1 evaluative replacement." in r.stdout
+    assert r.returncode == 1, r.stderr
+    assert ("In all: 1 self-pair, 1 duplicate, 1 capitalised replacement, 1 asymmetric pair, 1 evaluative "
+            "replacement.") in r.stdout
+    assert "`hinter run` refuses this dictionary: 1 self-pair" in " ".join(r.stdout.split())
     assert "male_female.csv:4  gender: king -> queen" in r.stdout
     bad = hinter("dictionary", "lint", str(d), "--format", "xml")
     assert bad.returncode == 2 and "--format" in bad.stderr
 
 
+def test_every_bad_line_is_reported_with_the_fix_of_its_format(tmp_path):
+    folder = tmp_path / "dict"
+    write(folder / "gender" / "male_female.csv", "man;woman\nboy,girl\nhe;she\nson;daughter;child\n;her\n")
+    r = hinter("dictionary", "lint", str(folder), "--format", "json")
+    assert r.returncode == 1, r.stderr  # `hinter run` stops at the first of them
+    bad = [(f["line"], f["detail"]) for f in json.loads(r.stdout) if f["kind"] == "bad-line"]
+    assert [line for line, _ in bad] == [2, 4, 5]
+    assert "found 1 field(s) in 'boy,girl'" in bad[0][1] and "one semicolon" in bad[0][1]
+    assert "empty word" in bad[2][1] and "`word;replacement`" in bad[2][1]
+    one_file = write(tmp_path / "pairs.csv", "attribute,source_group,target_group,word,replacement\n"
+                                             "gender,male,female,Man, the hero,woman\n"   # an unquoted comma
+                                             "gender,male,female,boy,\n"                  # an empty replacement
+                                             "gender,male,female,he,she\n")
+    r = hinter("dictionary", "lint", str(one_file))
+    said = " ".join(r.stdout.split())
+    assert r.returncode == 1 and "2 lines hinter run refuses" in said, r.stdout + r.stderr
+    assert "pairs.csv:2 the row has 6 fields where the header has 5" in said and "quote a value" in said
+    # the fix of a one-file dictionary names its columns, not the folder format's `word;replacement`
+    assert "pairs.csv:3 empty replacement. Every row needs the columns attribute" in said
+    assert "`word;replacement`" not in said
+
+
+def test_packs_are_linted_with_the_dictionary(tmp_path):
+    r = hinter("dictionary", "lint", "--packs", "religion", "--attributes", "religion,gender")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.startswith("built-in+religion dictionary:")
+    unknown = hinter("dictionary", "lint", "--packs", "klingon")
+    assert unknown.returncode == 2 and "unknown identity pack 'klingon'" in unknown.stderr
+
+
 def test_pairs_keep_their_file_and_line_without_changing_their_identity(planted):
     d, _ = planted
     pairs = load_dictionary(d, strict=False).pairs
-    assert len(pairs) == 10  # lenient: the self-pair and the duplicate kept for the lint
+    assert len(pairs) == 12  # lenient: the self-pair and the duplicate kept for the lint
     from hinter.errors import InputError
     with pytest.raises(InputError, match="to itself"):  # a run still refuses it
         load_dictionary(d)

@@ -35,6 +35,23 @@ def test_case_pattern_is_kept():
     assert [m.text for m in g.mutants] == ["The woman, the Woman and the WOMAN."]
 
 
+def test_multi_word_replacements_are_cased_as_english_writes_them():
+    race = d(("race", "asian", "african", "asian", "south african"), ("race", "european", "american", "white",
+                                                                        "native american"))
+    texts = {m.text for m in generate(0, "The Asian actress met A White man.", race, ("race",), 1).mutants}
+    # a capital inside a sentence marks a proper word: every word of the replacement gets one
+    assert texts == {"The South African actress met A White man.", "The Asian actress met A Native American man."}
+    # at a sentence's start only the first letter follows ("Ugly men", not "Ugly Men"); lower case stays lower
+    body = d(("body", "common", "uncommon", "men", "ugly men"), ("race", "asian", "african", "asian", "south african"))
+    texts = {m.text for m in generate(0, "Men like asian food. \"Men!\" he said.", body, ("body", "race"), 1).mutants}
+    assert texts == {"Ugly men like asian food. \"Ugly men!\" he said.", "Men like south african food. \"Men!\" he said."}
+    # the replacement's own capitals are kept, whatever the case of the replaced word
+    assert match_case("man", "African-American") == "African-American"
+    assert match_case("White", "african-american", mid_sentence=True) == "African-American"
+    assert match_case("Black", "people of color", mid_sentence=True) == "People of Color"
+    assert match_case("WHITE", "south african", mid_sentence=True) == "SOUTH AFRICAN"
+
+
 def test_multi_word_terms_and_punctuation():
     dic = d(("body", "old", "young", "old folks", "young people"), ("gender", "male", "female", "men", "women"))
     g = generate(0, "(Old folks) and men, men!", dic, ("body", "gender"), 2)

@@ -144,7 +144,7 @@ def test_the_embedded_gguf_model_on_ray_gives_the_same_outcomes(cluster, tmp_pat
     """A real model, one copy per worker (each with one thread): the same mutants, verdicts and raw answers."""
     pytest.importorskip("llama_cpp")
     from hinter.datasets import read_dataset
-    from hinter.engine import run
+    from hinter.api import run
     from hinter.executor.ray_cluster import RayExecutor
 
     records = [r for r in read_dataset("imdb", limit=40).records if len(r.text) < 900][:4]

@@ -110,7 +110,8 @@ def _entry_points(monkeypatch, *specs):
 
 
 def test_a_package_adds_a_backend_through_its_entry_point(monkeypatch):
-    from hinter.models.registry import Registry, _check_backend
+    from hinter.models.registry import _check_backend
+    from hinter.registry import Registry
     _entry_points(monkeypatch, ("upper-test", "hinter_plugin_backends", "test_registry:UPPER"))
     plugins = Registry("plugin_backends", "model backend", "--model", check=_check_backend)
     assert plugins.names() == ["upper-test"] and plugins.get("upper-test") is UPPER
@@ -122,7 +123,7 @@ def test_a_package_adds_a_backend_through_its_entry_point(monkeypatch):
 
 
 def test_a_plugin_cannot_take_a_builtin_name(monkeypatch):
-    from hinter.models.registry import Registry
+    from hinter.registry import Registry
     _entry_points(monkeypatch, ("local", "hinter_plugin_executors", "test_registry:_load_upper"))
     executors = Registry("plugin_executors", "executor", "--executor",
                          builtins=lambda: executors.register("local", object()))

@@ -97,6 +97,12 @@ def test_bad_requests_get_clear_4xx_errors(client, body, status, words):
     assert client.get("/api/runs").status_code == 200  # the server goes on
 
 
+def test_an_order_error_says_what_to_send(client):
+    r = client.post("/api/try", headers=AUTH, json={"text": "A white man.", "attributes": ["race", "gender"], "order": 5})
+    assert r.status_code == 400 and "from 1 to 2" in r.json()["error"]
+    assert '"order" from 1' in r.json()["fix"] and "attributes" in r.json()["fix"]
+
+
 def test_writes_need_the_token(client, run_dir):
     inst = client.get("/api/instances").json()["instances"][0]
     for headers in ({}, {"X-Hinter-Token": "wrong"}):

@@ -220,3 +220,22 @@ def test_dataset_errors_name_the_row(tmp_path):
     with pytest.raises(InputError) as e:
         load_dataset("ecthr2")
     assert "ecthr" in e.value.fix
+
+
+def test_a_csv_row_cut_by_an_unquoted_comma_is_an_error_naming_its_line(tmp_path):
+    from hinter.datasets import read_dataset
+    path = tmp_path / "reviews.csv"
+    path.write_text("id,text\n"
+                    "u0,\"Quoted, so whole: the man left.\"\n"
+                    "u1,Man, what a film. The man was great.\n"   # one comma too many: 3 fields
+                    "u2\n"                                          # one too few
+                    "u3,The woman stayed.\n")
+    with pytest.raises(InputError) as e:
+        read_dataset(path)
+    assert e.value.where == f"{path}, line 3" and "3 fields where the header has 2" in e.value.problem
+    assert "Quote the fields that hold commas" in e.value.fix and "--skip-bad-rows" in e.value.fix
+    read = read_dataset(path, skip_bad_rows=True)  # skipped and counted like other bad rows, never cut
+    assert [(r.source_id, r.text) for r in read.records] == [("u0", "Quoted, so whole: the man left."),
+                                                             ("u3", "The woman stayed.")]
+    assert len(read.skipped) == 2 and "line 3" in read.skipped[0] and "line 4" in read.skipped[1]
+    assert "1 field where the header has 2" in read.skipped[1]

@@ -1,13 +1,15 @@
 """hinter: find hidden intersectional bias in language models.
 
 Pipeline, one module per stage: dictionary -> mutation -> validity -> models -> oracle -> store -> measures/report,
-wired by `engine.run` (exported here as `hinter.run`).
+wired by `engine.execute`; `hinter.run` and `hinter.build_suite` (api.py) take every option by name.
 """
+from .api import build_suite, run
 from .dictionary import Dictionary, Pair, load_dictionary
-from .engine import MutantRecord, Run, TextRecord, run
+from .engine import MutantRecord, Run
+from .records import TextRecord
 from .errors import HinterError, InputError, ModelError
-from .suite import build_suite, load_suite
+from .suite import load_suite
+from .version import __version__
 
-__version__ = "0.1.0"
 __all__ = ["Dictionary", "HinterError", "InputError", "ModelError", "MutantRecord", "Pair", "Run", "TextRecord",
            "build_suite", "load_dictionary", "load_suite", "run"]

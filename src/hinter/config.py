@@ -45,6 +45,7 @@ def _resolved(path: str | Path | None, bundled: tuple[str, ...] = ()) -> str | N
 
 # Stages an option belongs to (`RunConfig` fields' metadata "stage"): where in the pipeline it acts.
 DATASET, MUTATION, VALIDITY, MODEL = "dataset", "mutation", "validity", "model"
+STAGES = (DATASET, MUTATION, VALIDITY, MODEL)  # in pipeline order
 
 
 def option(default: Any, flag: str, help: str, stage: str, *, short: str | None = None, when_set: bool = False,
@@ -75,7 +76,8 @@ class RunConfig:
     max_pairs_per_text: int | None = option(None, "--max-pairs-per-text", "Per text and attribute, use a seeded "
                                             "sample of at most this many of the pairs present (default: all). "
                                             "Bounds the campaign on long texts.", MUTATION)
-    seed: int = option(0, "--seed", "Seed of the pair samples.", MUTATION)
+    seed: int = option(0, "--seed", "Seed of the samples: of the word pairs (--pairs-per-attribute, "
+                       "--max-pairs-per-text) and of the texts (--sample).", MUTATION)
     include_occupational: bool = option(True, "--no-jobs", "Leave out the occupational gender pairs "
                                         "(assistant;CEO).", MUTATION, invert=True)
     query_discarded: bool = option(False, "--query-discarded", "Also ask the model about discarded mutants, to "
@@ -124,6 +126,10 @@ class RunConfig:
     label_field: str = option("label", "--label-field", "The dataset column holding the gold label (optional).",
                               DATASET)
     limit: int | None = option(None, "--limit", "Test only the first N texts.", DATASET, short="-n")
+    sample: int | None = option(
+        None, "--sample", "Test a seeded random sample of N texts of the dataset instead of the first N (all of "
+        "them when it holds fewer; the seed is --seed; with --limit, drawn from the first --limit texts). The texts "
+        "keep the dataset's order.", DATASET, when_set=True)
     skip_bad_rows: bool = option(
         False, "--skip-bad-rows", "Leave out dataset rows that cannot be used (no text, empty text, a repeated id, "
         "a text over 1,000,000 characters) instead of stopping; they are counted and listed in "
@@ -144,7 +150,17 @@ class RunConfig:
         if self.order < 1:
             raise InputError(f"--order must be at least 1, got {self.order}", where="--order",
                              fix="1 tests atomic mutants only, 2 also pairs of attributes (the paper).")
+        default_order = next(f.default for f in dataclasses.fields(self) if f.name == "order")
+        if self.order > max(len(self.attributes), default_order):
+            # a mutant changes one word per attribute: no mutant has a higher order than there are attributes.
+            # The default (pairs) stays valid over one attribute: it means "up to pairs", of which there are none.
+            raise InputError(f"--order {self.order} is higher than the number of attributes "
+                             f"({len(self.attributes)}: {', '.join(self.attributes)}): a mutant changes one word per "
+                             f"attribute, so none has order {len(self.attributes) + 1} or more", where="--order",
+                             fix=f"Give --order {len(self.attributes)} or less, or name more attributes with "
+                                 "--attributes.")
         _at_least_one("limit", self.limit)
+        _at_least_one("sample", self.sample)
         for name in ("pairs_per_attribute", "max_pairs_per_text"):
             _at_least_one(name, getattr(self, name), " (or unset for all pairs)")
         _at_least_one("batch_texts", self.batch_texts)
@@ -173,17 +189,26 @@ class RunConfig:
 
     @classmethod
     def from_recorded(cls, d: dict) -> "RunConfig":
-        known = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: tuple(v) if k in ("attributes", "packs") else v for k, v in d.items() if k in known})
+        """The config `recorded()` wrote; options added since the run was recorded take their defaults."""
+        return cls(**{f.name: d[f.name] for f in dataclasses.fields(cls) if f.name in d})
 
     @classmethod
     def from_legacy_cli(cls, c: dict) -> "RunConfig":
-        """A run recorded before RunConfig (settings key "cli")."""
-        return cls(attributes=c["attributes"], order=c["order"], dictionary=c["dictionary"],
-                   pairs_per_attribute=c["pairs_per_attribute"], max_pairs_per_text=c["max_pairs_per_text"],
-                   seed=c["seed"], include_occupational=not c["no_jobs"], query_discarded=c["query_discarded"],
-                   dataset=c["dataset"], text_field=c["text_field"], label_field=c["label_field"], limit=c["limit"],
-                   skip_bad_rows=c.get("skip_bad_rows", False), model=c["model"], task=c["task"])
+        """A run recorded before RunConfig (settings key "cli"): the command's options under the names of their
+        flags (--no-jobs: no_jobs, which sets include_occupational to False)."""
+        values = {}
+        for f in dataclasses.fields(cls):
+            key = f.metadata["flag"].lstrip("-").replace("-", "_")
+            if key in c:
+                values[f.name] = (not c[key]) if f.metadata["invert"] else c[key]
+        return cls(**values)
+
+    def read_dataset(self):
+        """The config's dataset read as its dataset-stage options say (datasets.DatasetRead): each of them is a
+        parameter of `datasets.read_dataset` of the same name, so a new one is passed on here without a change."""
+        from .datasets import read_dataset
+        return read_dataset(self.dataset, seed=self.seed, **{
+            f.name: getattr(self, f.name) for f in option_fields(DATASET) if f.name != "dataset"})
 
 
 def option_fields(stage: str | None = None) -> list[dataclasses.Field]:
@@ -209,12 +234,13 @@ def describe_differences(previous: dict, current: dict, labels: tuple[str, str] 
     options; the others are derived from what was loaded, shown only when no option explains the difference.
     `labels` name the two sides (`hinter compare`: 'in runs/a', 'in runs/b')."""
     def show(v):
-        return ",".join(map(str, v)) if isinstance(v, list) else "unset" if v is None else str(v)
+        return (",".join(map(str, v)) or "none") if isinstance(v, (list, tuple)) else "unset" if v is None else str(v)
 
     was, now = labels
     differ = [k for k in sorted(set(previous) | set(current)) if previous.get(k) != current.get(k)]
     options = [k for k in differ if k.startswith("config.") or k in OPTION_NAMES]
-    unset_as = {"validity": "paper"}  # an option recorded only off its default: unrecorded reads as the default
+    # an option recorded only off its default: unrecorded reads as the default
+    unset_as = {f.name: f.default for f in option_fields() if f.metadata["when_set"]}
     return [f"{OPTION_NAMES.get(k.removeprefix('config.'), k)}: "
             f"{show(previous.get(k, unset_as.get(k.removeprefix('config.'))))} {was}, "
             f"{show(current.get(k, unset_as.get(k.removeprefix('config.'))))} {now}" for k in options] or \
@@ -236,7 +262,3 @@ class Execution:
         _at_least_one("workers", self.workers)
         _at_least_one("concurrency", self.concurrency)
 
-    def make_executor(self):
-        from .executor import make_executor
-        return make_executor(self.executor, address=self.ray_address, workers=self.workers,
-                             cpus_per_worker=self.cpus_per_worker, gpus_per_worker=self.gpus_per_worker)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from .engine import TextRecord
+from .records import TextRecord
 from .errors import InputError
 
 # Samples of the paper's five datasets (see each folder's SOURCE.md); all use the fields id, text, label.
@@ -96,10 +96,28 @@ def load_dataset(path: str | Path, text_field: str = "text", label_field: str | 
     return read_dataset(path, text_field, label_field, id_field, limit).records
 
 
+def sample_records(records: list, n: int | None, seed: int = 0) -> list:
+    """A seeded random sample of at most `n` of `records`, in their order (None: all of them)."""
+    if n is None or n >= len(records):
+        return list(records)
+    import random
+    # a seed of its own: the text sample does not move with the pair samples drawn from the same --seed
+    return [records[i] for i in sorted(random.Random(f"texts:{seed}").sample(range(len(records)), n))]
+
+
 def read_dataset(path: str | Path, text_field: str = "text", label_field: str | None = "label",
-                 id_field: str = "id", limit: int | None = None, skip_bad_rows: bool = False) -> DatasetRead:
+                 id_field: str = "id", limit: int | None = None, skip_bad_rows: bool = False,
+                 sample: int | None = None, seed: int = 0) -> DatasetRead:
     """Like load_dataset; with `skip_bad_rows`, a bad row (no text, a repeated id, ...) is left out and listed
-    in `skipped` instead of stopping the read. Valid rows are never dropped silently."""
+    in `skipped` instead of stopping the read. Valid rows are never dropped silently. `sample`: a seeded random
+    sample of at most that many of the records read (of the first `limit` with a limit), in the dataset's order."""
+    result = _read_dataset(path, text_field, label_field, id_field, limit, skip_bad_rows)
+    result.records = sample_records(result.records, sample, seed)
+    return result
+
+
+def _read_dataset(path: str | Path, text_field: str, label_field: str | None, id_field: str, limit: int | None,
+                  skip_bad_rows: bool) -> DatasetRead:
     result = DatasetRead([])
     seen_ids: dict[str, str] = {}
 
@@ -182,6 +200,10 @@ def read_dataset(path: str | Path, text_field: str = "text", label_field: str | 
             except csv.Error as e:
                 raise InputError(f"not valid CSV ({e})", where=f"{p}, line {reader.line_num}",
                                  fix="Quote fields that hold commas, quotes or line breaks.") from None
+            if None in row or None in row.values():  # more fields than the header (restkey None), or fewer
+                row = _BadCSVRow(len(reader.fieldnames or ()), len([v for k, v in row.items() if k is not None
+                                                                    and v is not None]) + len(row.get(None) or ()),
+                                 "tabs" if suffix == ".tsv" else "commas")
             add(_reader(row, f"{p}, line {reader.line_num}", text_field, label_field, id_field))
     else:
         raise InputError(f"unknown dataset format {p.suffix!r}", where=str(p), fix=f"Give {FORMATS}.")
@@ -195,6 +217,13 @@ class _BadJSON(str):
     """A JSONL line that does not parse (kept so that the error is raised, or skipped, in order)."""
 
 
+class _BadCSVRow:
+    """A CSV row whose field count differs from its header's (an unquoted comma cut its text)."""
+
+    def __init__(self, expected: int, found: int, separators: str):
+        self.expected, self.found, self.separators = expected, found, separators
+
+
 class _NotAnObject:
     def __init__(self, value):
         self.value = value
@@ -204,6 +233,11 @@ def _reader(row, where: str, text_field: str, label_field: str | None, id_field:
     def read() -> TextRecord:
         if isinstance(row, _BadJSON):
             raise InputError(f"not valid JSON ({row})", where=where, fix="Write one JSON object per line.")
+        if isinstance(row, _BadCSVRow):
+            raise InputError(f"the row has {row.found} field{'s' if row.found != 1 else ''} where the header has {row.expected} (a field holding "
+                             f"{row.separators} was cut there)", where=where,
+                             fix=f"Quote the fields that hold {row.separators} (\"Man, what a film\"), or leave "
+                                 "the row out with --skip-bad-rows.")
         if isinstance(row, _NotAnObject):
             raise InputError("expected a JSON object", where=where,
                              fix='Write one object per line, e.g. {"text": "..."}.')

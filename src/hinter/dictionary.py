@@ -151,13 +151,17 @@ class Dictionary:
         return h.hexdigest()[:16]
 
 
-def _check_pair(pair: Pair, where: str, strict: bool = True) -> Pair:
+FOLDER_FIX = "Every pair needs a word and its replacement, as `word;replacement`."
+ROWS_FIX = (f"Every row needs the columns {', '.join(COLUMNS)}, each filled in (quote a value that holds a comma, "
+            "as CSV does).")
+
+
+def _check_pair(pair: Pair, where: str, strict: bool = True, fix: str = FOLDER_FIX) -> Pair:
     fields = {"attribute": pair.attribute, "source_group": pair.source_group, "target_group": pair.target_group,
               "word": pair.word, "replacement": pair.replacement}
     for name, value in fields.items():
         if not value:
-            raise InputError(f"empty {name}", where=where,
-                             fix="Every pair needs a word and its replacement, as `word;replacement`.")
+            raise InputError(f"empty {name}", where=where, fix=fix)
     if strict and pair.word.lower() == pair.replacement.lower():
         raise InputError(f"the pair maps {pair.word!r} to itself", where=where,
                          fix="Remove the line: such a pair can never change a text.")
@@ -173,7 +177,23 @@ def _read_text(path: Path) -> str:
         raise InputError(f"cannot read the file ({e.strerror})", where=str(path)) from None
 
 
-def _pairs_from_folder(root: Path, strict: bool = True) -> list[Pair]:
+@dataclass(frozen=True)
+class BadLine:
+    """A line of a dictionary that `hinter run` refuses (`load_dictionary(problems=...)` lists them all)."""
+
+    file: str
+    line: int
+    error: InputError
+
+
+def _collect(problems: list[BadLine] | None, file, line: int, error: InputError) -> None:
+    """Raise `error`, or, when the caller collects them (the lint), list it and go on with the next line."""
+    if problems is None:
+        raise error
+    problems.append(BadLine(str(file), line, error))
+
+
+def _pairs_from_folder(root: Path, strict: bool = True, problems: list[BadLine] | None = None) -> list[Pair]:
     pairs: list[Pair] = []
     for attr_dir in sorted(p for p in root.iterdir() if p.is_dir()):
         for f in sorted(attr_dir.glob("*.csv")):
@@ -183,42 +203,58 @@ def _pairs_from_folder(root: Path, strict: bool = True) -> list[Pair]:
             if len(groups) == 1:
                 continue  # a group's word list, not pairs
             if len(groups) != 2:
-                raise InputError(
+                _collect(problems, f, 0, InputError(
                     "cannot tell the two groups from the file name", where=str(f),
-                    fix="Name pair files SOURCE_TARGET.csv (or SOURCE_TARGET_job.csv), with no other underscore.")
+                    fix="Name pair files SOURCE_TARGET.csv (or SOURCE_TARGET_job.csv), with no other underscore."))
+                continue
             for lineno, line in enumerate(_read_text(f).splitlines(), start=1):
                 if not line.strip():
                     continue
                 cells = [c.strip() for c in line.split(";")]
                 where = f"{f}, line {lineno}"
-                if len(cells) != 2:
-                    raise InputError(
-                        f"expected `word;replacement`, found {len(cells)} field(s) in {line.strip()!r}", where=where,
-                        fix="Write one pair per line, the two words separated by one semicolon.")
-                pairs.append(_check_pair(Pair(attr_dir.name, groups[0], groups[1], cells[0], cells[1], occupational,
-                                              str(f), lineno), where, strict))
+                try:
+                    if len(cells) != 2:
+                        raise InputError(
+                            f"expected `word;replacement`, found {len(cells)} field(s) in {line.strip()!r}",
+                            where=where, fix="Write one pair per line, the two words separated by one semicolon.")
+                    pairs.append(_check_pair(Pair(attr_dir.name, groups[0], groups[1], cells[0], cells[1],
+                                                  occupational, str(f), lineno), where, strict))
+                except InputError as e:
+                    _collect(problems, f, lineno, e)
     return pairs
 
 
-def _pairs_from_rows(rows: Iterable[tuple[int, dict]], path: Path, strict: bool = True) -> list[Pair]:
+def _pairs_from_rows(rows: Iterable[tuple[int, dict]], path: Path, strict: bool = True,
+                     problems: list[BadLine] | None = None, header: int | None = None) -> list[Pair]:
+    """Pairs of a CSV (`header`: its column count) or JSON dictionary's rows."""
     pairs = []
+    what = "row" if header is not None else "object"
     for lineno, row in rows:
         where = f"{path}, line {lineno}"
-        if not isinstance(row, dict):
-            raise InputError("expected an object with the dictionary columns", where=where)
-        missing = [c for c in COLUMNS if c not in row]
-        if missing:
-            raise InputError(f"missing column(s) {', '.join(missing)}", where=where,
-                             fix=f"Each row needs the columns {', '.join(COLUMNS)}.")
-        values = {c: str(row[c] if row[c] is not None else "").strip() for c in COLUMNS}
-        occ = str(row.get("occupational", "")).strip().lower() in {"1", "true", "yes"}
-        pairs.append(_check_pair(Pair(**values, occupational=occ, file=str(path), line=lineno), where, strict))
+        try:
+            if not isinstance(row, dict):
+                raise InputError(f"expected an {what} with the dictionary columns", where=where, fix=ROWS_FIX)
+            if header is not None and (None in row or None in row.values()):  # cut by an unquoted comma, or short
+                found = len([v for k, v in row.items() if k is not None and v is not None]) + len(row.get(None) or ())
+                raise InputError(f"the row has {found} field{'s' if found != 1 else ''} where the header has "
+                                 f"{header}", where=where, fix=ROWS_FIX)
+            missing = [c for c in COLUMNS if c not in row]
+            if missing:
+                raise InputError(f"missing column(s) {', '.join(missing)}", where=where, fix=ROWS_FIX)
+            values = {c: str(row[c] if row[c] is not None else "").strip() for c in COLUMNS}
+            occ = str(row.get("occupational", "")).strip().lower() in {"1", "true", "yes"}
+            pairs.append(_check_pair(Pair(**values, occupational=occ, file=str(path), line=lineno), where, strict,
+                                     ROWS_FIX))
+        except InputError as e:
+            _collect(problems, path, lineno, e)
     return pairs
 
 
-def load_dictionary(path: str | Path | None = None, *, strict: bool = True) -> Dictionary:
+def load_dictionary(path: str | Path | None = None, *, strict: bool = True,
+                    problems: list[BadLine] | None = None) -> Dictionary:
     """The built-in SBIC-derived dictionary (None), a dictionary folder, or one CSV/JSON file. `strict=False`
-    (`hinter dictionary lint`): self-pairs and repeated pairs are kept, for the lint to report."""
+    (`hinter dictionary lint`): self-pairs and repeated pairs are kept, for the lint to report. `problems`: a list
+    that receives every line `hinter run` would refuse, instead of an error at the first."""
     if path is None:
         root = resources.files("hinter") / "data" / "dictionary"
         with resources.as_file(root) as p:
@@ -228,7 +264,7 @@ def load_dictionary(path: str | Path | None = None, *, strict: bool = True) -> D
         raise InputError("no such file or folder", where=f"dictionary {path}",
                          fix="Pass a dictionary folder (ATTRIBUTE/SOURCE_TARGET.csv) or a CSV/JSON file.")
     if path.is_dir():
-        pairs = _pairs_from_folder(path, strict)
+        pairs = _pairs_from_folder(path, strict, problems)
     elif path.suffix.lower() == ".json":
         try:
             data = json.loads(_read_text(path))
@@ -236,14 +272,15 @@ def load_dictionary(path: str | Path | None = None, *, strict: bool = True) -> D
             raise InputError(f"invalid JSON ({e.msg})", where=f"{path}, line {e.lineno}") from None
         if not isinstance(data, list):
             raise InputError("expected a JSON list of pair objects", where=str(path))
-        pairs = _pairs_from_rows(((i + 1, r) for i, r in enumerate(data)), path, strict)
+        pairs = _pairs_from_rows(((i + 1, r) for i, r in enumerate(data)), path, strict, problems)
     elif path.suffix.lower() == ".csv":
         reader = csv.DictReader(io.StringIO(_read_text(path)))
-        pairs = _pairs_from_rows(((reader.line_num, r) for r in reader), path, strict)
+        header = len(reader.fieldnames or ())
+        pairs = _pairs_from_rows(((reader.line_num, r) for r in reader), path, strict, problems, header)
     else:
         raise InputError(f"unknown dictionary format {path.suffix!r}", where=str(path),
                          fix="Use a folder of CSV pair files, a .csv file or a .json file.")
-    if not pairs:
+    if not pairs and not problems:
         raise InputError("the dictionary holds no word pairs", where=str(path),
                          fix="Add pair files named SOURCE_TARGET.csv with `word;replacement` lines.")
     return Dictionary(tuple(dict.fromkeys(pairs) if strict else pairs), str(path))

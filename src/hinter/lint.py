@@ -1,7 +1,10 @@
 """Checks of a word-pair dictionary (`hinter dictionary lint`): pairs that cannot mean what a bias test assumes.
 
 Kinds (each finding names the file, line and pair):
+- `bad-line`: a line `hinter run` cannot read (a missing field, an unquoted comma...): every one is listed;
 - `self-pair`: a word mapped to itself; `duplicate`: a pair listed twice;
+- `capitalised`: a replacement that writes a common word with a capital ("Husband;Wife"): hinter keeps a
+  replacement's own capitals, so "her husband" would become "her Wife";
 - `asymmetric`: X -> Y present, Y -> X absent although the reverse pairs (B -> A of A -> B) exist;
 - `evaluative`: the replacement adds (or removes) a word that carries sentiment in VADER's lexicon ("man" ->
   "ugly man"): a model reacting to it reacts to a negative word, not to a group;
@@ -23,8 +26,12 @@ from typing import Callable, Iterable, Sequence
 
 from .dictionary import Pair, WordMatcher
 
-KINDS = ("self-pair", "duplicate", "asymmetric", "evaluative", "inside-word", "never-matches", "not-a-person")
-CHEAP_KINDS = ("self-pair", "duplicate", "asymmetric", "evaluative")  # no texts needed
+KINDS = ("bad-line", "self-pair", "duplicate", "capitalised", "asymmetric", "evaluative", "inside-word",
+         "never-matches", "not-a-person")
+CHEAP_KINDS = ("self-pair", "duplicate", "capitalised", "asymmetric", "evaluative")  # no texts needed
+REFUSED_KINDS = ("bad-line", "self-pair")  # what `hinter run` refuses: the lint exits non-zero on them
+# Capitalised only before a name ("Mr Smith", "Queen Anne"): a capital on them is no mistake.
+HONORIFICS = frozenset("mr mrs ms mx dr sir madam dame lord lady king queen prince princess i".split())
 # VADER rates words from -4 to +4 (the mean of 10 raters); 1.0 keeps "ugly" (-2.3), "blind" (-1.7), "pretty" (2.2)
 # and leaves out the faint ones ("fine" 0.8, "young" absent).
 EVALUATIVE_THRESHOLD = 1.0
@@ -102,14 +109,43 @@ def evaluative_check(pairs: Iterable[Pair], threshold: float = EVALUATIVE_THRESH
     return {"lexicon": lexicon, "threshold": threshold, "pairs": sorted(evaluative_ids(pairs, threshold))}
 
 
+@lru_cache(maxsize=1)
+def common_words() -> frozenset[str]:
+    """Words English writes in lower case inside a sentence: PERSON_NOUNS and the built-in dictionary's gender and
+    body words (not its race words: most are proper, African, Asian), less the honorifics."""
+    from .dictionary import load_dictionary
+    words = set(PERSON_NOUNS)
+    for p in load_dictionary().pairs:
+        if p.attribute in ("gender", "body"):
+            words.update(_tokens(p.word) + _tokens(p.replacement))
+    return frozenset(words - HONORIFICS)
+
+
+def capitalised_reason(p: Pair, common: frozenset[str]) -> str | None:
+    """Why `p`'s replacement is wrongly capitalised (it writes a common word with a capital), or None."""
+    words = [w for w in re.findall(r"[\w']+", p.replacement) if w[:1].isupper() and w.lower() in common]
+    if not words:
+        return None
+    return (f"{p.replacement!r} writes {', '.join(map(repr, words))} with a capital, and hinter keeps a replacement's "
+            f"capitals: 'her {p.word.lower()}' would become 'her {p.replacement}'. Write common words in lower case "
+            "(a word capitalised in the text gets its capital back)")
+
+
+def bad_line_findings(problems: Iterable) -> list[Finding]:
+    """bad-line: each line `hinter run` refuses (dictionary.BadLine: file, line, error), with the error's fix."""
+    return [Finding("bad-line", "", b.file, b.line, "", "", b.error.problem + (f". {b.error.fix}" if b.error.fix
+                                                                                else "")) for b in problems]
+
+
 def static_findings(pairs: Sequence[Pair], threshold: float = EVALUATIVE_THRESHOLD) -> list[Finding]:
-    """The kinds that need no text: self-pair, duplicate, asymmetric, evaluative."""
+    """The kinds that need no text: self-pair, duplicate, capitalised, asymmetric, evaluative."""
     out: list[Finding] = []
     groups: dict[tuple, set[tuple[str, str]]] = defaultdict(set)
     for p in pairs:
         groups[(p.attribute, p.source_group, p.target_group, p.occupational)].add((p.word.lower(), p.replacement.lower()))
     seen: dict[tuple, Pair] = {}
     lexicon = vader_lexicon()
+    common = common_words()
     for p in pairs:
         w, r = p.word.lower(), p.replacement.lower()
         if w == r:
@@ -122,6 +158,9 @@ def static_findings(pairs: Sequence[Pair], threshold: float = EVALUATIVE_THRESHO
                                 + ("" if first.file == p.file else f" of {first.file}")))
             continue
         seen[key] = p
+        capitals = capitalised_reason(p, common)
+        if capitals:
+            out.append(_finding("capitalised", p, capitals))
         reverse = groups.get((p.attribute, p.target_group, p.source_group, p.occupational))
         if reverse is not None and (r, w) not in reverse:
             out.append(_finding("asymmetric", p, f"no {p.replacement!r} -> {p.word!r} among the "
@@ -293,10 +332,11 @@ def spacy_parse(model: str | None = None) -> Callable[[list[str]], list]:
 
 
 def lint(pairs: Sequence[Pair], texts: Sequence[str] | None = None,
-         parse: Callable[[list[str]], list] | None = None, threshold: float = EVALUATIVE_THRESHOLD) -> list[Finding]:
-    """Every finding: the static kinds, then with `texts` inside-word and never-matches, and with `parse`
-    not-a-person. Sorted by kind (in KINDS order), file and line."""
-    out = static_findings(pairs, threshold)
+         parse: Callable[[list[str]], list] | None = None, threshold: float = EVALUATIVE_THRESHOLD,
+         problems: Iterable = ()) -> list[Finding]:
+    """Every finding: the bad lines (`problems`, from load_dictionary), the static kinds, then with `texts`
+    inside-word and never-matches, and with `parse` not-a-person. Sorted by kind (in KINDS order), file and line."""
+    out = bad_line_findings(problems) + static_findings(pairs, threshold)
     if texts is not None:
         out += text_findings(pairs, texts)
         if parse is not None:
@@ -310,7 +350,9 @@ def counts(findings: Iterable[Finding]) -> dict[str, int]:
     return {k: c[k] for k in KINDS if c[k]}
 
 
-NOUNS = {"self-pair": ("self-pair", "self-pairs"), "duplicate": ("duplicate", "duplicates"),
+NOUNS = {"bad-line": ("line hinter run refuses", "lines hinter run refuses"),
+         "self-pair": ("self-pair", "self-pairs"), "duplicate": ("duplicate", "duplicates"),
+         "capitalised": ("capitalised replacement", "capitalised replacements"),
          "asymmetric": ("asymmetric pair", "asymmetric pairs"),
          "evaluative": ("evaluative replacement", "evaluative replacements"),
          "inside-word": ("word matched inside hyphenated words", "words matched inside hyphenated words"),

@@ -6,7 +6,10 @@ Nothing here imports another hinter module, so every stage may import it.
 """
 from __future__ import annotations
 
+import hashlib
 import json
+import numbers
+import operator
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
@@ -85,12 +88,42 @@ def edits(replacements: Iterable[Replacement]) -> list[Edit]:
     return [(s, e, r.replacement) for r in replacements for s, e in r.spans]
 
 
-def match_case(original: str, replacement: str) -> str:
-    """Give `replacement` the case pattern of `original`: MAN -> WOMAN, Man -> Woman, man -> woman."""
+# Words a title keeps in lower case inside it ("People of Color").
+SMALL_WORDS = frozenset("a an and as at but by for in nor of on or the to with".split())
+
+
+def starts_sentence(text: str, start: int) -> bool:
+    """Whether the word at `start` begins a sentence (or the text, or a line): before it, past spaces, quotes and
+    opening brackets, there is nothing, a line break, or . ! ?"""
+    i = start - 1
+    while i >= 0 and text[i] != "\n" and (text[i].isspace() or text[i] in "\"'“‘([«"):
+        i -= 1
+    return i < 0 or text[i] in ".!?\n"
+
+
+def _capitalised_words(replacement: str) -> str:
+    """Every word of `replacement` with a capital initial (its own capitals kept), the small words of a title
+    after the first left alone: "south african" -> "South African", "african-american" -> "African-American"."""
+    def up(m):
+        word = m.group(2)
+        keep = m.start() > 0 and word.lower() in SMALL_WORDS
+        return m.group(1) + (word if keep else word[:1].upper() + word[1:])
+    import re
+    return re.sub(r"(^|[\s\-‐‑/])([^\s\-‐‑/]+)", up, replacement)
+
+
+def match_case(original: str, replacement: str, mid_sentence: bool = False) -> str:
+    """Give `replacement` the case of `original`: MAN -> WOMAN, Man -> Woman, man -> woman; the replacement's own
+    capitals are kept (man -> South African). A capitalised word inside a sentence (`mid_sentence`) is a proper
+    word or part of a title, so every word of the replacement gets a capital ("the Asian actress" -> "the South
+    African actress"); at a sentence's start the capital says nothing more, and only the first letter follows it
+    ("Men are" -> "Ugly men are")."""
     letters = [c for c in original if c.isalpha()]
     if len(letters) > 1 and all(c.isupper() for c in letters):
         return replacement.upper()
     if letters and original[0].isupper():
+        if mid_sentence:
+            return _capitalised_words(replacement)
         return replacement[:1].upper() + replacement[1:]
     return replacement
 
@@ -102,7 +135,7 @@ def apply_replacements(text: str, edits: Iterable[Edit]) -> str:
     out, pos = [], 0
     for start, end, new in sorted(edits):
         out.append(text[pos:start])
-        out.append(match_case(text[start:end], new))
+        out.append(match_case(text[start:end], new, not starts_sentence(text, start)))
         pos = end
     out.append(text[pos:])
     return "".join(out)
@@ -166,3 +199,79 @@ def unpack_edits(blob: bytes) -> list[tuple[int, tuple[Span, ...]]]:
         out.append((number, tuple(spans)))
         i += 2 * count
     return out
+
+
+@dataclass(frozen=True)
+class TextRecord:
+    """One text of a campaign: its text, the dataset's id for it, its gold label."""
+
+    text: str
+    source_id: str | None = None
+    gold: str | None = None
+
+
+def text_key(text: str) -> str:
+    """A text's identity in caches and stores (its SHA-256)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def texts_fingerprint(records: Iterable[TextRecord]) -> str:
+    """A campaign's texts, in order (runs and suites record it; a resume on other texts is refused)."""
+    h = hashlib.sha256()
+    for r in records:
+        h.update(text_key(r.text).encode())
+    return h.hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A model's normalised answer: a label, a set of labels (multi-label), or None when unparseable.
+
+    `scores`: (label, score) pairs where the backend has scores, in the task's or model's label order, else None.
+    What a score is depends on the backend (see each one's docstring): a first-token logit (gguf, hf-causal), a
+    classifier logit (hf; for a multi-label model the label's own logit, chosen when >= 0), a first-token
+    log-probability (openai, only the labels found among the returned top log-probabilities), or what a user's
+    function gave (python). The answer is consistent with them: a single label decided from scores has the highest
+    one. A dict may be given (it is stored as a tuple, so an Outcome stays hashable).
+
+    `seen`: how many characters of the input text the model read, when the backend cut the text to fit the model
+    (None: it read the whole text). It is exact or conservative, never larger than what was read: the model's input
+    is the same for any text that starts with text[:seen] and differs only after it up to where reading stopped.
+    """
+
+    value: str | frozenset[str] | None
+    raw: str = ""
+    error: bool = False  # the model failed (after retries): no outcome at all
+    scores: tuple[tuple[str, float], ...] | None = None
+    seen: int | None = None
+
+    def __post_init__(self) -> None:
+        scores = self.scores
+        if scores is not None:
+            items = scores.items() if isinstance(scores, dict) else scores
+            object.__setattr__(self, "scores", tuple((str(label), float(score)) for label, score in items))
+        if self.seen is not None:
+            seen = None if isinstance(self.seen, bool) else operator.index(self.seen) if isinstance(
+                self.seen, numbers.Integral) else None
+            if seen is None or seen < 0:
+                raise ValueError(f"Outcome.seen must be a character count >= 0 or None, got {self.seen!r}")
+            object.__setattr__(self, "seen", int(seen))
+
+    def score(self, label: str) -> float | None:
+        """The score of `label`, or None where the backend gave it none."""
+        for name, value in self.scores or ():
+            if name == label:
+                return value
+        return None
+
+    @property
+    def parseable(self) -> bool:
+        return self.value is not None
+
+    def encode(self) -> str | None:
+        """A canonical string for storage and comparison (label sets sorted, joined by ' | ')."""
+        if self.value is None:
+            return None
+        if isinstance(self.value, frozenset):
+            return " | ".join(sorted(self.value)) if self.value else "(none)"
+        return self.value

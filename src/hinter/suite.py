@@ -23,14 +23,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
-from .config import RunConfig
+from .config import MODEL, RunConfig, option_fields
 from .errors import InputError
-from .records import Replacement
+from .records import Replacement, TextRecord
 
 MAGIC = "hinter-suite"
 FORMAT_VERSION = 1
 # Options of the model stage: given to `run --suite`, not fixed by the suite.
-MODEL_STAGE = ("model", "task", "query_discarded", "window", "repeats", "batch_texts")
+MODEL_STAGE = tuple(f.name for f in option_fields(MODEL))
 # The build's counters a suite run adds to its own, as a plain run does (timings are the run's own).
 CARRIED_STATS_PREFIXES = ("overlaps_skipped", "sentences_tagged", "sentences_parsed", "person_only_skipped", "repairs.")
 
@@ -105,31 +105,23 @@ class Suite:
             raise ValueError(f"not options of the model stage: {sorted(unknown)}")
         return self.config.replace(**model_stage)
 
-    def batches(self, batch_texts: int, done: set[int], generation_stats: dict) -> Iterator[tuple]:
-        """Per batch of texts not yet stored, what the engine's validity stage yields: (payload, verdicts), the
-        mutants rebuilt from their edits. The build's counters of those texts go into `generation_stats`."""
-        from .executor import ValidityResult
+    def verdicts(self, batches) -> Iterator[tuple]:
+        """The pipeline's source of verdicts (pipeline.VerdictSource): per batch of the suite's texts, its
+        mutants rebuilt from their edits and their recorded verdicts, with the build's counters of those texts."""
+        from collections import Counter
         from .mutation import Mutant
-        for start in range(0, len(self.records), batch_texts):
-            batch = [(i, r) for i, r in enumerate(self.records[start:start + batch_texts], start=start)
-                     if i not in done]
-            if not batch:
-                continue
-            mutants, stored, counters = [], [], {}
-            for text_id, rec in batch:
+        from .pipeline import TextBatch, Verdicts
+        for start, texts in batches:
+            mutants, stored, counters = [], [], Counter()
+            for text_id, rec in texts:
                 for m in self.mutants.get(text_id, ()):
                     mutants.append(Mutant(text_id, m.replacements, rec.text))
                     stored.append(m)
-                for k, v in self.stats.get(text_id, {}).items():
-                    counters[k] = counters.get(k, 0) + v
-            overlaps = counters.pop("overlaps_skipped", 0)
+                counters.update(self.stats.get(text_id, {}))
             tagged, parsed = counters.pop("sentences_tagged", 0), counters.pop("sentences_parsed", 0)
-            if counters:
-                generation_stats[start] = counters
-            # the engine reads only how many sentences changed, not the pairs themselves
-            pairs = [None if m.changed is None else range(m.changed) for m in stored]
-            yield ((start, batch, mutants, pairs, None, overlaps, 0.0),
-                   ValidityResult([m.valid for m in stored], int(tagged), int(parsed), [m.reason for m in stored]))
+            counters["overlaps_skipped"] += 0  # always counted, as a plain run counts it
+            yield (TextBatch(start, texts, mutants, [m.changed for m in stored], None, counters),
+                   Verdicts([m.valid for m in stored], [m.reason for m in stored], int(tagged), int(parsed)))
 
 
 # ---------------------------------------------------------------- writing
@@ -156,13 +148,15 @@ class SuiteWriter:
         key = (r.attribute, r.source_group, r.target_group, r.word, r.replacement)
         return self.pairs.setdefault(key, len(self.pairs))
 
-    def add(self, batch, mutants, pairs, valid, reasons, stats: dict) -> None:
-        by_text: dict[int, list] = {text_id: [] for text_id, _ in batch}
-        for m, p, v, reason in zip(mutants, pairs, valid, reasons):
+    def add(self, result) -> None:
+        """A sink of the pipeline: one validated batch (pipeline.BatchResult, no model stage)."""
+        batch, verdicts, stats = result.batch, result.verdicts, result.stats
+        by_text: dict[int, list] = {text_id: [] for text_id, _ in batch.texts}
+        for m, changed, v, reason in zip(batch.mutants, batch.changed, verdicts.valid, verdicts.reasons):
             edits = [[self._number(r), *(x for span in r.spans for x in span)] for r in m.replacements]
-            by_text[m.text_id].append([edits, None if p is None else len(p), int(v), None if v else reason])
+            by_text[m.text_id].append([edits, changed, int(v), None if v else reason])
         first = True
-        for text_id, rec in batch:
+        for text_id, rec in batch.texts:
             line = {"id": text_id, "text": rec.text, "source_id": rec.source_id, "gold": rec.gold,
                     "mutants": by_text[text_id]}
             if first:  # the batch's counters, once
@@ -205,24 +199,22 @@ def build_suite(texts: Sequence | None = None, *, out: str | Path, config: RunCo
     if texts is None:
         if config.dataset is None:
             raise InputError("no texts to build a suite from", where="--dataset", fix="Give a dataset.")
-        from .datasets import read_dataset
-        texts = read_dataset(config.dataset, text_field=config.text_field, label_field=config.label_field,
-                             limit=config.limit, skip_bad_rows=config.skip_bad_rows).records
+        texts = config.read_dataset().records
     out = Path(out)
     if out.is_dir():
         raise InputError("the suite's path is a folder", where=str(out), fix="Give --out a file's path, e.g. imdb.suite.")
     out.parent.mkdir(parents=True, exist_ok=True)
-    from . import __version__
+    from .version import __version__
     writer: SuiteWriter | None = None
 
     def start(records, derived: dict, parser_fingerprint: str, evaluative) -> Callable:
         nonlocal writer
-        from .engine import _texts_fingerprint
+        from .records import texts_fingerprint
         header = {
             "format": MAGIC, "format_version": FORMAT_VERSION, "hinter_version": __version__,
             "config": config.recorded(), "settings": derived, "parser_fingerprint": parser_fingerprint,
             "checks.evaluative": evaluative, "texts": len(records),
-            "fingerprints": {"dataset": _texts_fingerprint(records), "dictionary": derived["dictionary_fingerprint"],
+            "fingerprints": {"dataset": texts_fingerprint(records), "dictionary": derived["dictionary_fingerprint"],
                              "parser": parser_fingerprint, "splitter": splitter_fingerprint(),
                              "validity": config.validity, "hinter": __version__},
         }
@@ -269,7 +261,7 @@ def load_suite(path: str | Path, where: str | None = None) -> Suite:
         raise not_suite from None
     if not isinstance(header, dict) or header.get("format") != MAGIC:
         raise not_suite
-    from . import __version__
+    from .version import __version__
     if header.get("format_version") != FORMAT_VERSION:
         raise InputError(f"{path} is a suite of format {header.get('format_version')} (built by hinter "
                          f"{header.get('hinter_version')}); this hinter ({__version__}) reads format "
@@ -288,7 +280,6 @@ def load_suite(path: str | Path, where: str | None = None) -> Suite:
         sha.update(json.dumps(trailer["pairs"], separators=(",", ":"), ensure_ascii=False).encode())
         assert sha.hexdigest() == trailer["sha256"] and len(lines) == trailer["texts"] == header["texts"]
         pairs = [tuple(p) for p in trailer["pairs"]]
-        from .engine import TextRecord
         records, mutants, stats = [], {}, {}
         for i, line in enumerate(lines):
             t = json.loads(line)

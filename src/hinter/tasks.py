@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Callable
 
 from .errors import InputError
-from .models.base import Outcome
-from .models.registry import Registry
+from .records import Outcome
+from .registry import Registry
 
 
 NO_LABEL_ANSWERS = {"no violation", "no violations", "no labels", "no label", "nothing"}

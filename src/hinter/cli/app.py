@@ -1,14 +1,11 @@
-"""The Typer application, its consoles, and `main` (errors as one paragraph and an exit code, never a traceback)."""
+"""The Typer application and its consoles, which every command module imports (main.py registers the commands
+and runs the app)."""
 from __future__ import annotations
 
-import logging
-import signal
 import sys
 
 import typer
 from rich.console import Console
-
-from ..errors import HinterError
 
 app = typer.Typer(
     add_completion=False, no_args_is_help=True, rich_markup_mode=None,
@@ -25,7 +22,7 @@ out_console = Console(width=None if sys.stdout.isatty() else 110)
 
 def _print_version(value: bool) -> None:
     if value:
-        from .. import __version__
+        from ..version import __version__
         typer.echo(f"hinter {__version__}")
         raise typer.Exit()
 
@@ -36,56 +33,18 @@ def _options(version: bool = typer.Option(False, "--version", callback=_print_ve
     pass
 
 
-class Interrupted(BaseException):
-    """Ctrl-C or SIGTERM. Not KeyboardInterrupt: Typer turns that into a silent exit 130 before we could say
-    how to continue; a BaseException, so no `except Exception` on the way swallows it."""
+# The folder of the run under way (set by the campaign): the interrupt message names it.
+RUN_FOLDER: list = []
 
 
-def _interrupt(signum, frame) -> None:
-    # a second Ctrl-C, or a SIGTERM after it, must not break the clean stop (the stop takes well under a second)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    raise Interrupted(signal.Signals(signum).name)
+def running_in(folder) -> None:
+    """Record the folder of the run under way, for the message of an interrupt."""
+    RUN_FOLDER[:] = [folder]
 
 
-class _ConsoleWarnings(logging.Handler):
-    """hinter's own warnings (a model found not deterministic...) as one yellow line each."""
-
-    def emit(self, record: logging.LogRecord) -> None:
-        if record.name.startswith("hinter.models"):  # backend retries: the progress line shows the latest
-            return
-        console.print(f"[yellow]warning:[/] {record.getMessage()}", highlight=False, soft_wrap=True)
-
-
-def main() -> None:
-    engine_log = logging.getLogger("hinter")
-    if not any(isinstance(h, _ConsoleWarnings) for h in engine_log.handlers):
-        engine_log.addHandler(_ConsoleWarnings(logging.WARNING))
-    signal.signal(signal.SIGINT, _interrupt)
-    signal.signal(signal.SIGTERM, _interrupt)
-    debug = "--debug" in sys.argv
-    if debug:
-        sys.argv.remove("--debug")
-    from . import commands  # noqa: F401  (registers every command on `app`)
-    try:
-        code = app(standalone_mode=False)
-        if isinstance(code, int) and code:  # typer.Exit(n) is returned, not raised, outside standalone mode
-            sys.exit(code)
-    except HinterError as e:
-        if debug:
-            raise
-        console.print(f"[red]error:[/] {e.message}", highlight=False, soft_wrap=True)
-        sys.exit(e.exit_code)
-    except (typer.Abort, KeyboardInterrupt, Interrupted):
-        console.print("Interrupted. Every finished batch is saved in the run folder: run the same command again, "
-                      "or `hinter resume OUT_FOLDER`, to continue where it stopped.", soft_wrap=True)
-        sys.exit(130)
-    except Exception as e:
-        # Usage errors (a bad option value, an unknown option). Typer vendors its own copy of click, so
-        # match both its classes and click's.
-        import click
-        from typer._click import exceptions as typer_click
-        if isinstance(e, (click.exceptions.ClickException, typer_click.ClickException)):
-            e.show()
-            sys.exit(e.exit_code)
-        raise
+def interrupted_message() -> str:
+    """What an interrupt says: with a run under way, how to continue it (its real folder); else only that."""
+    if not RUN_FOLDER:
+        return "Interrupted."
+    return (f"Interrupted. Every finished batch is saved in the run folder: run the same command again, or `hinter "
+            f"resume {RUN_FOLDER[0]}`, to continue where it stopped.")

@@ -14,15 +14,13 @@ from rich.text import Text
 from ..config import Execution, RunConfig
 from ..errors import InputError
 from ..health import Thresholds
-from .app import console, out_console
+from .app import console, out_console, running_in
 
 
 def read_campaign(config: RunConfig, out: Path | None):
     """The campaign's texts (bad rows listed in OUT/skipped_rows.txt) and its dictionary, checked and linted."""
-    from ..datasets import read_dataset
     from ..dictionary import load_dictionary, with_packs
-    read = read_dataset(config.dataset, text_field=config.text_field, label_field=config.label_field,
-                        limit=config.limit, skip_bad_rows=config.skip_bad_rows)
+    read = config.read_dataset()
     if config.label_field != "label" and read.records and all(r.gold is None for r in read.records):
         raise InputError(f"no row has the label field {config.label_field!r}", where="--label-field",
                          fix="Name the column holding the gold label, or leave --label-field out (gold labels "
@@ -34,9 +32,24 @@ def read_campaign(config: RunConfig, out: Path | None):
                       f"the first: {read.skipped[0]}", highlight=False, soft_wrap=True)
     dictionary = with_packs(load_dictionary(config.dictionary), config.packs)
     dictionary.restrict(config.attributes)  # fail on an unknown attribute before loading any model
-    print_dictionary_lint(dictionary.restrict(config.attributes, config.include_occupational),
-                          [r.text for r in read.records], config.exclude_evaluative)
+    used = dictionary.restrict(config.attributes, config.include_occupational)
+    texts = [r.text for r in read.records]
+    print_dictionary_lint(used, texts, config.exclude_evaluative)
+    print_no_match(used, texts, config.attributes)
     return read.records, dictionary
+
+
+def print_no_match(dictionary, texts: list[str], attributes) -> None:
+    """Say at the start when no text holds a word of the run's attributes: the run can test nothing (texts in
+    another language than the dictionary's, a wrong --text-field...)."""
+    matcher = dictionary.matcher
+    if any(matcher.find(t) for t in texts):
+        return
+    language = ("the built-in dictionary is English" if dictionary.source.split("+")[0] == "built-in"
+                else f"the dictionary is {dictionary.source}")
+    console.print(f"[yellow]warning:[/] no text of the dataset holds a word of the dictionary's attributes "
+                  f"{', '.join(attributes)}: nothing can be tested ({language}; check the texts' language, "
+                  "--text-field, --attributes or --dictionary).", highlight=False, soft_wrap=True)
 
 
 def run_campaign(config: RunConfig, execution: Execution, out: Path, overwrite: bool = False,
@@ -45,7 +58,7 @@ def run_campaign(config: RunConfig, execution: Execution, out: Path, overwrite: 
     for the findings, recorded with the run (None values: the defaults). `suite`: a loaded suite, run instead of
     mutating and validating (`run --suite`)."""
     from ..engine import execute
-    from ..models import ModelSpec
+    from ..models import ModelSpec, identity_limit
     from ..report import write_outputs
 
     task = None
@@ -56,7 +69,12 @@ def run_campaign(config: RunConfig, execution: Execution, out: Path, overwrite: 
         records, dictionary = read_campaign(config, out)
     else:  # the suite holds the texts, mutants and verdicts: no dataset, dictionary or parser to load
         records, dictionary = suite.records, None
-    executor = execution.make_executor()
+    running_in(out)
+    if not overwrite:
+        check_model_unchanged(config, out)
+    from ..executor import make_executor
+    executor = make_executor(execution.executor, address=execution.ray_address, workers=execution.workers,
+                             cpus_per_worker=execution.cpus_per_worker, gpus_per_worker=execution.gpus_per_worker)
     started = time.perf_counter()
     state = CampaignProgress(len(records), config.batch_texts)
     with _display(state) as show:
@@ -69,6 +87,13 @@ def run_campaign(config: RunConfig, execution: Execution, out: Path, overwrite: 
         result = execute(config, records, ModelSpec(config.model, config.task, execution.concurrency),
                          dictionary=dictionary, out=out, executor=executor, overwrite=overwrite, progress=report,
                          suite=suite)
+    print_reuse(out, len(records), state.stored_at_start or 0, state.calls)
+    limit = identity_limit(str(result.store.settings().get("model", "")), config.model)
+    if limit is not None:  # recorded with the run, and said where answers were reused (the risk is there)
+        result.store.save_settings({"checks.model_identity": limit})
+        if state.stored_at_start:
+            console.print(f"[yellow]Note:[/] {limit}; pass --overwrite to ask it again.", highlight=False,
+                          soft_wrap=True)
     analysis = {k: v for k, v in (analysis or {}).items() if v is not None}
     if task is not None:
         # the label of interest is --label, else the task's first label (measures.findings_section); a multi-label
@@ -78,6 +103,43 @@ def run_campaign(config: RunConfig, execution: Execution, out: Path, overwrite: 
     s = write_outputs(result)
     print_summary(s, out, time.perf_counter() - started)
     return s
+
+
+def check_model_unchanged(config: RunConfig, out: Path) -> None:
+    """Refuse to continue a run whose python: model changed since (its code is in its fingerprint), as for any
+    other changed setting. Loading such a model costs an import, so it is checked here, before anything else; the
+    run's recorded settings compare the spec, which an edited function keeps."""
+    if not (config.model or "").startswith("python:") or not (out / "run.sqlite").is_file():
+        return
+    from ..config import DERIVED_NAMES
+    from ..models import load_model
+    from ..models.callable import SOURCE_MARK
+    from ..store import RunStore
+    before = RunStore.read_settings(out).get("model")
+    now = load_model(config.model).fingerprint
+    if before is not None and before != now and SOURCE_MARK not in before and now.startswith(before + SOURCE_MARK):
+        raise InputError(f"the folder holds a run whose model {before} was recorded by a hinter that did not "
+                         "fingerprint a python: model's code: whether the model changed since cannot be known",
+                         where=str(out), fix="Pass --overwrite to test the model again, or continue the run with "
+                         "the hinter version that started it.")
+    if before is not None and before != now:
+        raise InputError(f"the folder holds a run with other settings: {DERIVED_NAMES['model']}: {before} before, "
+                         f"{now} now", where=str(out),
+                         fix="The model's code changed since its answers were stored: pass --overwrite to test it "
+                             "again, choose another output folder, or undo the change to continue the run.")
+
+
+def print_reuse(out: Path, total: int, stored_before: int, calls: int) -> None:
+    """Say that a rerun reused stored answers: a finished run asked again answers from its folder, not the model."""
+    if not stored_before:
+        return
+    if stored_before >= total:
+        console.print(f"All {total} texts were already tested in {out}: nothing asked, the stored answers were reused; "
+                      "pass --overwrite to test again.", highlight=False, soft_wrap=True)
+    else:
+        console.print(f"{stored_before} of {total} texts were already tested in {out}: their stored answers were "
+                      f"reused; the other {total - stored_before} were tested now ({calls} model calls).",
+                      highlight=False, soft_wrap=True)
 
 
 def print_dictionary_lint(dictionary, texts: list[str], excluded: bool = False) -> None:

@@ -26,15 +26,20 @@ def lint_cmd(
     limit: Optional[int] = typer.Option(None, "--limit", "-n", help="Read only the first N texts."),
     attributes: Optional[str] = typer.Option(None, "--attributes", "-a", help="Check only these attributes "
                                              "(comma-separated; default: all)."),
+    packs: Optional[str] = typer.Option(None, "--packs", help="Identity packs to add, as `hinter run --packs` "
+                                        "does (comma-separated, e.g. names,religion): their pairs are checked "
+                                        "with the dictionary's."),
     fmt: str = typer.Option("text", "--format", help="text (a table) or json (a list of objects with kind, "
                             "attribute, file, line, word, replacement, detail)."),
     show: int = typer.Option(20, "--show", help="Text format: how many findings of each kind to list (0: all)."),
 ) -> None:
-    """Find pairs a bias test cannot trust: self-pair, duplicate, asymmetric (X -> Y without Y -> X although the
-    reverse file exists), evaluative (the replacement adds or removes a word with sentiment in VADER's lexicon:
-    "man" -> "ugly man"); with --dataset also inside-word (matches inside hyphenated words: "Co-writer"),
-    never-matches, and not-a-person (most occurrences neither are a person noun nor modify one: "black coat").
-    Example:
+    """Find pairs a bias test cannot trust: bad-line (every line `hinter run` cannot read), self-pair, duplicate,
+    capitalised (a replacement writing a common word with a capital: "Husband;Wife" gives "her Wife"),
+    asymmetric (X -> Y without Y -> X although the reverse file exists), evaluative (the replacement adds or
+    removes a word with sentiment in VADER's lexicon: "man" -> "ugly man"); with --dataset also inside-word
+    (matches inside hyphenated words: "Co-writer"), never-matches, and not-a-person (most occurrences neither are
+    a person noun nor modify one: "black coat"). Exits 1 when `hinter run` would refuse the dictionary (a bad
+    line, a self-pair). Example:
 
     hinter dictionary lint --dataset imdb --format json > lint.json
     """
@@ -42,11 +47,14 @@ def lint_cmd(
 
     from .. import lint
     from ..config import parse_attributes
-    from ..dictionary import load_dictionary
+    from ..dictionary import load_dictionary, with_packs
 
     if fmt not in ("text", "json"):
         raise InputError(f"unknown format {fmt!r}", where="--format", fix="Use --format text or --format json.")
-    d = load_dictionary(dictionary, strict=False)
+    problems: list = []
+    d = load_dictionary(dictionary, strict=False, problems=problems)
+    if packs:
+        d = with_packs(d, [p.strip() for p in packs.split(",") if p.strip()])
     if attributes is not None:
         d = d.restrict(parse_attributes(attributes))
     texts = parse = None
@@ -54,10 +62,11 @@ def lint_cmd(
         from ..datasets import read_dataset
         texts = [r.text for r in read_dataset(dataset, text_field=text_field, limit=limit).records]
         parse = lint.spacy_parse()
-    findings = lint.lint(d.pairs, texts, parse)
+    findings = lint.lint(d.pairs, texts, parse, problems=problems)
+    refused = [f for f in findings if f.kind in lint.REFUSED_KINDS]
     if fmt == "json":
         typer.echo(_json.dumps([f.to_json() for f in findings], indent=1, ensure_ascii=False))
-        return
+        raise typer.Exit(1 if refused else 0)
     checked = "static kinds" + (f", and {len(texts)} texts of {dataset}" if texts is not None else
                                 " (add --dataset for inside-word, never-matches, not-a-person)")
     out_console.print(f"{d.source} dictionary: {len(d.pairs)} pairs; checked: {checked}.", highlight=False,
@@ -71,12 +80,17 @@ def lint_cmd(
     for kind, fs in by_kind.items():
         out_console.print(f"\n[bold]{kind}[/]: {len(fs)}", highlight=False)
         for f in fs[:show or None]:
-            out_console.print(f"  {_where(f.file)}:{f.line}  {f.attribute}: {f.word} -> {f.replacement}  "
-                              f"{f.detail}", highlight=False, markup=False, soft_wrap=True)
+            pair = f"{f.attribute}: {f.word} -> {f.replacement}  " if f.kind != "bad-line" else ""
+            out_console.print(f"  {_where(f.file)}:{f.line}  {pair}{f.detail}", highlight=False, markup=False,
+                              soft_wrap=True)
         if show and len(fs) > show:
             out_console.print(f"  ... and {len(fs) - show} more (--show 0 lists all, --format json gives all)",
                               highlight=False)
     out_console.print("\nIn all: " + lint.summary_line(findings) + ".", highlight=False, soft_wrap=True)
+    if refused:
+        out_console.print(f"`hinter run` refuses this dictionary: {lint.summary_line(refused)}; fix them first.",
+                          highlight=False, soft_wrap=True)
+        raise typer.Exit(1)
 
 
 def _where(file: str) -> str:

@@ -1,12 +1,17 @@
-"""Options that several commands take: where the work runs (run, resume), and how a run is judged (run, report,
-check: the model-failure thresholds, the findings' alpha and label of interest)."""
+"""Options that several commands take: where the work runs (run, resume), how a run is judged (run, report,
+check: the model-failure thresholds, the findings' alpha and label of interest), and the run's settings, generated
+from RunConfig's fields (`config_options`: run, suite build, demo)."""
 from __future__ import annotations
 
-from typing import Optional
+import dataclasses
+import functools
+import inspect
+import typing
+from typing import Any, Optional
 
 import typer
 
-from ..config import Execution
+from ..config import STAGES, Execution, RunConfig, option_fields
 
 EXECUTOR_OPT = typer.Option("local", "--executor", help="Where parsing and model calls run: local (this machine: "
                             "spaCy on each core, the model in this process) or ray (the workers of a Ray cluster; "
@@ -40,3 +45,84 @@ LABEL_OPT = typer.Option(None, "--label", help="The label of interest of the fin
                          "its share (or of its score). Default: the task's first label (imdb: Positive).")
 ALLOW_ERRORS_OPT = typer.Option(False, "--allow-model-errors", help="Gate a run whose model failed anyway "
                                 "(its errors are never counted as bias or as no bias).")
+
+
+# ---------------------------------------------------------------- the options of a run, from RunConfig's fields
+
+def _cli_type(f: dataclasses.Field, hints: dict) -> Any:
+    """The type Typer parses a field's option as: a tuple is given comma-separated (RunConfig splits it), an
+    inverted flag is a plain flag."""
+    t = hints[f.name]
+    if f.metadata["invert"] or t is bool:
+        return bool
+    optional = type(None) in typing.get_args(t)
+    base = next((a for a in typing.get_args(t) if a is not type(None)), t) if optional else t
+    if typing.get_origin(base) is tuple:
+        return Optional[str]
+    return Optional[base] if optional else base
+
+
+def _cli_default(f: dataclasses.Field, given: Any = dataclasses.MISSING) -> Any:
+    value = f.default if given is dataclasses.MISSING else given
+    if f.metadata["invert"]:
+        return False
+    if isinstance(value, tuple):
+        return ",".join(value) or None
+    return value
+
+
+def config_options(*stages: str, defaults: dict | None = None, helps: dict | None = None,
+                   required: tuple[str, ...] = (), only: tuple[str, ...] | None = None):
+    """Decorate a command with the options of RunConfig's fields of `stages` (all when none given), each built
+    from its field: flag, short flag, help, default and type. The command receives them as `options`, a dict by
+    field name ready for `RunConfig(**options)` (an inverted flag already turned into its field's value).
+    `defaults`: this command's defaults (run: --model gguf:default); `helps`: a help replacing the field's, or,
+    beginning with "+", added to it; `required`: fields this command needs; `only`: these fields alone."""
+    defaults, helps = defaults or {}, helps or {}
+    fields = [f for f in option_fields() if (not stages or f.metadata["stage"] in stages)
+              and (only is None or f.name in only)]
+    # pipeline order; within a stage the options with a short flag (the main ones) first
+    fields.sort(key=lambda f: (STAGES.index(f.metadata["stage"]), f.metadata["short"] is None))
+    hints = typing.get_type_hints(RunConfig)
+
+    def option_of(f: dataclasses.Field) -> Any:
+        text = helps.get(f.name, f.metadata["help"])
+        if text.startswith("+"):
+            text = f.metadata["help"] + text[1:]
+        names = [f.metadata["flag"], *([f.metadata["short"]] if f.metadata["short"] else [])]
+        default = ... if f.name in required else _cli_default(f, defaults.get(f.name, dataclasses.MISSING))
+        return typer.Option(default, *names, help=text)
+
+    def decorate(command):
+        signature = inspect.signature(command)
+        if "options" not in signature.parameters:
+            raise TypeError(f"{command.__name__} must take `options`, the RunConfig fields' values")
+        own_hints = typing.get_type_hints(command)
+        own = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY, annotation=own_hints.get(p.name, p.annotation))
+               for name, p in signature.parameters.items() if name != "options"]
+        generated = [inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=option_of(f),
+                                       annotation=_cli_type(f, hints)) for f in fields]
+        clash = {p.name for p in own} & {p.name for p in generated}
+        if clash:
+            raise TypeError(f"{command.__name__} declares {sorted(clash)}, options of RunConfig's fields")
+        arguments = [p for p in own if isinstance(p.default, typer.models.ArgumentInfo)]
+        rest = [p for p in own if p not in arguments]
+
+        @functools.wraps(command)
+        def wrapper(**kwargs):
+            options = {}
+            for f in fields:
+                value = kwargs.pop(f.name)
+                if f.metadata["invert"]:
+                    value = not value
+                elif value is None and isinstance(f.default, tuple):
+                    value = f.default
+                options[f.name] = value
+            return command(**kwargs, options=options)
+
+        del wrapper.__wrapped__  # Typer reads the signature below, not the command's
+        wrapper.__signature__ = signature.replace(parameters=[*arguments, *generated, *rest])
+        wrapper.__annotations__ = {}
+        return wrapper
+
+    return decorate

@@ -6,7 +6,7 @@ from typing import Optional
 
 import typer
 
-from ..config import RunConfig
+from ..config import MODEL, option_fields
 from ..errors import InputError
 from . import options as o
 from .app import app
@@ -25,13 +25,11 @@ def resume_cmd(
 
     Example: hinter resume runs/imdb
     """
+    from ..recorded import config_of
     from ..store import RunStore
     settings = RunStore.read_settings(run_dir, "RUN_DIR")
-    if settings.get("config") is not None:
-        config = RunConfig.from_recorded(settings["config"])
-    elif settings.get("cli") is not None:  # recorded before RunConfig
-        config = RunConfig.from_legacy_cli(settings["cli"])
-    else:
+    config = config_of(settings)
+    if config is None or config.dataset is None or config.model is None:  # a run of texts or a model object
         raise InputError("this run was not started by `hinter run`", where=str(run_dir),
                          fix="Resume it the way it was started (hinter.run(...) with the same arguments and out=).")
     suite = None
@@ -42,8 +40,7 @@ def resume_cmd(
             raise InputError(f"the suite {settings['suite']} is not the one this run started with (it was rebuilt "
                              "or replaced)", where=str(run_dir), fix="Put the original suite back, or start a new "
                              "run: hinter run --suite FILE --out NEW_FOLDER.")
-        config = suite.run_config(**{k: getattr(config, k) for k in ("model", "task", "query_discarded", "window",
-                                                                     "repeats")})
+        config = suite.run_config(**{f.name: getattr(config, f.name) for f in option_fields(MODEL)})
     s = run_campaign(config, o.execution(executor, ray_address, workers, cpus_per_worker, gpus_per_worker,
                                          concurrency), run_dir, suite=suite)
     write_report_and_gate(run_dir, s, [], None)

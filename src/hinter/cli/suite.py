@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from ..config import RunConfig
+from ..config import DATASET, MUTATION, VALIDITY, RunConfig
 from . import options as o
 from .app import app, console, out_console
 
@@ -18,29 +18,10 @@ app.add_typer(suite_app, name="suite")
 
 
 @suite_app.command("build")
+@o.config_options(DATASET, MUTATION, VALIDITY, required=("dataset",))
 def build_cmd(
-    dataset: str = typer.Option(..., "--dataset", "-d", help="As `hinter run --dataset`: a JSONL, CSV or Parquet "
-                                "file, a Hugging Face datasets folder, or a bundled sample (imdb, ecthr, ...)."),
+    options: dict,
     out: Path = typer.Option(..., "--out", "-o", help="The suite file to write (gzip JSON lines), e.g. imdb.suite."),
-    attributes: str = typer.Option("race,gender", "--attributes", "-a", help="Sensitive attributes, comma-separated."),
-    order: int = typer.Option(2, "--order", "-k", help="Highest order of intersectional mutants."),
-    limit: Optional[int] = typer.Option(None, "--limit", "-n", help="Only the first N texts."),
-    text_field: str = typer.Option("text", "--text-field", help="The dataset column holding the text."),
-    label_field: str = typer.Option("label", "--label-field", help="The dataset column holding the gold label."),
-    dictionary: Optional[Path] = typer.Option(None, "--dictionary", help="Your own dictionary (as `hinter run`)."),
-    pairs_per_attribute: Optional[int] = typer.Option(None, "--pairs-per-attribute", help="A seeded sample of this "
-                                                      "many word pairs per attribute (default: all)."),
-    max_pairs_per_text: Optional[int] = typer.Option(None, "--max-pairs-per-text", help="Per text and attribute, "
-                                                     "a seeded sample of at most this many of the pairs present."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the pair samples."),
-    validity: str = typer.Option("paper", "--validity", help="How mutants are checked: paper or reference (as "
-                                 "`hinter run --validity`)."),
-    packs: Optional[str] = typer.Option(None, "--packs", help="Identity packs to add (as `hinter run --packs`)."),
-    person_only: bool = typer.Option(False, "--person-only", help="As `hinter run --person-only`."),
-    repair: bool = typer.Option(False, "--repair", help="As `hinter run --repair`."),
-    no_jobs: bool = typer.Option(False, "--no-jobs", help="Leave out the occupational gender pairs."),
-    exclude_evaluative: bool = typer.Option(False, "--exclude-evaluative", help="As `hinter run --exclude-evaluative`."),
-    skip_bad_rows: bool = typer.Option(False, "--skip-bad-rows", help="Leave out dataset rows that cannot be used."),
     workers: Optional[int] = o.WORKERS_OPT,
 ) -> None:
     """Mutate and validate a campaign once, and write its suite: texts, mutants as edits, verdicts, discard
@@ -55,11 +36,7 @@ def build_cmd(
     from ..suite import build_suite, load_suite
     from .campaign import read_campaign
 
-    config = RunConfig(attributes=attributes, order=order, dictionary=None if dictionary is None else str(dictionary),
-                       pairs_per_attribute=pairs_per_attribute, max_pairs_per_text=max_pairs_per_text, seed=seed,
-                       include_occupational=not no_jobs, validity=validity, exclude_evaluative=exclude_evaluative,
-                       packs=packs or (), person_only=person_only, repair=repair, dataset=dataset,
-                       text_field=text_field, label_field=label_field, limit=limit, skip_bad_rows=skip_bad_rows)
+    config = RunConfig(**options)
     records, d = read_campaign(config, None)
     started = time.perf_counter()
     path = build_suite(records, out=out, config=config, dictionary=d, executor=LocalExecutor(workers))

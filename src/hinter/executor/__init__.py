@@ -10,48 +10,13 @@ called as `factory(address=..., workers=..., cpus_per_worker=..., gpus_per_worke
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Iterable, Iterator, Protocol, Sequence, TypeVar
+from typing import Iterable, Iterator
 
 from ..models import Model, resolve_model
-from ..models.registry import Registry
+from ..registry import Registry
 from ..validity import Parser, SpacyParser, Validator
-from ..validity.invariant import SentencePair
 from ..validity.parsers import default_processes
-
-P = TypeVar("P")
-Pairs = Sequence[Sequence[SentencePair] | None]  # per mutant: its changed sentence pairs (None: counts differ)
-
-
-@dataclass(frozen=True)
-class ValidityResult:
-    valid: list[bool]
-    sentences_tagged: int
-    sentences_parsed: int
-    # per mutant, why it was discarded (None: valid; see validity.invariant.DISCARD_REASONS); None when an
-    # executor does not say
-    reasons: list[str | None] | None = None
-
-
-class Executor(Protocol):
-    name: str
-    parser_fingerprint: str
-
-    def start(self, model, parser: Parser | None = None) -> Model:
-        """Load the parser(s) and model(s) where they run; returns the model to ask (through an OutcomeCache)."""
-        ...
-
-    def validate(self, jobs: Iterable[tuple[P, Pairs]]) -> Iterator[tuple[P, ValidityResult]]:
-        """Verdicts for each job (a batch of texts' mutants), in the jobs' order. Jobs are read lazily, and
-        an executor may work ahead on later jobs while the caller handles the one it was given."""
-        ...
-
-    def describe(self) -> str:
-        """Where the work runs, for the progress line (e.g. "this machine, 4 spaCy processes")."""
-        ...
-
-    def close(self) -> None: ...
-
+from .base import Executor, P, Pairs, ValidityResult, validate_jobs
 
 class LocalExecutor:
     """This machine: spaCy in `processes` worker processes (default: one per core, at most 4), the model here."""
@@ -72,12 +37,7 @@ class LocalExecutor:
         return resolve_model(model)
 
     def validate(self, jobs: Iterable[tuple[P, Pairs]]) -> Iterator[tuple[P, ValidityResult]]:
-        v = self.validator
-        for payload, pairs in jobs:
-            tagged, parsed = v.sentences_tagged, v.sentences_parsed
-            reasons = v.reasons(pairs)
-            yield payload, ValidityResult([r is None for r in reasons], v.sentences_tagged - tagged,
-                                          v.sentences_parsed - parsed, reasons)
+        return validate_jobs(self.validator, jobs)
 
     def describe(self) -> str:
         parser = self._parser
@@ -123,4 +83,4 @@ def make_executor(name: str = "local", *, address: str | None = None, workers: i
     return factory(address=address, workers=workers, cpus_per_worker=cpus_per_worker, gpus_per_worker=gpus_per_worker)
 
 
-__all__ = ["EXECUTORS", "Executor", "LocalExecutor", "ValidityResult", "make_executor"]
+__all__ = ["EXECUTORS", "Executor", "LocalExecutor", "ValidityResult", "make_executor", "validate_jobs"]

@@ -34,7 +34,7 @@ from ..models import ModelSpec, resolve_model
 from ..models.base import BatchSpreadingModel, Outcome, predict_with_retries
 from ..validity import SpacyParser, Validator
 from ..validity.parsers import DEFAULT_SPACY_MODEL
-from . import Pairs, ValidityResult
+from .base import Pairs, ValidityResult
 
 IN_FLIGHT_PER_WORKER = 2  # a worker always has its next batch queued, so it never waits on the driver
 

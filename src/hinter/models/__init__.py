@@ -61,6 +61,22 @@ class ModelSpec:
         return load_model(self.spec, self.task, self.concurrency, self.threads)
 
 
+def identity_limit(fingerprint: str, spec: str | None = None) -> str | None:
+    """Why a run cannot tell that this model changed since its answers were stored (a rerun into the same folder
+    reuses them), or None where its fingerprint follows the model (a file's hash, a python: model's code)."""
+    if fingerprint.startswith("python:"):
+        from .callable import SOURCE_MARK
+        if SOURCE_MARK not in fingerprint:
+            return (f"the model {fingerprint} has no source file to hash (a function typed in a console?): its "
+                    "fingerprint is its name alone, so a changed function is not noticed")
+        return None
+    backend = find_backend(spec.partition(":")[0]) if spec else None
+    if backend is not None and backend.is_api:
+        return (f"{spec} is a remote API known by its name, endpoint and prompt only: if the model behind that name "
+                "changed, its stored answers are still reused")
+    return None
+
+
 def resolve_model(model) -> Model:
     """A Model from a spec string, a ModelSpec, a Model, or a function list[str] -> list[outcome]."""
     if isinstance(model, str):
@@ -77,5 +93,5 @@ def resolve_model(model) -> Model:
 
 
 __all__ = ["Backend", "BatchSpreadingModel", "Model", "ModelSpec", "Option", "Outcome", "OutcomeCache",
-           "canonical_spec", "help_text", "load_model", "normalise", "parse_model_spec", "register_backend",
+           "canonical_spec", "help_text", "identity_limit", "load_model", "normalise", "parse_model_spec", "register_backend",
            "resolve_model"]

@@ -1,66 +1,11 @@
 """Stage 4: the model under test, behind one interface (texts in, outcomes out, in batches)."""
 from __future__ import annotations
 
-import hashlib
 import logging
 import numbers
-import operator
-from dataclasses import dataclass
 from typing import Iterable, Iterator, Protocol, Sequence, runtime_checkable
 
-
-@dataclass(frozen=True)
-class Outcome:
-    """A model's normalised answer: a label, a set of labels (multi-label), or None when unparseable.
-
-    `scores`: (label, score) pairs where the backend has scores, in the task's or model's label order, else None.
-    What a score is depends on the backend (see each one's docstring): a first-token logit (gguf, hf-causal), a
-    classifier logit (hf; for a multi-label model the label's own logit, chosen when >= 0), a first-token
-    log-probability (openai, only the labels found among the returned top log-probabilities), or what a user's
-    function gave (python). The answer is consistent with them: a single label decided from scores has the highest
-    one. A dict may be given (it is stored as a tuple, so an Outcome stays hashable).
-
-    `seen`: how many characters of the input text the model read, when the backend cut the text to fit the model
-    (None: it read the whole text). It is exact or conservative, never larger than what was read: the model's input
-    is the same for any text that starts with text[:seen] and differs only after it up to where reading stopped.
-    """
-
-    value: str | frozenset[str] | None
-    raw: str = ""
-    error: bool = False  # the model failed (after retries): no outcome at all
-    scores: tuple[tuple[str, float], ...] | None = None
-    seen: int | None = None
-
-    def __post_init__(self) -> None:
-        scores = self.scores
-        if scores is not None:
-            items = scores.items() if isinstance(scores, dict) else scores
-            object.__setattr__(self, "scores", tuple((str(label), float(score)) for label, score in items))
-        if self.seen is not None:
-            seen = None if isinstance(self.seen, bool) else operator.index(self.seen) if isinstance(
-                self.seen, numbers.Integral) else None
-            if seen is None or seen < 0:
-                raise ValueError(f"Outcome.seen must be a character count >= 0 or None, got {self.seen!r}")
-            object.__setattr__(self, "seen", int(seen))
-
-    def score(self, label: str) -> float | None:
-        """The score of `label`, or None where the backend gave it none."""
-        for name, value in self.scores or ():
-            if name == label:
-                return value
-        return None
-
-    @property
-    def parseable(self) -> bool:
-        return self.value is not None
-
-    def encode(self) -> str | None:
-        """A canonical string for storage and comparison (label sets sorted, joined by ' | ')."""
-        if self.value is None:
-            return None
-        if isinstance(self.value, frozenset):
-            return " | ".join(sorted(self.value)) if self.value else "(none)"
-        return self.value
+from ..records import Outcome, text_key
 
 
 OUTCOME_KEYS = ("label", "scores", "seen", "raw")
@@ -122,10 +67,6 @@ class BatchSpreadingModel(Model, Protocol):
         ...
 
 
-def text_key(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 def predict_with_retries(model: Model, texts: list[str], retries: int = 2, backoff_s: float = 0.5) -> list[Outcome] | str:
     """The model's outcomes for one batch, or the text of its last error when every try failed. A fatal
     ModelError (retrying cannot help) is raised."""
@@ -166,6 +107,16 @@ class OutcomeCache:
         self.errors = 0  # texts whose batch failed every try: recorded as model errors, never as outcomes
         self.retries, self.max_failed_batches, self.backoff_s = retries, max_failed_batches, backoff_s
         self._failed_in_a_row = 0
+
+    def forget(self, *, errors: bool = True, keep: int | None = None) -> None:
+        """Drop the answers kept in memory that were errors (a later call asks again), and past `keep` answers
+        the oldest (a long-lived cache: `hinter serve`)."""
+        if errors:
+            for k in [k for k, o in self._memory.items() if o.error]:
+                del self._memory[k]
+        if keep is not None and len(self._memory) > keep:
+            for k in list(self._memory)[:len(self._memory) - keep]:
+                del self._memory[k]
 
     def predict(self, texts: Iterable[str], progress=None, repeat: int = 0) -> dict[str, Outcome]:
         """Each text's outcome, keyed by text_key. `repeat` r > 0 asks again (--repeats): its answers are cached

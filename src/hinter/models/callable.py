@@ -19,12 +19,24 @@ The function gets a list of texts and returns one outcome per text, in order. An
 
 Anything else (or a dict with other keys, or scores that are not numbers) is recorded as unparseable, its raw
 answer saying why. The backend takes no options.
+
+The model's fingerprint (under which a run stores its answers, and which a rerun into the same folder must match)
+is the spec and a hash of the code: the function's module file and the Python files it imports from its folder
+(its top-level package, for a module of a package), followed through their own imports. Editing any of them makes
+the next run into the same folder refuse to reuse the old answers. What the code reads (weights, a data file) is
+not hashed; nor can a function without a source file be (typed in a console): its fingerprint is its name alone,
+and `identity_limit` says so.
 """
 from __future__ import annotations
 
+import ast
+import hashlib
 import importlib
 import os
+import re
 import sys
+from pathlib import Path
+from types import ModuleType
 from typing import Callable, Sequence
 
 from ..errors import InputError
@@ -32,18 +44,97 @@ from .base import Outcome, normalise
 from .registry import Backend, register_backend
 
 
+SOURCE_MARK = "@source="  # fingerprint = "python:" + name + SOURCE_MARK + hash of the code (when it has a file)
+
+
+def _top_scope(module: ModuleType, file: Path) -> tuple[Path, Path]:
+    """(folder whose files count as the model's own, folder absolute imports start from): the module's folder for
+    a top-level module, its top-level package's folder for a module of a package."""
+    depth = module.__name__.count(".") + (file.name == "__init__.py")
+    if depth == 0:
+        return file.parent, file.parent
+    package = file.parents[depth - 1]
+    return package, package.parent
+
+
+def _imported_files(file: Path, package_dir: Path, base: Path, scope: Path) -> set[Path]:
+    """The .py files under `scope` that `file` imports (absolute from `base`, relative from `package_dir`)."""
+    try:
+        tree = ast.parse(file.read_bytes(), filename=str(file))
+    except (OSError, SyntaxError, ValueError):
+        return set()
+    names: list[tuple[Path, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names += [(base, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            start = base if node.level == 0 else package_dir.parents[node.level - 2] if node.level > 1 else package_dir
+            stem = node.module or ""
+            names.append((start, stem))
+            names += [(start, f"{stem}.{alias.name}" if stem else alias.name) for alias in node.names]
+    out = set()
+    for start, dotted in names:
+        if not dotted:
+            continue
+        path = start.joinpath(*dotted.split("."))
+        for candidate in (path.with_suffix(".py"), path / "__init__.py"):
+            try:
+                candidate = candidate.resolve()
+            except OSError:
+                continue
+            if candidate.is_file() and candidate.is_relative_to(scope):
+                out.add(candidate)
+    return out
+
+
+def source_files(module: ModuleType) -> list[Path]:
+    """The module's file and the Python files of its folder (package) it imports, directly or through each other;
+    [] when the module has no file."""
+    name = getattr(module, "__file__", None)
+    if not name or not Path(name).is_file():
+        return []
+    first = Path(name).resolve()
+    if first.suffix != ".py":
+        return [first]  # a compiled module: its file is its code
+    scope, base = _top_scope(module, first)
+    found, todo = {first}, [first]
+    while todo:
+        file = todo.pop()
+        for f in _imported_files(file, file.parent, base, scope) - found:
+            found.add(f)
+            todo.append(f)
+    return sorted(found)
+
+
+def code_hash(files: Sequence[Path]) -> str | None:
+    """A hash of the files' names (relative to the first one's folder) and contents; None without files."""
+    if not files:
+        return None
+    root = files[0].parent
+    h = hashlib.sha256()
+    for f in sorted(files):
+        rel = os.path.relpath(f, root)
+        h.update(rel.encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
 class CallableModel:
     def __init__(self, function: Callable[[list[str]], Sequence[object]], name: str | None = None, batch_size: int = 64):
         self.function = function
         self.batch_size = batch_size
-        self.fingerprint = "python:" + (name or f"{function.__module__}:{getattr(function, '__qualname__', repr(function))}")
+        module = sys.modules.get(getattr(function, "__module__", None) or "")
+        self.source_files = source_files(module) if module is not None else []
+        digest = code_hash(self.source_files)
+        self.fingerprint = ("python:" + (name or f"{function.__module__}:{getattr(function, '__qualname__', repr(function))}")
+                            + (SOURCE_MARK + digest if digest else ""))
 
     def predict(self, texts: Sequence[str]) -> list[Outcome]:
         return [normalise(o) for o in self.function(list(texts))]
 
 
 def load_callable(spec: str) -> CallableModel:
-    """`package.module:function` -> CallableModel."""
+    """`package.module:function` -> CallableModel. A recorded fingerprint (`...@source=HASH`) reads as its spec."""
+    spec = re.sub(re.escape(SOURCE_MARK) + r"[0-9a-f]+$", "", spec)
     module_name, _, attr = spec.partition(":")
     if not module_name or not attr:
         raise InputError(f"cannot read the model spec 'python:{spec}'", where="--model",

@@ -41,7 +41,7 @@ BUCKET = 32  # tokens; padding granularity (see the module docstring)
 PREDICT_BATCHES = 16  # forward batches per predict() call (see the module docstring)
 
 
-def _folder_fingerprint(path: Path) -> str:
+def folder_fingerprint(path: Path) -> str:
     """Config, tokenizer files and the head and tail of each weights file identify a model folder."""
     h = hashlib.sha256()
     for f in sorted(path.iterdir()):
@@ -112,7 +112,7 @@ class HFClassifier:
         self.forward_batch = batch_size
         self.batch_size = batch_size * PREDICT_BATCHES  # texts per predict() call, for OutcomeCache
         mode = "multi" if self.multi_label else "single"
-        self.fingerprint = f"hf:{path.name}:{_folder_fingerprint(path)}:{mode}:{self.max_length}"
+        self.fingerprint = f"hf:{path.name}:{folder_fingerprint(path)}:{mode}:{self.max_length}"
 
     def _logits(self, encodings: list[list[int]], width: int):
         torch = self.torch

@@ -19,7 +19,7 @@ from typing import Sequence
 from ..errors import ModelError
 from ..tasks import Task
 from .base import Outcome
-from .hf import DEVICE, _folder_fingerprint, load_pretrained, use_device
+from .hf import DEVICE, folder_fingerprint, load_pretrained, use_device
 from .reading import read_extent
 from .registry import Backend, register_backend
 
@@ -46,7 +46,7 @@ class HFCausalLM:
             raise ModelError(f"the prompt leaves no room for a text in the model's {limit} positions",
                              fix="Use a task with shorter examples, or a model with a longer context.")
         mode = "logits" if self._label_tokens else "greedy"
-        self.fingerprint = f"hf-causal:{path.name}:{_folder_fingerprint(path)}:{task.name}:{mode}"
+        self.fingerprint = f"hf-causal:{path.name}:{folder_fingerprint(path)}:{task.name}:{mode}"
 
     def _encode(self, text: str) -> list[int]:
         return self.tokenizer(text, add_special_tokens=False)["input_ids"]

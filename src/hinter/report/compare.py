@@ -1,7 +1,7 @@
 """Several runs of the same mutants side by side (`hinter compare`): one column per model.
 
 Runs compare only when they tested the same mutants: the same recorded settings except the model (as `resume`
-compares them: `engine._comparable`), and then, mutant by mutant, the same keys and validity verdicts (runs of
+compares them: `recorded.comparable`), and then, mutant by mutant, the same keys and validity verdicts (runs of
 one suite, or finished runs of one campaign). Anything else is refused, naming what differs, so that every
 number of a row rests on the same texts. Per combination of attributes: each run's error rate with its Wilson
 interval and hidden count (from its summary.json), its significant findings, and the **disagreements**: valid
@@ -25,14 +25,25 @@ RATE_KEYS = ("valid", "tested", "biased", "error_rate", "error_rate_ci", "unpars
              "hidden_rate_ci")
 
 
+# Paths compared by what they hold: a dataset or dictionary copied to another path is the same one when its
+# texts' (pairs') fingerprint is (as `hinter diff` compares them). A run recorded without the fingerprint keeps
+# the path.
+BY_CONTENT = {"config.dataset": "texts_fingerprint", "config.dictionary": "dictionary_fingerprint",
+              "dictionary": "dictionary_fingerprint"}
+
+
 def _run_settings(settings: dict) -> dict:
-    from ..engine import _comparable
-    return {k: v for k, v in _comparable(settings).items() if k not in MODEL_KEYS}
+    from ..recorded import comparable
+    flat = comparable(settings)
+    return {k: v for k, v in flat.items()
+            if k not in MODEL_KEYS and not (k in BY_CONTENT and flat.get(BY_CONTENT[k]) is not None)}
 
 
 def model_name(settings: dict) -> str:
     """The model as the user named it (--model), else its fingerprint (a Python API run)."""
-    return (settings.get("config") or {}).get("model") or str(settings.get("model"))
+    from ..recorded import config_of
+    config = config_of(settings)
+    return (config.model if config is not None else None) or str(settings.get("model"))
 
 
 def check_settings(settings: list[dict], names: list[str]) -> None:

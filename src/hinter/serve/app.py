@@ -33,7 +33,8 @@ from ..records import pair_key
 MAX_TRY_CHARS = 5000       # a paragraph or two: a campaign's texts are tested with `hinter run`
 MAX_BODY = 64 * 1024       # bytes of a request body
 MAX_TRY_MUTANTS = 400      # mutants of one tried text (a text naming many people): ask for fewer attributes
-DEFAULT_TRY_PAIRS = 3      # per attribute, a seeded sample of the pairs present (the run's or the request's wins)
+DEFAULT_TRY_PAIRS = 3      # per attribute, when the run tested all pairs and the text has too many mutants for that
+REMEMBERED_ANSWERS = 50_000  # answers kept across tries (per model)
 TOKEN_HEADER = "x-hinter-token"
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
 CSP = ("default-src 'none'; connect-src 'self'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; "
@@ -51,11 +52,13 @@ def _json_error(status: int, error: str, fix: str | None = None) -> JSONResponse
 
 def model_spec_of(settings: dict) -> tuple[str | None, str | None]:
     """(model spec, task) a run recorded: its config's, else a python: model's fingerprint (which is its spec)."""
-    config = settings.get("config") or settings.get("cli") or {}
-    if config.get("model"):
-        return config["model"], config.get("task")
-    fingerprint = settings.get("model") or ""
-    return (fingerprint, None) if fingerprint.startswith("python:") else (None, None)
+    from ..recorded import config_of
+    config = config_of(settings)
+    if config is not None and config.model:
+        return config.model, config.task
+    from ..models.callable import SOURCE_MARK
+    fingerprint = settings.get("model") or ""  # python:NAME@source=HASH: the spec, then a hash of its code
+    return (fingerprint.split(SOURCE_MARK)[0], None) if fingerprint.startswith("python:") else (None, None)
 
 
 @dataclass
@@ -66,6 +69,7 @@ class ServedRun:
     folder: Path
     settings: dict = field(default_factory=dict)
     _cache: tuple | None = None
+    _ids: dict[str, int] | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
@@ -96,29 +100,27 @@ class ServedRun:
         _, _, biases, _ = self.data()
         return triage.section(biases, triage.load(self.folder) if verdicts is None else verdicts)
 
+    @property
+    def config(self):
+        """The config the run was made with (recorded.config_of), its model stage included."""
+        from ..recorded import config_of
+        return config_of(self.settings)
+
+    def text_id_of(self, text: str) -> int:
+        """The run's id of `text` (its pair samples are seeded by it), or the next id for a text the run lacks."""
+        with self._lock:
+            if self._ids is None:
+                from ..records import text_key
+                store = self.open()
+                try:
+                    self._ids = {text_key(t.text): t.text_id for t in store.texts()}
+                finally:
+                    store.close()
+        from ..records import text_key
+        return self._ids.get(text_key(text), len(self._ids))
+
     def attributes(self) -> list[str]:
         return list(self.settings.get("attributes") or [])
-
-
-class RememberingModel:
-    """A model whose answers are remembered (up to `limit` texts): trying a text again, or with one more
-    attribute, asks the model only about the new mutants. Errors are not remembered."""
-
-    def __init__(self, model, limit: int = 50_000):
-        from collections import OrderedDict
-        self.model, self.limit, self._seen = model, limit, OrderedDict()
-        self.fingerprint = model.fingerprint
-        self.batch_size = getattr(model, "batch_size", 1)
-
-    def predict(self, texts):
-        from ..models.base import normalise
-        todo = list(dict.fromkeys(t for t in texts if t not in self._seen))
-        fresh = dict(zip(todo, [normalise(o) for o in self.model.predict(todo)])) if todo else {}
-        out = [fresh[t] if t in fresh else self._seen[t] for t in texts]
-        self._seen.update((t, o) for t, o in fresh.items() if not o.error)
-        while len(self._seen) > self.limit:
-            self._seen.popitem(last=False)
-        return out
 
 
 class Heavy:
@@ -129,6 +131,7 @@ class Heavy:
         self.lock = threading.Lock()
         self._parser, self._validator = parser, None
         self._models: dict[tuple, object] = {}
+        self._mutates: dict[tuple, object] = {}
 
     def parser(self):
         if self._parser is None:
@@ -143,27 +146,40 @@ class Heavy:
         return self._validator
 
     def model(self, spec: str, task: str | None):
+        """The model's answers through an OutcomeCache kept while the server runs (nothing stored): trying a text
+        again, or with one more attribute, asks the model only about the new mutants."""
         key = (spec, task)
         if key not in self._models:
             from ..models import ModelSpec, resolve_model
-            self._models[key] = RememberingModel(resolve_model(ModelSpec(spec, task)))
-        return self._models[key]
+            from ..models.base import OutcomeCache
+            self._models[key] = OutcomeCache(resolve_model(ModelSpec(spec, task)))
+        cache = self._models[key]
+        cache.forget(errors=True, keep=REMEMBERED_ANSWERS)  # a failed answer is asked again on the next try
+        return cache
+
+    def mutate(self, config, dictionary):
+        """The mutation stage of a run's campaign, kept (its --person-only parser loads once)."""
+        from ..pipeline import Mutate
+        key = (config, id(dictionary))
+        if key not in self._mutates:
+            self._mutates[key] = Mutate(config, dictionary)
+        return self._mutates[key]
 
 
-def _dictionary(settings: dict | None):
-    """The run's dictionary as its campaign used it (restricted, sampled), or the built-in one without a run."""
+def run_campaign(run: "ServedRun | None"):
+    """(config, dictionary) of the campaign a text is tried against: the run's recorded config and its dictionary
+    as the run used it (packs added, restricted, sampled), or the built-in dictionary's attributes without a run."""
+    from ..config import RunConfig
     from ..dictionary import load_dictionary
-    if not settings:
-        return load_dictionary(None)
-    config = settings.get("config") or settings.get("cli") or {}
-    source = config.get("dictionary")
-    if source is None and settings.get("dictionary") not in (None, "built-in") and Path(settings["dictionary"]).exists():
-        source = settings["dictionary"]
-    d = load_dictionary(source)
-    if source is not None or settings.get("dictionary") in (None, "built-in"):
-        d = d.restrict(settings.get("attributes") or d.attributes, settings.get("include_occupational", True))
-        d = d.sample(settings.get("pairs_per_attribute"), settings.get("seed", 0))
-    return d
+    from ..pipeline import campaign_dictionary
+    if run is None:
+        config = RunConfig(attributes=tuple(load_dictionary(None).attributes))
+    else:
+        config = run.config
+        if config.dictionary is not None and not Path(config.dictionary).exists():
+            raise ApiError(409, f"the run's dictionary {config.dictionary} is not here",
+                           "Serve the run on the machine that has its dictionary file.")
+    return config, campaign_dictionary(config)
 
 
 class Server:
@@ -174,7 +190,7 @@ class Server:
         self.runs = [ServedRun(i, Path(f), RunStore.read_settings(f, "RUN_DIR")) for i, f in enumerate(runs)]
         self.heavy = Heavy(model, parser)
         self.token = token or secrets.token_urlsafe(24)
-        self._dictionaries: dict[int, object] = {}
+        self._campaigns: dict[int, tuple] = {}
         self._write = threading.Lock()
 
     # ------------------------------------------------------------------ helpers
@@ -190,7 +206,7 @@ class Server:
         return self.runs[i]
 
     def try_setup(self, run: ServedRun | None):
-        """(dictionary, model spec, task, settings) for trying a text against `run`'s campaign (or none)."""
+        """(config, dictionary, model spec, task) for trying a text against `run`'s campaign (or none)."""
         settings = run.settings if run is not None else {}
         spec, task = model_spec_of(settings)
         if self.heavy.model_override:
@@ -198,17 +214,22 @@ class Server:
         if spec is None:
             raise ApiError(409, "this run's model cannot be loaded from its settings (not named by a spec)",
                            "Start hinter serve with --model SPEC, e.g. --model gguf:default.")
+        config, d = self.campaign(run)
+        return config, d, spec, task
+
+    def campaign(self, run: ServedRun | None):
+        """(config, dictionary) of `run`'s campaign, computed once (run_campaign)."""
         key = -1 if run is None else run.index
-        if key not in self._dictionaries:
-            self._dictionaries[key] = _dictionary(settings or None)
-        return self._dictionaries[key], spec, task, settings
+        if key not in self._campaigns:
+            self._campaigns[key] = run_campaign(run)
+        return self._campaigns[key]
 
     def warm(self, run_index: int | None = 0) -> str:
         """Load the parser and the model a first try would use (the CLI does it before listening)."""
         run = self.runs[run_index] if self.runs and run_index is not None else None
         with self.heavy.lock:
             self.heavy.validator()
-            d, spec, task, _ = self.try_setup(run)
+            _, _, spec, task = self.try_setup(run)
             model = self.heavy.model(spec, task)
             try:  # one short answer: a local model's prompt head is then in its cache (the first try took 3x longer)
                 model.predict(["The film was fine."])
@@ -252,7 +273,8 @@ class Server:
             else:
                 s, instances, _, _ = run.data()
                 s = {**s, "triage": run.triage_section()}
-            attributes = run.attributes() if run is not None else sorted(_dictionary(None).attributes)
+            # the attributes the run's campaign can change (packs included): what /api/try accepts
+            attributes = sorted(self.campaign(run)[1].attributes)
             ctx = {"runs": [{"index": r.index, "name": r.name} for r in self.runs],
                    "run": None if run is None else run.index, "attributes": attributes,
                    "order": (run.settings.get("order") if run is not None else 2) or 2, "max_chars": MAX_TRY_CHARS}
@@ -351,34 +373,52 @@ class Server:
             raise ApiError(413, f"the text has {len(text):,} characters, over the limit of {MAX_TRY_CHARS:,}",
                            "Try a shorter passage here; test long texts with `hinter run`.")
         run = self.run_of(data.get("run")) if self.runs else None
-        d, spec, task, settings = self.try_setup(run)
+        config, d, spec, task = self.try_setup(run)
         known = sorted(d.attributes)
-        attributes = data.get("attributes", known if run is None else run.attributes())
+        attributes = data.get("attributes", list(config.attributes))
         if not isinstance(attributes, list) or not attributes or not all(isinstance(a, str) for a in attributes):
             raise ApiError(400, '"attributes" must be a non-empty list of names', f"Choose among {', '.join(known)}.")
         unknown = [a for a in attributes if a not in known]
         if unknown:
             raise ApiError(400, f"unknown attribute {unknown[0]!r}", f"Choose among {', '.join(known)}.")
-        order = data.get("order", 2)
+        order = data.get("order", min(config.order, len(set(attributes))))
         if isinstance(order, bool) or not isinstance(order, int) or not 1 <= order <= len(set(attributes)):
             raise ApiError(400, f'"order" must be a whole number from 1 to {len(set(attributes))} (the attributes '
-                           f"chosen), got {order!r}")
-        pairs = data.get("max_pairs_per_text", settings.get("max_pairs_per_text") or DEFAULT_TRY_PAIRS)
-        if isinstance(pairs, bool) or not isinstance(pairs, int) or not 1 <= pairs <= 50:
-            raise ApiError(400, f'"max_pairs_per_text" must be a whole number from 1 to 50, got {pairs!r}')
+                           f"chosen), got {order!r}",
+                           f'Send an "order" from 1 (one attribute at a time) to {len(set(attributes))}, or choose '
+                           'more "attributes".')
+        pairs = data.get("max_pairs_per_text", config.max_pairs_per_text)
+        if pairs is not None and (isinstance(pairs, bool) or not isinstance(pairs, int) or not 1 <= pairs <= 50):
+            raise ApiError(400, f'"max_pairs_per_text" must be a whole number from 1 to 50, got {pairs!r}',
+                           "Leave it out to sample as the run did.")
+        # the run's campaign, on the attributes and order chosen (the same dictionary, sampling, person-only,
+        # repair, window, repeats and validity mode)
+        config = config.replace(attributes=tuple(attributes), order=order, max_pairs_per_text=pairs)
 
         def work() -> dict:
             from ..mutation import generate
             from .try_text import try_text
-            n = len(generate(0, text, d, tuple(sorted(set(attributes))), order, pairs, settings.get("seed", 0)).mutants)
+            nonlocal config
+            note = None
+            from ..pipeline import campaign_texts
+            # the run's id of the text as its campaign reads it (--validity reference formats it first)
+            text_id = run.text_id_of(campaign_texts(config, [text])[0].text) if run is not None else 0
+            n = len(generate(text_id, text, d, config.attributes, config.order, config.max_pairs_per_text,
+                             config.seed).mutants)
+            if n > MAX_TRY_MUTANTS and "max_pairs_per_text" not in data and config.max_pairs_per_text is None:
+                note = (f"the run tested every pair present; this text gives {n} mutants, over the limit of "
+                        f"{MAX_TRY_MUTANTS}: a seeded sample of {DEFAULT_TRY_PAIRS} pairs per attribute is tried")
+                config = config.replace(max_pairs_per_text=DEFAULT_TRY_PAIRS)
+                n = len(generate(text_id, text, d, config.attributes, config.order, DEFAULT_TRY_PAIRS,
+                                 config.seed).mutants)
             if n > MAX_TRY_MUTANTS:
                 raise ApiError(413, f"the text gives {n} mutants, over the limit of {MAX_TRY_MUTANTS}",
                                "Choose fewer attributes or a lower order, or a shorter text.")
             with self.heavy.lock:
-                result = try_text(text, sorted(set(attributes)), order, d, self.heavy.model(spec, task),
-                                  self.heavy.validator(), max_pairs_per_text=pairs, seed=settings.get("seed", 0),
-                                  query_discarded=bool(settings.get("query_discarded")))
-            return {**result, "model": spec, "max_pairs_per_text": pairs}
+                result = try_text(text, config, d, self.heavy.model(spec, task), self.heavy.validator(),
+                                  text_id=text_id, mutate=self.heavy.mutate(config, d))
+            return {**result, "model": spec, "max_pairs_per_text": config.max_pairs_per_text,
+                    **({"note": note} if note else {})}
         return JSONResponse(await run_in_threadpool(work))
 
     async def explain_api(self, request: Request) -> Response:

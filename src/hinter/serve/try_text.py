@@ -1,18 +1,18 @@
-"""One text through the campaign's stages, as `hinter serve` answers POST /api/try: the engine's own pieces
-(mutation.generate, the validity Validator on changed sentence pairs, the model with retries, the oracle), on a
-single text, nothing stored."""
+"""One text through the run's own pipeline, as `hinter serve` answers POST /api/try: the same stages (pipeline.py)
+with the run's recorded settings (dictionary and packs, sampling, person-only, repair, window, repeats, validity
+mode), on a single text, nothing stored. A text of the run gets exactly the mutants, verdicts and outcomes the run
+stored for it."""
 from __future__ import annotations
 
-import time
 from typing import Sequence
 
-from .. import oracle
+from ..config import RunConfig
 from ..dictionary import Dictionary
 from ..errors import ModelError
-from ..models.base import predict_with_retries
-from ..mutation import components, generate
-from ..records import Edit, edits as edits_of
-from ..validity import changed_sentence_pairs, sentence_spans
+from ..executor import validate_jobs
+from ..models.base import OutcomeCache
+from ..pipeline import BatchResult, Mutate, ParsedVerdicts, campaign_texts, run_pipeline
+from ..records import Edit, edits as edits_of, text_key
 
 
 def marks(edits: Sequence[Edit]) -> list[list[int]]:
@@ -25,57 +25,40 @@ def marks(edits: Sequence[Edit]) -> list[list[int]]:
     return out
 
 
-def _reasons(validator, pairs) -> list[str | None]:
-    # the validity stage says why a mutant was discarded where it can (Validator.reasons)
-    if hasattr(validator, "reasons"):
-        return list(validator.reasons(pairs))
-    return [None if v else "discarded" for v in validator.validate(pairs)]
-
-
-def try_text(text: str, attributes: Sequence[str], order: int, dictionary: Dictionary, model, validator, *,
-             max_pairs_per_text: int | None = None, seed: int = 0, query_discarded: bool = False) -> dict:
-    """The original's outcome and every atomic and intersectional mutant of `text` up to `order` over
-    `attributes`: its replacements, text (with `marks`, the changed words), validity verdict and reason, outcome,
-    flip (`bias`) and, for intersectional ones, `hidden` and `strictly_hidden` as the engine decides them.
-    `dictionary` is already restricted to the run's pairs; `model` is a loaded Model; `validator` a
-    validity Validator. ModelError when the model gives no answer about the original."""
-    t0 = time.perf_counter()
-    gen = generate(0, text, dictionary, tuple(sorted(attributes)), order, max_pairs_per_text, seed)
-    spans = sentence_spans(text)
-    sentences = [text[a:b] for a, b in spans]
-    pairs = [changed_sentence_pairs(text, spans, sentences, m.edits) for m in gen.mutants]
-    reasons = _reasons(validator, pairs)
-    t1 = time.perf_counter()
-    asked = [m.text for m, r in zip(gen.mutants, reasons) if r is None or query_discarded]
-    texts = list(dict.fromkeys([text, *asked]))
-    answers = predict_with_retries(model, texts, retries=1, backoff_s=0.2)
-    if isinstance(answers, str):
-        raise ModelError(f"the model failed: {answers[:300]}", fix="Check the model, then try again.")
-    by_text = dict(zip(texts, answers))
-    original = by_text[text]
+def try_text(text: str, config: RunConfig, dictionary: Dictionary, cache: OutcomeCache, validator, *,
+             text_id: int = 0, mutate: Mutate | None = None) -> dict:
+    """The original's outcome and every atomic and intersectional mutant of `text` as the run `config` describes
+    would test it: replacements, text (with `marks`, the changed words), verdict and reason, outcome, flip
+    (`bias`) and, for intersectional ones, `hidden` and `strictly_hidden`. `dictionary` is the campaign's
+    (pipeline.campaign_dictionary); `cache` an OutcomeCache of the loaded model (answers remembered across tries,
+    nothing stored); `validator` a validity Validator; `text_id` the text's id in the run (its pair samples are
+    seeded by it). `mutate`: a Mutate stage to reuse (its --person-only parser loads once). ModelError when the
+    model gives no answer about the original."""
+    (record,) = campaign_texts(config, [text])
+    results: list[BatchResult] = []
+    source = ParsedVerdicts(mutate or Mutate(config, dictionary), lambda jobs: validate_jobs(validator, jobs))
+    run_pipeline([(text_id, [(text_id, record)])], source, results.append, config.replace(batch_texts=1),
+                 cache=cache, total=1)
+    (result,) = results
+    original = cache.predict([record.text])[text_key(record.text)]  # remembered: not asked again
     if original.error:
-        raise ModelError(f"the model gave no answer about the text ({original.raw[:300]})")
-    rows, verdicts = [], {}
-    for m, reason in zip(gen.mutants, reasons):
-        o = by_text.get(m.text) if reason is None or query_discarded else None
-        bias = oracle.is_bias(original.encode(), o.encode()) if o is not None and not o.error else None
-        verdicts[m.key] = (reason is None, bias)
-        rows.append((m, reason, o, bias))
-    out = []
-    for m, reason, o, bias in rows:
-        valid = reason is None
-        hidden = strictly = None
-        if m.order >= 2 and valid and bias is not None:
-            subs = [verdicts.get(k) for k in components(m)]
-            hidden = oracle.is_hidden(bias, subs[:m.order])
-            strictly = oracle.is_strictly_hidden(hidden, subs[m.order:])
-        out.append({
-            "order": m.order, "attributes": "+".join(m.attributes),
-            "replacements": [{**r.to_json(), "describe": r.describe()} for r in m.replacements],
-            "text": m.text, "marks": marks(edits_of(m.replacements)), "valid": valid, "discard_reason": reason,
-            "outcome": None if o is None else o.encode(), "raw": None if o is None else o.raw,
-            "bias": bias if valid else None, "hidden": hidden, "strictly_hidden": strictly})
-    return {"original": {"text": text, "outcome": original.encode(), "raw": original.raw,
-                         "marks": [list(x) for x in sorted({(s, e) for m in gen.mutants for s, e, _ in m.edits})]},
-            "mutants": out, "overlaps_skipped": gen.overlaps_skipped,
-            "seconds": {"validity": round(t1 - t0, 3), "model": round(time.perf_counter() - t1, 3)}}
+        raise ModelError(f"the model gave no answer about the text ({(original.raw or '')[:300]})",
+                         fix="Check the model, then try again.")
+    (row,) = result.texts
+    mutants = []
+    for m, r in zip(result.batch.mutants, result.mutants):
+        mutants.append({
+            "order": r.order, "attributes": r.attributes,
+            "replacements": [{**x.to_json(), "describe": x.describe()} for x in r.replacements],
+            "text": m.text, "marks": marks(edits_of(r.replacements)), "valid": r.valid,
+            "discard_reason": r.discard_reason, "outcome": r.outcome, "raw": r.raw,
+            "bias": r.bias if r.valid else None, "hidden": r.hidden, "strictly_hidden": r.strictly_hidden,
+            **({"answers": list(r.answers)} if r.answers is not None else {}),
+            **({"unseen": True} if r.unseen else {})})
+    return {"original": {"text": record.text, "outcome": row.outcome, "raw": row.raw,
+                         **({"answers": list(row.answers)} if row.answers is not None else {}),
+                         "marks": [list(x) for x in sorted({(s, e) for m in result.batch.mutants
+                                                            for s, e, _ in m.edits})]},
+            "mutants": mutants, "overlaps_skipped": result.stats.get("overlaps_skipped", 0),
+            "seconds": {"validity": round(result.stats["seconds_mutation"] + result.stats["seconds_validity"], 3),
+                        "model": round(result.stats["seconds_model"], 3)}}

@@ -1,0 +1,127 @@
+"""The Python API: `hinter.run` and `hinter.build_suite`, taking every RunConfig field by name (the options of
+`hinter run` and `hinter suite build`, under their field names: attributes, order, packs, person_only, repair,
+exclude_evaluative, sample...), so an option added to RunConfig is an argument here without a change."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from .config import DATASET, MODEL, RunConfig, option_fields
+from .dictionary import Dictionary
+from .engine import Run, execute
+from .records import TextRecord
+from .errors import InputError
+
+
+def _config(config: RunConfig | None, options: dict[str, Any], where: str) -> RunConfig:
+    """`config` (default: RunConfig()) with `options` replaced; an unknown name is an error listing the known."""
+    names = [f.name for f in option_fields()]
+    unknown = sorted(set(options) - set(names))
+    if unknown:
+        raise InputError(f"{where}() got unknown option{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}",
+                         where=where, fix=f"The options (RunConfig's fields): {', '.join(names)}.")
+    return (config or RunConfig()).replace(**options)
+
+
+def _texts(texts: Sequence[str | TextRecord] | None, config: RunConfig, where: str) -> list:
+    """The texts to test: `texts` (their first `limit`, a seeded `sample` of them), else the config's dataset read
+    as its dataset-stage options say."""
+    from .datasets import sample_records
+    if texts is None:
+        if config.dataset is None:
+            raise InputError("no texts given", where=where, fix="Pass the texts to test, dataset= a file or a "
+                             "bundled sample (imdb...), or suite= a suite file.")
+        return config.read_dataset().records
+    if config.dataset is not None:
+        raise InputError("both texts and dataset= given", where=where, fix="Pass one of them.")
+    # the options that say how a dataset is read mean nothing for texts given here: never silently ignored
+    ignored = [f.name for f in option_fields(DATASET) if f.name not in ("dataset", "limit", "sample")
+               and getattr(config, f.name) != f.default]
+    if ignored:
+        raise InputError(f"{', '.join(ignored)} apply to a dataset that hinter reads, not to texts given",
+                         where=where, fix="Pass dataset= (a file) instead of the texts, or leave them out.")
+    return sample_records(list(texts)[:config.limit], config.sample, config.seed)
+
+
+def run(texts: Sequence[str | TextRecord] | None = None, model=None, *, out: str | Path | None = None,
+        suite: str | Path | None = None, config: RunConfig | None = None, dictionary: str | Path | Dictionary | None
+        = None, parser=None, overwrite: bool = False, progress: Callable[[str, int, int], None] | None = None,
+        executor=None, **options) -> Run:
+    """Run a bias test: atomic mutants for each attribute and intersectional ones up to `order`, then write
+    summary.json and biases.csv into the run folder (`out`; default: a new temporary folder). Returns the Run.
+
+    `texts`: the texts (strings or TextRecords), or None to read `dataset=` (a file or a bundled sample).
+    `model`: a spec ("gguf:default", "python:pkg.mod:fn"), a ModelSpec, a Model, or a function list[str] ->
+    list[outcome]; None: `model=` of the config. `options`: any RunConfig field by name, as `hinter run` takes it
+    (attributes=("race", "gender"), order=2, packs=("names",), person_only=True, repair=True,
+    exclude_evaluative=True, window=2000, repeats=5, validity="reference", sample=50, ...), over `config` when
+    both are given. `dictionary`: None for the built-in one, a path, or a Dictionary. An `out` folder holding a run
+    with the same settings is continued (texts already stored are skipped); one with other settings is an error
+    unless `overwrite`. `progress(stage, done, total)` is called as work advances (stage "load" around loading the
+    parser and the model; "texts": texts stored, first those a resumed run had; "model": texts of the current
+    batch answered, after each model batch; "errors": model errors so far). `executor`: where parsing and model
+    calls run (default: LocalExecutor(); hinter.executor.make_executor("ray") spreads them over a Ray cluster with
+    the same results); not a setting: a run started on one may be continued on another.
+    `suite`: a file of `hinter.build_suite` (`hinter suite build`): its texts, mutants and verdicts are tested,
+    with no parsing; the options then are the model stage's alone (model, task, query_discarded, window, repeats,
+    batch_texts): the suite fixed the others.
+    """
+    from .models import ModelSpec
+    from .report import write_outputs
+    if isinstance(dictionary, (str, Path)):
+        options["dictionary"] = str(dictionary)
+    config = _config(config, options, "hinter.run")
+    if isinstance(model, str):
+        config = config.replace(model=model)
+    elif model is not None:  # an object runs: a spec in the config would record another model
+        config = config.replace(model=None)
+    elif config.model is not None:
+        model = config.model
+    else:
+        raise InputError("no model given", where="hinter.run",
+                         fix="Pass model=: a spec such as 'gguf:default' or a function.")
+    if isinstance(model, str) and config.task is not None:
+        model = ModelSpec(model, config.task)
+    loaded = None
+    if suite is not None:
+        from .suite import load_suite
+        fixed = [f.name for f in option_fields() if f.metadata["stage"] != MODEL
+                 and (f.name in options or getattr(config, f.name) != f.default)]
+        if texts is not None or fixed or isinstance(dictionary, Dictionary):
+            raise InputError(f"{', '.join(fixed) or 'texts or a dictionary'} cannot change a suite: it was built "
+                             "with its own", where="hinter.run", fix="Leave them out, or build another suite.")
+        loaded = load_suite(suite)
+        config = loaded.run_config(**{f.name: getattr(config, f.name) for f in option_fields(MODEL)})
+        records = loaded.records
+    else:
+        records = _texts(texts, config, "hinter.run")
+    result = execute(config, records, model, dictionary=dictionary if isinstance(dictionary, Dictionary) else None,
+                     out=out, parser=parser, overwrite=overwrite, progress=progress, executor=executor, suite=loaded)
+    if config.task is not None and "analysis.label" not in result.store.settings():
+        from .tasks import get_task
+        # the label of interest, as `hinter run` records it: the task's first (a recorded one stays)
+        result.store.save_settings({"analysis.label": get_task(config.task).labels[0]})
+    write_outputs(result)
+    return result
+
+
+def build_suite(texts: Sequence[str | TextRecord] | None = None, *, out: str | Path, config: RunConfig | None = None,
+                dictionary: str | Path | Dictionary | None = None, parser=None, executor=None,
+                progress: Callable[[str, int, int], None] | None = None, **options) -> Path:
+    """Mutate and validate a campaign, and write its suite to `out` (no model); returns the suite's path.
+    `options`: the RunConfig fields of the dataset, mutation and validity stages by name (attributes, order,
+    packs, person_only, repair, validity, sample...), over `config`; `texts` None reads `dataset=`. The model
+    stage's options (model, window, repeats...) belong to the run of the suite: `hinter.run(suite=...)`."""
+    from . import suite as suites
+    if isinstance(dictionary, (str, Path)):
+        options["dictionary"] = str(dictionary)
+    config = _config(config, options, "hinter.build_suite")
+    model_stage = [f.name for f in option_fields(MODEL) if f.name in options]
+    if model_stage:
+        raise InputError(f"{', '.join(model_stage)} belong to the model stage, not to a suite",
+                         where="hinter.build_suite", fix="Give them to hinter.run(suite=..., model=...).")
+    records = _texts(texts, config, "hinter.build_suite")
+    return suites.build_suite(records, out=out, config=config,
+                              dictionary=dictionary if isinstance(dictionary, Dictionary) else None, parser=parser,
+                              executor=executor, progress=progress)
+

@@ -1,0 +1,82 @@
+"""`hinter`'s entry point: registers every command on the app, then runs it, with errors as one paragraph and an
+exit code (never a traceback), hinter's warnings as console lines, and Ctrl-C or SIGTERM as a clean stop."""
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+
+import typer
+
+from ..errors import HinterError
+from . import commands  # noqa: F401  (each command module registers its command on `app`)
+from .app import app, console, interrupted_message
+
+
+class Interrupted(BaseException):
+    """Ctrl-C or SIGTERM. Not KeyboardInterrupt: Typer turns that into a silent exit 130 before we could say
+    how to continue; a BaseException, so no `except Exception` on the way swallows it."""
+
+
+def _interrupt(signum, frame) -> None:
+    # a second Ctrl-C, or a SIGTERM after it, must not break the clean stop (the stop takes well under a second)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    raise Interrupted(signal.Signals(signum).name)
+
+
+class _ConsoleWarnings(logging.Handler):
+    """hinter's own warnings (a model found not deterministic...) as one yellow line each."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.name.startswith("hinter.models"):  # backend retries: the progress line shows the latest
+            return
+        console.print(f"[yellow]warning:[/] {record.getMessage()}", highlight=False, soft_wrap=True)
+
+
+ERROR = "[red]error:[/]"  # how every error begins, ours and the option parser's alike
+
+
+def print_usage_error(e) -> None:
+    """A bad option or value as click shows it (usage, where to find help), beginning like hinter's own errors."""
+    ctx = getattr(e, "ctx", None)
+    if ctx is not None and hasattr(e, "cmd"):  # a usage error (click's UsageError and Typer's copy of it)
+        console.print(ctx.get_usage(), highlight=False, markup=False, soft_wrap=True)
+        if ctx.command.get_help_option(ctx) is not None:
+            console.print(f"Try '{ctx.command_path} {ctx.help_option_names[0]}' for help.\n", highlight=False,
+                          markup=False, soft_wrap=True)
+    console.print(f"{ERROR} ", end="")
+    console.print(e.format_message(), highlight=False, markup=False, soft_wrap=True)
+
+
+def main() -> None:
+    engine_log = logging.getLogger("hinter")
+    if not any(isinstance(h, _ConsoleWarnings) for h in engine_log.handlers):
+        engine_log.addHandler(_ConsoleWarnings(logging.WARNING))
+    signal.signal(signal.SIGINT, _interrupt)
+    signal.signal(signal.SIGTERM, _interrupt)
+    debug = "--debug" in sys.argv
+    if debug:
+        sys.argv.remove("--debug")
+    try:
+        code = app(standalone_mode=False)
+        if isinstance(code, int) and code:  # typer.Exit(n) is returned, not raised, outside standalone mode
+            sys.exit(code)
+    except HinterError as e:
+        if debug:
+            raise
+        console.print(f"{ERROR} ", end="")
+        console.print(e.message, highlight=False, markup=False, soft_wrap=True)
+        sys.exit(e.exit_code)
+    except (typer.Abort, KeyboardInterrupt, Interrupted):
+        console.print(interrupted_message(), highlight=False, markup=False, soft_wrap=True)
+        sys.exit(130)
+    except Exception as e:
+        # Usage errors (a bad option value, an unknown option). Typer vendors its own copy of click, so
+        # match both its classes and click's.
+        import click
+        from typer._click import exceptions as typer_click
+        if isinstance(e, (click.exceptions.ClickException, typer_click.ClickException)):
+            print_usage_error(e)
+            sys.exit(e.exit_code)
+        raise

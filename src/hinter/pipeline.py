@@ -1,0 +1,333 @@
+"""The per-text pipeline, one implementation for every path: mutate -> validate -> ask -> judge -> store.
+
+A plain run, a suite build, a suite run and `hinter serve`'s try-a-sentence are the same stages over the same
+typed batch record (`TextBatch`), with another source of verdicts (parsed now, or recorded in a suite) or another
+sink (the run store, a suite file, a reply). The judge is an object chosen by the run's settings (`judge_for`).
+"""
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Iterator, Protocol, Sequence
+
+from . import oracle
+from .config import RunConfig
+from .dictionary import Dictionary, load_dictionary, with_packs
+from .errors import InputError
+from .models.base import Outcome, OutcomeCache
+from .mutation import Mutant, components, generate
+from .records import TextRecord, apply_replacements, pair_key, text_key
+from .store import MutantRow, TextRow
+from .validity import changed_sentence_pairs, reference, sentence_spans
+from .validity.invariant import TOO_LONG
+from .window import window_bounds, windowed
+
+Progress = Callable[[str, int, int], None]
+
+
+# ---------------------------------------------------------------- the records that flow between the stages
+
+@dataclass
+class TextBatch:
+    """A batch of texts and their mutants, as mutation (or a suite) gives them."""
+
+    start: int                               # the first text's id of the batch (its unit of commit)
+    texts: list[tuple[int, TextRecord]]      # (text_id, record) of the texts not yet stored
+    mutants: list[Mutant]
+    changed: list[int | None]                # per mutant: changed sentences (None: the sentence count changed)
+    early: list[str | None] | None = None    # reasons decided before parsing (--validity reference: too_long)
+    counters: Counter = field(default_factory=Counter)  # mutation's: overlaps, person-only skips, repairs
+    seconds_mutation: float = 0.0
+
+
+@dataclass
+class Verdicts:
+    """The validity stage's answer for one batch."""
+
+    valid: list[bool]
+    reasons: list[str | None]                # why each mutant was discarded (None: valid, or not recorded)
+    sentences_tagged: int = 0
+    sentences_parsed: int = 0
+
+
+@dataclass
+class Asked:
+    """The model stage's answers for one batch."""
+
+    answers: dict[str, tuple[Outcome, ...]]  # by text_key: every answer (one per repeat)
+    views: dict[int, tuple[str, str, list]]  # per asked mutant: (original, mutant, edits) as the model read them
+    calls: int = 0
+    errors: int = 0
+
+
+@dataclass
+class BatchResult:
+    """What a sink receives: the batch, its verdicts, and (with a model) its stored rows and counters."""
+
+    batch: TextBatch
+    verdicts: Verdicts
+    texts: list[TextRow] | None
+    mutants: list[MutantRow] | None
+    stats: dict
+
+
+# ---------------------------------------------------------------- the campaign's texts and dictionary
+
+def campaign_texts(config: RunConfig, texts: Sequence[str | TextRecord]) -> list[TextRecord]:
+    """The texts as the campaign mutates them (--validity reference: the reference tool's formatting first)."""
+    records = [t if isinstance(t, TextRecord) else TextRecord(t) for t in texts]
+    if not records:
+        raise InputError("the dataset holds no text", fix="Give at least one text to test.")
+    for i, r in enumerate(records):
+        if not isinstance(r.text, str) or not r.text.strip():
+            raise InputError(f"text {i} is empty or not a string", where=f"texts[{i}]",
+                             fix="Remove empty texts or fill them in.")
+    if config.validity == "reference":  # the reference's LLM-campaign formatting, before mutation (reference.py)
+        records = [TextRecord(reference.format_text(r.text), r.source_id, r.gold) for r in records]
+    return records
+
+
+def campaign_dictionary(config: RunConfig, dictionary: Dictionary | None = None) -> Dictionary:
+    """The campaign's pairs: `dictionary` (default: config.dictionary's), packs added, restricted to the
+    attributes, evaluative pairs left out with --exclude-evaluative, sampled."""
+    d = dictionary if dictionary is not None else load_dictionary(config.dictionary)
+    d = with_packs(d, config.packs)  # a no-op for packs the given dictionary already holds
+    d = d.restrict(config.attributes, config.include_occupational)
+    if config.exclude_evaluative:  # before the sample: it draws from the pairs the run may use
+        from .lint import evaluative_check
+        d = d.without(set(evaluative_check(d.pairs)["pairs"]))
+    return d.sample(config.pairs_per_attribute, config.seed)
+
+
+# ---------------------------------------------------------------- mutate
+
+class Mutate:
+    """Stage 1: each text's atomic and intersectional mutants, and the sentence pairs validity compares."""
+
+    def __init__(self, config: RunConfig, dictionary: Dictionary):
+        self.config, self.dictionary = config, dictionary
+        # --person-only: its own spaCy pipeline on the driver, loaded on first use (never without the option)
+        if config.person_only:
+            from .person import PersonFilter
+            self.person = PersonFilter()
+        else:
+            self.person = None
+
+    def batch(self, start: int, texts: list[tuple[int, TextRecord]]) -> tuple[TextBatch, list]:
+        """The batch's mutants, and per mutant the changed sentence pairs the validity stage must check (None:
+        nothing to check, the verdict is already known)."""
+        c = self.config
+        t0 = time.perf_counter()
+        counters: Counter = Counter()
+        mutants: list[Mutant] = []
+        for text_id, rec in texts:
+            gen = generate(text_id, rec.text, self.dictionary, c.attributes, c.order, c.max_pairs_per_text, c.seed,
+                           person=self.person, repair=c.repair)
+            mutants.extend(gen.mutants)
+            counters["overlaps_skipped"] += gen.overlaps_skipped
+            if gen.person_skipped:
+                counters["person_only_skipped"] += gen.person_skipped
+            for kind, n in gen.repairs.items():
+                counters[f"repairs.{kind}"] += n
+        early: list[str | None] | None = None
+        if c.validity == "reference":  # the reference's splitter; a too-long sentence is decided before parsing
+            sentences = {text_id: reference.split_sentences(rec.text) for text_id, rec in texts}
+            decided = [reference.changed_pairs(sentences[m.text_id], apply_replacements(m.original, m.edits))
+                       for m in mutants]
+            pairs, early = [p for p, _ in decided], [r for _, r in decided]
+            asked = [p if r is None else None for p, r in decided]
+        else:
+            splits = {}
+            for text_id, rec in texts:
+                spans = sentence_spans(rec.text)
+                splits[text_id] = (spans, [rec.text[a:b] for a, b in spans])
+            pairs = asked = [changed_sentence_pairs(m.original, *splits[m.text_id], m.edits) for m in mutants]
+        batch = TextBatch(start, texts, mutants, [None if p is None else len(p) for p in pairs], early, counters,
+                          time.perf_counter() - t0)
+        return batch, asked
+
+
+Batches = Iterable[tuple[int, list[tuple[int, TextRecord]]]]  # (first text id, [(text_id, record)]) per batch
+
+
+def text_batches(records: Sequence[TextRecord], done: set[int], batch_texts: int) -> Batches:
+    """The campaign's batches of texts not yet stored (a batch is the unit of commit: its first id is fixed by
+    its position, so a resumed run cuts the same batches)."""
+    for start in range(0, len(records), batch_texts):
+        texts = [(i, r) for i, r in enumerate(records[start:start + batch_texts], start=start) if i not in done]
+        if texts:
+            yield start, texts
+
+
+# ---------------------------------------------------------------- validate
+
+class VerdictSource(Protocol):
+    def verdicts(self, batches: Batches) -> Iterator[tuple[TextBatch, Verdicts]]: ...
+
+
+class ParsedVerdicts:
+    """Stage 2 now: mutation, then the dependency invariant by `validate` (an executor's validate: parsing may run
+    in other processes or machines, ahead of the batch being stored)."""
+
+    def __init__(self, mutate: Mutate, validate: Callable):
+        self.mutate, self.validate = mutate, validate
+
+    def verdicts(self, batches: Batches) -> Iterator[tuple[TextBatch, Verdicts]]:
+        for batch, checked in self.validate(self.mutate.batch(start, texts) for start, texts in batches):
+            valid = checked.valid
+            reasons = checked.reasons or [None] * len(valid)  # an executor that does not say leaves them unrecorded
+            if batch.early is not None:  # a too-long sentence was not parsed: the mutant is invalid for that reason
+                valid = [v and r != TOO_LONG for v, r in zip(valid, batch.early)]
+                reasons = [TOO_LONG if r == TOO_LONG else x for x, r in zip(reasons, batch.early)]
+            yield batch, Verdicts(list(valid), list(reasons), checked.sentences_tagged, checked.sentences_parsed)
+
+
+# ---------------------------------------------------------------- ask
+
+def _modal(answers: tuple[Outcome, ...]) -> Outcome:
+    """The most frequent parseable answer (the first of them on a tie), else the first answer."""
+    counts = Counter(a.encode() for a in answers if a.parseable)
+    if not counts:
+        return answers[0]
+    top = counts.most_common(1)[0][0]
+    return next(a for a in answers if a.encode() == top)
+
+
+def encoded(answers: tuple[Outcome, ...]) -> tuple[str | None, ...]:
+    return tuple(a.encode() for a in answers)
+
+
+def ask(batch: TextBatch, verdicts: Verdicts, cache: OutcomeCache, config: RunConfig,
+        report: Progress = lambda *a: None) -> Asked:
+    """Stage 3: the model's answers about each original and each mutant it is asked about (valid ones, or every
+    one with --query-discarded), through the cache: a text is never asked twice."""
+    calls, errors = cache.calls, cache.errors
+    # Each original, then its mutants in sorted order: consecutive texts then share long prefixes, which a backend
+    # with a prefix cache (llama.cpp) does not compute again.
+    asked_mutants: dict[int, list[str]] = {text_id: [] for text_id, _ in batch.texts}
+    # What the model reads for each mutant it is asked about: (original, mutant, edits in the original's
+    # coordinates); with --window a slice of the mutant and the same slice of the original. A mutant's text is
+    # built only here: building every discarded mutant's text (cached on it) doubled a long-text campaign's
+    # memory (ECtHR: 815 -> 1,593 MiB).
+    views: dict[int, tuple[str, str, list]] = {}
+    for i, (m, v) in enumerate(zip(batch.mutants, verdicts.valid)):
+        if v or config.query_discarded:
+            views[i] = (windowed(m.original, m.edits, window_bounds(len(m.original), m.edits, config.window))
+                        if config.window is not None else (m.original, m.text, m.edits))
+            asked_mutants[m.text_id] += views[i][:2]
+    texts = [t for text_id, rec in batch.texts for t in dict.fromkeys([rec.text, *sorted(asked_mutants[text_id])])]
+    # --repeats N: every text asked N times; a verdict then compares the answers' distributions
+    per_repeat = [cache.predict(texts, repeat=r, progress=lambda n: report("model", cache.calls - calls,
+                                                                            config.repeats * len(texts)))
+                  for r in range(config.repeats)]
+    answers = {k: tuple(a[k] for a in per_repeat) for k in per_repeat[0]}
+    return Asked(answers, views, cache.calls - calls, cache.errors - errors)
+
+
+# ---------------------------------------------------------------- judge
+
+class Judge(Protocol):
+    """Whether a mutant's answers differ from its original's: True, False, or None (undecided: no parseable
+    answer)."""
+
+    def __call__(self, original: tuple[Outcome, ...], mutant: tuple[Outcome, ...]) -> bool | None: ...
+
+
+class LabelJudge:
+    """The paper's oracle: the outcomes differ (the most frequent answer of each, with one answer the answer)."""
+
+    def __call__(self, original, mutant):
+        return oracle.is_bias(_modal(original).encode(), _modal(mutant).encode())
+
+
+class RepeatsJudge:
+    """--repeats: the answers' distributions differ beyond the model's own noise (oracle.flip_with_repeats)."""
+
+    def __call__(self, original, mutant):
+        from .findings import flip_with_repeats
+        return flip_with_repeats(encoded(original), encoded(mutant))
+
+
+def judge_for(config: RunConfig) -> Judge:
+    return RepeatsJudge() if config.repeats > 1 else LabelJudge()
+
+
+def judge(batch: TextBatch, verdicts: Verdicts, asked: Asked, decide: Judge, config: RunConfig
+          ) -> tuple[list[TextRow], list[MutantRow]]:
+    """Stage 4: each asked mutant's verdict, then the hidden marks of intersectional mutants from their
+    components in the same text; the rows the store keeps."""
+    answers, several = asked.answers, config.repeats > 1
+    rows = []
+    for i, (m, v, changed) in enumerate(zip(batch.mutants, verdicts.valid, batch.changed)):
+        original_text, mutant_text, edits = asked.views.get(i, (m.original, None, m.edits))
+        original_answers = answers[text_key(original_text)]
+        original = _modal(original_answers)
+        mutant_answers = answers[text_key(mutant_text)] if mutant_text is not None else None
+        o = _modal(mutant_answers) if mutant_answers is not None else None
+        unseen = o is not None and oracle.unseen(edits, original.seen, o.seen)
+        bias = None if o is None or unseen else decide(original_answers, mutant_answers)
+        rows.append(MutantRow(
+            m.text_id, m.order, "+".join(m.attributes), pair_key(m.key),
+            # discarded mutants' texts are not stored: the replacements' spans rebuild them on reading
+            m.replacements, m.text if o is not None else None, changed, v,
+            o.encode() if o else None, o.raw if o else None, o is not None, bias, None, None,
+            scores=o.scores if o else None, seen=o.seen if o else None, unseen=unseen if o else None,
+            base=(original.encode(), original.scores) if o is not None and config.window is not None else None,
+            answers=encoded(mutant_answers) if several and o is not None else None,
+            discard_reason=None if v else verdicts.reasons[i]))
+    _mark_hidden(rows, batch.mutants)
+    texts = [TextRow(tid, rec.source_id, rec.text, rec.gold, o.encode(), o.raw, o.scores, o.seen,
+                     encoded(answers[text_key(rec.text)]) if several else None)
+             for tid, rec in batch.texts for o in [_modal(answers[text_key(rec.text)])]]
+    return texts, rows
+
+
+def _mark_hidden(rows: list[MutantRow], mutants: list[Mutant]) -> None:
+    """Fill hidden / strictly hidden for intersectional rows, from their components in the same text."""
+    by_key = {(r.text_id, r.pair_key): (r.valid, r.bias) for r in rows}
+    for row, m in zip(rows, mutants):
+        if m.order < 2:
+            continue
+        subs = [by_key.get((m.text_id, pair_key(k))) for k in components(m)]
+        atomic, lower = subs[:m.order], subs[m.order:]
+        row.hidden = oracle.is_hidden(row.bias, atomic) if row.valid and row.bias is not None else None
+        row.strictly_hidden = oracle.is_strictly_hidden(bool(row.hidden), lower) if row.hidden is not None else None
+
+
+# ---------------------------------------------------------------- the pipeline
+
+class Sink(Protocol):
+    def __call__(self, result: BatchResult) -> None: ...
+
+
+def run_pipeline(batches: Batches, source: VerdictSource, sink: Sink, config: RunConfig, *,
+                 cache: OutcomeCache | None = None, total: int = 0, done: int = 0,
+                 report: Progress = lambda *a: None) -> None:
+    """Every batch through the stages: verdicts from `source`, then (with a model's `cache`) ask and judge; each
+    batch's result goes to `sink` (the store commits it whole: a run killed at any moment resumes at the first
+    batch not committed, and its counters add up as if it had not stopped). `total`, `done`: texts in all and
+    already stored, for `report`."""
+    decide = judge_for(config)
+    report("texts", done, total)
+    t1 = time.perf_counter()
+    for batch, verdicts in source.verdicts(batches):
+        stats = {**batch.counters, "sentences_tagged": verdicts.sentences_tagged,
+                 "sentences_parsed": verdicts.sentences_parsed}
+        if cache is None:  # a suite's build: the verdicts are what it keeps
+            sink(BatchResult(batch, verdicts, None, None, stats))
+        else:
+            t2 = time.perf_counter()
+            asked = ask(batch, verdicts, cache, config, report)
+            t3 = time.perf_counter()
+            texts, rows = judge(batch, verdicts, asked, decide, config)
+            stats.update({"model_calls": asked.calls, "model_errors": asked.errors,
+                          # the time the driver waited for the verdicts (mutation included): with an executor
+                          # working ahead, validity time is hidden behind the model stage
+                          "seconds_mutation": batch.seconds_mutation,
+                          "seconds_validity": t2 - t1 - batch.seconds_mutation,
+                          "seconds_model": t3 - t2, "seconds_oracle_store": time.perf_counter() - t3})
+            sink(BatchResult(batch, verdicts, texts, rows, stats))
+            report("errors", cache.errors, cache.calls)
+        report("texts", min(batch.start + config.batch_texts, total), total)
+        t1 = time.perf_counter()

@@ -1,0 +1,67 @@
+"""The package's structure, checked: the layers declared in pyproject.toml ([tool.importlinter]: records at the
+bottom, the stages above, the pipeline, the run, then cli/serve/report), no import cycle between modules, and no
+module importing another module's private (underscore) names."""
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SRC = ROOT / "src" / "hinter"
+
+
+def test_the_layers_hold():
+    lint = Path(sys.executable).parent / "lint-imports"
+    if not lint.exists():
+        pytest.skip("import-linter is not installed (pip install -e '.[test]')")
+    r = subprocess.run([str(lint), "--config", str(ROOT / "pyproject.toml")], capture_output=True, text=True,
+                       cwd=ROOT, timeout=300)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+
+
+def test_no_import_cycle_between_modules():
+    grimp = pytest.importorskip("grimp")
+    graph = grimp.build_graph("hinter")
+    # Tarjan's strongly connected components over module -> imported module (lazy imports included)
+    index, low, stack, on_stack, cycles, counter = {}, {}, [], set(), [], [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph.find_modules_directly_imported_by(v):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 5000))
+    for m in sorted(graph.modules):
+        if m not in index:
+            visit(m)
+    assert cycles == []
+
+
+def test_no_private_name_imported_across_modules():
+    offenders = []
+    for path in sorted(SRC.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.ImportFrom) and node.module != "__future__":
+                private = [a.name for a in node.names if a.name.startswith("_") and not a.name.startswith("__")]
+                if private:
+                    offenders.append(f"{path.relative_to(ROOT)}:{node.lineno} imports {', '.join(private)}")
+    assert offenders == []

@@ -1,0 +1,111 @@
+"""`hinter serve`'s try-a-sentence is the run's own pipeline: for a text of the run, POST /api/try returns exactly
+the mutants, verdicts, reasons and outcomes the run stored for it, whatever the run's options (identity packs,
+--person-only --repair, --window, --validity reference, --repeats). Real runs of the CLI (spaCy, a planted python:
+model), then the API in process (Starlette's TestClient)."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).parent
+TOKEN = "test-token"
+
+LONG = ("The festival opened with a parade through the old town, then three hours of speeches that nobody "
+        "remembered. The food stalls were busy, the music was loud and the weather held until the evening. "
+        "Late at night a white man and his wife sang on the stage, and the crowd cheered for them.")
+TEXTS = [
+    "The black cat sat next to a white woman. She smiled at the man.",  # person-only: the cat is left alone
+    "An African man met Maryam at the station. She waved at him and the girl.",  # repair a/an; the names pack
+    LONG,  # --window: the model reads a slice around the change
+    "My husband and the African actor laughed all night; the white boy cried.",
+]
+RUNS = {
+    "packs": ("--packs", "names", "--attributes", "gender,name,race"),
+    "person-repair": ("--person-only", "--repair"),
+    "window": ("--window", "120"),
+    "reference": ("--validity", "reference"),
+    "repeats": ("--repeats", "3"),
+}
+
+
+def _hinter(*args):
+    env = {**os.environ, "PYTHONPATH": str(HERE)}
+    return subprocess.run([sys.executable, "-m", "hinter.cli", *args], capture_output=True, text=True, env=env,
+                          timeout=600)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("try-equals-run")
+    data = root / "d.jsonl"
+    data.write_text("".join(json.dumps({"id": f"t{i}", "text": t}) + "\n" for i, t in enumerate(TEXTS)))
+    out = {}
+    for name, options in RUNS.items():
+        args = ("--attributes", "race,gender", *options) if "--attributes" not in options else options
+        r = _hinter("run", "--dataset", str(data), "--model", "python:planted:by_hash", "--max-pairs-per-text", "2",
+                    "--seed", "5", "--out", str(root / name), *args)
+        assert r.returncode in (0, 1), r.stderr  # 1: the gate found a bias (by_hash flips), not an error
+        out[name] = root / name
+    return out
+
+
+@pytest.fixture(scope="module")
+def client(runs, parser):
+    from starlette.testclient import TestClient
+
+    from hinter.serve.app import create_app
+    return TestClient(create_app(list(runs.values()), token=TOKEN, parser=parser), base_url="http://127.0.0.1")
+
+
+def _stored(folder: Path):
+    from hinter.store import open_run
+    store = open_run(folder)
+    try:
+        texts = {t.text_id: t for t in store.texts()}
+        by_text: dict[int, dict] = {}
+        for m in store.mutants():
+            by_text.setdefault(m.text_id, {})[(m.attributes, m.text)] = (
+                m.valid, m.discard_reason, m.outcome if m.queried else None, m.bias if m.valid else None, m.hidden,
+                m.strictly_hidden)
+        return texts, by_text
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("name", list(RUNS))
+def test_try_returns_what_the_run_stored(client, runs, name):
+    index = list(RUNS).index(name)
+    texts, stored = _stored(runs[name])
+    checked = 0
+    for text_id, row in texts.items():
+        r = client.post("/api/try", headers={"X-Hinter-Token": TOKEN}, json={"text": TEXTS[text_id], "run": index})
+        assert r.status_code == 200, r.text
+        j = r.json()
+        assert j["original"]["text"] == row.text and j["original"]["outcome"] == row.outcome
+        got = {(m["attributes"], m["text"]): (m["valid"], m["discard_reason"], m["outcome"], m["bias"], m["hidden"],
+                                              m["strictly_hidden"]) for m in j["mutants"]}
+        assert got == stored.get(text_id, {}), (name, text_id)
+        checked += len(got)
+    assert checked > 0
+
+
+def test_each_option_made_a_difference(runs):
+    """The runs above test what they claim: each option changed something the try must then reproduce."""
+    from hinter.store import open_run
+    stats = {}
+    for name, folder in runs.items():
+        store = open_run(folder)
+        try:
+            stats[name] = (store.settings(), list(store.mutants()), store.original_answers())
+        finally:
+            store.close()
+    assert any(m.attributes == "name" for m in stats["packs"][1])
+    person = stats["person-repair"][1]
+    assert person and not any("white cat" in m.text for m in person)
+    assert any(r.attribute == "repair" for m in person for r in m.replacements)
+    assert any(m.discard_reason == "too_long" or m.changed_sentences is not None for m in stats["reference"][1])
+    assert stats["window"][0]["window"] == 120 and stats["repeats"][0]["repeats"] == 3
+    assert len(stats["repeats"][2]) == len(TEXTS) and all(len(a) == 3 for a in stats["repeats"][2])
