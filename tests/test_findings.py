@@ -486,8 +486,10 @@ def test_multi_label_every_label_in_one_family():
 def test_the_label_of_interest_is_the_one_asked_for_as_the_answers_spell_it():
     from hinter.findings import choose_label
     answered = ["negative", "positive", "negative", None]
-    assert choose_label([(None, "--label"), ("Positive", "task")], answered, "negative") == ("positive", "task, spelled as the answers spell it")
+    assert choose_label([(None, "--label"), ("Positive", "task")], answered, "negative") == (
+        "positive", "task, spelled as the answers spell it")
     assert choose_label([("negative", "--label"), ("Positive", "task")], answered, "x") == ("negative", "--label")
     label, source = choose_label([(None, "--label"), ("Toxic", "task")], answered, "negative")
     assert label == "negative" and "no answer uses 'Toxic'" in source
-    assert choose_label([(None, "--label"), (None, "task")], answered, "negative") == ("negative", "the most frequent answer")
+    assert choose_label([(None, "--label"), (None, "task")], answered, "negative") == (
+        "negative", "the most frequent answer")

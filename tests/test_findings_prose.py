@@ -119,6 +119,8 @@ def test_the_label_of_interest_is_the_tasks_first_and_a_score_shift_is_explained
     lines = [line for line in r.stdout.splitlines() if "no label flipped" in line]
     assert len(lines) == len(shifts) and all("score shift" in line for line in lines)
     assert page.count('data-testid="score-shift"') == len(shifts)
+    reading = section(page, "reading")
+    assert "hold up as findings: gender: male → female (no answer flipped, q = " in reading
 
 
 def test_every_label_of_a_multi_label_task_is_of_interest(tmp_path_factory):

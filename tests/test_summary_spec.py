@@ -27,7 +27,8 @@ def test_the_committed_reference_is_the_declarations_rendering():
 
 @pytest.fixture(scope="module")
 def real(parser, tmp_path_factory):
-    r = hinter.run(planted.TEXTS + ["A young white man sang well. It was fine."], planted.intersectional, attributes=("gender", "race", "body"), order=3,
+    r = hinter.run(planted.TEXTS + ["A young white man sang well. It was fine."], planted.intersectional,
+                   attributes=("gender", "race", "body"), order=3,
                    dictionary=DIC, parser=parser, out=tmp_path_factory.mktemp("spec"))
     return summary(r.store)
 

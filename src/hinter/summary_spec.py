@@ -215,8 +215,8 @@ _COMBINATION_HEAD = """## Per attribute and combination
 `+`, e.g. `gender+race`):
 """
 
-_COMBINATION_TAIL = """`totals.atomic` and `totals.intersectional`: the same counts summed over attributes / combinations, with
-their rates and intervals (`strictly_hidden` when the run has order ≥ 3), and `discarded_by` summed.
+_COMBINATION_TAIL = """`totals.atomic` and `totals.intersectional`: the same counts summed over attributes /
+combinations, with their rates and intervals (`strictly_hidden` when the run has order ≥ 3), and `discarded_by` summed.
 """
 
 _TAIL = """## Paths, for `--fail-on` and `hinter.testing`

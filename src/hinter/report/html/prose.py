@@ -58,10 +58,14 @@ def reading(s: dict) -> list[str]:
     held = sorted((f for f in s.get("findings") or [] if f.get("significant")), key=lambda f: f["q_value"])
     if held:
         shown = held[:3]
-        out.append("Changes of person that hold up as findings: " + "; ".join(
-            finding_cell(f) + (f" (toward {f['toward']}" if f.get("toward") else " (") +
-            (f", label {f['label']}" if f.get("label") else "") + f", q = {f['q_value']:.2g})" for f in shown)
-            + (f"; {len(held) - len(shown)} more below." if len(held) > len(shown) else "."))
+        def about(f: dict) -> str:
+            parts = [f"toward {f['toward']}" if f.get("toward") else "",
+                     f"label {f['label']}" if f.get("label") else "", "no answer flipped" if not f["flips"] else "",
+                     f"q = {f['q_value']:.2g}"]
+            return f"{finding_cell(f)} ({', '.join(p for p in parts if p)})"
+
+        out.append("Changes of person that hold up as findings: " + "; ".join(about(f) for f in shown)
+                   + (f"; {len(held) - len(shown)} more below." if len(held) > len(shown) else "."))
     elif s.get("findings"):
         out.append("No group is singled out: no change of person holds up as a finding beyond chance.")
     return out
@@ -175,7 +179,8 @@ def describe_finding(finding: dict, label: str | None, measure: str = "label") -
     for transition, n in finding["transitions"].items():
         into[transition.split("->", 1)[1]] += n
     moves = ", ".join(f"{n} to {target}" for target, n in into.most_common())
-    moves = f"{moves} of {finding['tested']} mutants" if moves else f"no label flipped among {finding['tested']} mutants"
+    tested = finding["tested"]
+    moves = f"{moves} of {tested} mutants" if moves else f"no label flipped among {tested} mutants"
     what = f"score of {label}" if measure == "score" else f"share of {label}"
     ci = finding.get("effect_ci")
     interval = f" [{ci[0]:+.3g}, {ci[1]:+.3g}]" if ci else ""
