@@ -89,6 +89,7 @@ def load_pretrained(path: Path, spec: str, model_class: str, kind: str):
 BUCKET = 32  # tokens; padding granularity (see the module docstring)
 PREDICT_BATCHES = 16  # forward batches per predict() call (see the module docstring)
 FORWARD_BATCH = {"cuda": 512, "other": 32}  # default texts per forward pass: a GPU wants large ones
+PIPELINE = 256  # texts per group on CUDA: tokenized by a thread while the GPU runs the group before (see _parts)
 DTYPES = ("float32", "float16", "bfloat16")
 CUDA_DTYPE = "float16"  # the default on CUDA (DTYPE_HELP says why)
 DTYPE_HELP = ("the precision of the weights and the forward pass: float32, float16 or bfloat16, changes results; "
@@ -158,6 +159,13 @@ class HFClassifier:
         self._rust = batch_tokenizer(self.tokenizer, self.max_length)
         self.forward_batch = batch_size or FORWARD_BATCH["cuda" if self.device.startswith("cuda") else "other"]
         self.batch_size = self.forward_batch * PREDICT_BATCHES  # texts per predict() call, for OutcomeCache
+        cuda = self.device.startswith("cuda")
+        self._pool = None
+        if cuda and self._rust is not None:  # the Rust tokenizer lets go of the GIL: a thread overlaps the GPU
+            from concurrent.futures import ThreadPoolExecutor
+            self._pool = ThreadPoolExecutor(1, thread_name_prefix="hinter-hf-tokenizer")
+        if cuda:
+            self._warm_up()
         mode = "multi" if self.multi_label else "single"
         precision = "" if self.dtype == "float32" else f":{self.dtype}"  # float32 runs keep their fingerprints
         self.fingerprint = f"hf:{path.name}:{_folder_fingerprint(path)}:{mode}:{self.max_length}{precision}"
@@ -180,36 +188,47 @@ class HFClassifier:
             return ids, [read_extent(t, self._encode(t), self._room, self._encode) if len(e) >= self.max_length
                          else None for t, e in zip(texts, ids)]
         encodings = self._rust.encode_batch(list(texts))
-        return [e.ids for e in encodings], self._seen(texts, encodings)
+        ids = [e.ids for e in encodings]
+        return ids, self._seen(texts, ids, encodings)
 
-    def _seen(self, texts: Sequence[str], encodings: list) -> list[int | None]:
+    def _seen(self, texts: Sequence[str], ids: list[list[int]], encodings: list) -> list[int | None]:
         """Characters of each text the model read (None: all); only a text that filled max_length may be cut.
 
         A cut text's answer is the last word end within its kept tokens (their offsets), checked by tokenizing
-        that prefix, all prefixes in one call: read_extent's dozens of prefix tokenizations per text cost more
-        than a GPU's forward pass. read_extent decides where the check fails (never, on the IMDB and ECtHR
-        samples)."""
+        that prefix, each distinct prefix once, all in one call: read_extent's dozens of prefix tokenizations per
+        text cost more than a GPU's forward pass. read_extent decides where the check fails (never, on the IMDB
+        and ECtHR samples)."""
         seen: list[int | None] = [None] * len(texts)
         candidates: dict[int, tuple[int, list[int]]] = {}  # text -> (last word end read, its kept tokens)
         for i, e in enumerate(encodings):
-            if len(e.ids) < self.max_length:
+            if len(ids[i]) < self.max_length:
                 continue
             special = e.special_tokens_mask
+            # the text's own tokens lie between the special ones ([CLS] ... [SEP]): slices, not a loop per token
+            first = special.index(0) if 0 in special else len(special)
+            last = len(special) - 1
+            while last >= first and special[last]:
+                last -= 1
+            if 1 in special[first:last + 1]:  # a special token among the text's own: let read_extent decide
+                seen[i] = read_extent(texts[i], self._encode(texts[i]), self._room, self._encode)
+                continue
             # the end of the last kept token (offsets grow along the text): the last character read
-            end = next((b for (_, b), sp in zip(reversed(e.offsets), reversed(special)) if not sp), 0)
+            end = e.offsets[last][1] if last >= first else 0
             if not texts[i][end:].strip():
                 continue  # every character was read: nothing cut
             c = last_word_end(texts[i], end)
             if c == 0:
                 seen[i] = 0
             else:
-                candidates[i] = (c, [t for t, sp in zip(e.ids, special) if not sp])
+                candidates[i] = (c, ids[i][first:last + 1])
         if not candidates:
             return seen
+        prefixes = list(dict.fromkeys(texts[i][:c] for i, (c, _) in candidates.items()))
         encode = getattr(self._rust, "encode_batch_fast", self._rust.encode_batch)  # no offsets needed here
-        prefixes = encode([texts[i][:c] for i, (c, _) in candidates.items()], add_special_tokens=False)
-        for (i, (c, kept)), prefix in zip(candidates.items(), prefixes):
-            if len(prefix.ids) <= self._room and prefix.ids == kept[:len(prefix.ids)]:
+        encoded = {p: e.ids for p, e in zip(prefixes, encode(prefixes, add_special_tokens=False))}
+        for i, (c, kept) in candidates.items():
+            prefix = encoded[texts[i][:c]]
+            if len(prefix) <= self._room and prefix == kept[:len(prefix)]:
                 seen[i] = c
             else:
                 seen[i] = read_extent(texts[i], self._encode(texts[i]), self._room, self._encode)
@@ -223,9 +242,9 @@ class HFClassifier:
             return tensor.pin_memory().to(self.device, non_blocking=True)
         return tensor.to(self.device)
 
-    def _logits(self, ids: list[list[int]]) -> np.ndarray:
-        """Each text's logits (float32, the texts' order): texts sorted by length bucket, each bucket cut into
-        forward batches; the host waits for the GPU once, when the logits of all of them are copied back."""
+    def _forward(self, ids: list[list[int]]):
+        """Logits on the device for texts' `ids`, and the position of each row among `ids`: sorted by length
+        bucket, each bucket cut into forward batches, nothing copied back (the caller does it once)."""
         n = len(ids)
         lengths = np.fromiter(map(len, ids), dtype=np.int64, count=n)
         widths = -(-lengths // BUCKET) * BUCKET
@@ -235,30 +254,67 @@ class HFClassifier:
         chunks = [order[a:min(a + self.forward_batch, b)]
                   for a0, b in zip(starts, [*starts[1:], n]) for a in range(a0, b, self.forward_batch)]
         pad = self.tokenizer.pad_token_id or 0
-        torch, outputs = self.torch, []
-        with torch.inference_mode():
-            for chunk in chunks:
-                width = int(widths[chunk[0]])
-                batch = np.full((len(chunk), width), pad, dtype=np.int64)  # numpy rows: a torch.tensor per row costs
-                mask = np.zeros((len(chunk), width), dtype=np.int64)
-                for row, k in enumerate(chunk):
-                    batch[row, :lengths[k]] = ids[k]
-                    mask[row, :lengths[k]] = 1
-                outputs.append(self.model(input_ids=self._to_device(batch), attention_mask=self._to_device(mask)).logits)
-            logits = torch.cat(outputs).float().cpu().numpy()
-        result = np.empty_like(logits)
-        result[np.concatenate(chunks)] = logits
-        return result
+        outputs = []
+        for chunk in chunks:
+            width = int(widths[chunk[0]])
+            batch = np.full((len(chunk), width), pad, dtype=np.int64)  # numpy rows: a torch.tensor per row costs
+            mask = np.zeros((len(chunk), width), dtype=np.int64)
+            for row, k in enumerate(chunk):
+                batch[row, :lengths[k]] = ids[k]
+                mask[row, :lengths[k]] = 1
+            outputs.append(self.model(input_ids=self._to_device(batch), attention_mask=self._to_device(mask)).logits)
+        return self.torch.cat(outputs), np.concatenate(chunks)
+
+    def _warm_up(self) -> None:
+        """CUDA loads a kernel the first time it runs, and the matrix library picks kernels by shape: a forward
+        pass per length bucket, at a few batch sizes, takes that cost at load rather than in the first batches
+        (on an H200 it had made the first suite run's model stage several times slower than the next)."""
+        pad = self.tokenizer.pad_token_id or 0
+        with self.torch.inference_mode():
+            for width in range(BUCKET, -(-self.max_length // BUCKET) * BUCKET + 1, BUCKET):
+                for rows in sorted({1, min(64, self.forward_batch), self.forward_batch}):
+                    self._forward([[pad + 1] * min(width, self.max_length)] * rows)
+        self.torch.cuda.synchronize(self.device)
+
+    def _parts(self, texts: list[str]) -> list[list[int]]:
+        """The texts' positions in the groups tokenized and run together. On CUDA, groups of PIPELINE texts by
+        character length (token counts follow it: few buckets per group), so that a thread tokenizes the next
+        group while the GPU runs this one; elsewhere one group, as before (CPU outcomes unchanged)."""
+        if self._pool is None:
+            return [list(range(len(texts)))]
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        return [order[i:i + PIPELINE] for i in range(0, len(order), PIPELINE)]
 
     def predict(self, texts: Sequence[str]) -> list[Outcome]:
         if not texts:
             return []
-        try:
-            ids, seen = self._tokenize(texts)
-        except Exception as e:
-            raise ModelError(f"the tokenizer failed ({e})") from None
-        logits = self._logits(ids)
-        finite = np.isfinite(logits).all(axis=1)
+        texts = list(texts)
+        parts = self._parts(texts)
+
+        def tokenize(part: list[int]):
+            return self._tokenize([texts[i] for i in part])
+
+        seen: list[int | None] = [None] * len(texts)
+        outputs, positions = [], []
+        pending = self._pool.submit(tokenize, parts[0]) if self._pool is not None else None
+        with self.torch.inference_mode():
+            for k, part in enumerate(parts):
+                try:
+                    ids, part_seen = pending.result() if pending is not None else tokenize(part)
+                except Exception as e:
+                    raise ModelError(f"the tokenizer failed ({e})") from None
+                if self._pool is not None and k + 1 < len(parts):
+                    pending = self._pool.submit(tokenize, parts[k + 1])
+                for i, value in zip(part, part_seen):
+                    seen[i] = value
+                logits, rows = self._forward(ids)
+                outputs.append(logits)
+                positions.append(np.asarray(part)[rows])
+            # the one copy to the host, which waits for the GPU
+            logits = self.torch.cat(outputs).float().cpu().numpy()
+        result = np.empty_like(logits)
+        result[np.concatenate(positions)] = logits
+        finite = np.isfinite(result).all(axis=1)
         if not finite.all():
             fix = ("float16's range is too small for this model: give dtype=bfloat16 or dtype=float32 "
                    "(hf:FOLDER?dtype=float32)." if self.dtype == "float16" else
@@ -266,7 +322,7 @@ class HFClassifier:
                    (", or give dtype=float32." if self.dtype != "float32" else "."))
             raise ModelError(f"the model's logits are not finite for {int((~finite).sum())} of {len(texts)} texts "
                              f"(dtype {self.dtype}, device {self.device})", fix=fix, fatal=True)
-        return [self._decide(row, s) for row, s in zip(logits.tolist(), seen)]
+        return [self._decide(row, s) for row, s in zip(result.tolist(), seen)]
 
     def _decide(self, logits: list[float], seen: int | None = None) -> Outcome:
         raw = json.dumps({label: round(v, 4) for label, v in zip(self.labels, logits)})
