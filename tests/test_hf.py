@@ -68,7 +68,8 @@ def test_a_text_cut_at_max_length_says_what_was_read(imdb_classifier):
     import torch
     model = load_model(f"hf:{imdb_classifier}?max_length=32&batch_size=2&device=cpu", "imdb")
     default = load_model(f"hf:{imdb_classifier}", "imdb")
-    assert (model.max_length, model.forward_batch, model.device) == (32, 2, "cpu")
+    assert (model.max_length, model.forward_batch, model.device, model.dtype) == (32, 2, "cpu", "float32")
+    assert default.forward_batch == (512 if default.device.startswith("cuda") else 32)
     assert model.fingerprint.endswith(":32") and model.fingerprint != default.fingerprint  # results change with it
     assert load_model(f"hf:{imdb_classifier}?batch_size=4&device=cpu").fingerprint == default.fingerprint
     assert load_model(f"hf:{imdb_classifier}?max_length=512").fingerprint == default.fingerprint  # MiniLM's own
@@ -76,10 +77,13 @@ def test_a_text_cut_at_max_length_says_what_was_read(imdb_classifier):
     short, cut = model.predict(["a fine film", long])
     assert short.seen is None and 0 < cut.seen < len(long)
     assert model._encode(long[:cut.seen]) == model._encode(long)[:30]  # 32 less [CLS] and [SEP]: exactly text[:seen]
-    after, = model.predict([long[:cut.seen] + " but the ending is awful"])
-    # the same input ids; float32 logits may differ in their last digits with the batch's shape
-    assert dict(after.scores) == pytest.approx(dict(cut.scores), abs=1e-5) and after.raw == cut.raw
-    assert after.seen == cut.seen
+    extended = long[:cut.seen] + " but the ending is awful"
+    after, = model.predict([extended])
+    # what comes after seen is never read: the same input ids, so the same answer (float32 logits may differ in
+    # their last digits with the batch's shape, by how much depends on the CPU: compared loosely)
+    assert model.input_ids([extended]) == model.input_ids([long]) and len(model.input_ids([long])[0]) == 32
+    assert after.value == cut.value and after.seen == cut.seen
+    assert dict(after.scores) == pytest.approx(dict(cut.scores), abs=1e-3)
     changed, = model.predict([long[:cut.seen].rsplit(" ", 1)[0] + " awful" + long[cut.seen:]])
     assert abs(changed.score("Positive") - cut.score("Positive")) > 1e-3  # the last word before seen was read
     punctuated = "The old woman in this film is great, " * 30  # "great," is two tokens: a cut may fall between
@@ -99,7 +103,11 @@ def test_outcome_depends_on_the_text_alone(imdb_classifier):
     model = load_model(f"hf:{imdb_classifier}")
     together = model.predict(TEXTS)  # padded in length buckets, several per batch
     alone = [model.predict([t])[0] for t in TEXTS]
-    assert [o.raw for o in together] == [o.raw for o in alone]
+    # the same answers; the logits alike up to the last digits a batch's shape may move (more than 1e-3: a bug)
+    assert [o.value for o in together] == [o.value for o in alone]
+    for a, b in zip(together, alone):
+        assert dict(a.scores) == pytest.approx(dict(b.scores), abs=1e-3)
+    assert model.input_ids(TEXTS) == [model.input_ids([t])[0] for t in TEXTS]
 
 
 def test_originals_and_mutants_are_truncated_alike(imdb_classifier):
@@ -108,9 +116,43 @@ def test_originals_and_mutants_are_truncated_alike(imdb_classifier):
     head = "The man in this film gives a moving performance and the story kept me watching. " * 3
     original, mutant = head + "A black man directs it.", head + "A white woman directs it."
     a, b = model.predict([original, mutant])
-    assert a.raw == b.raw  # the change lies beyond the 32 tokens both keep
-    c, = model.predict(["The woman" + head[7:] + "A black man directs it."])
-    assert c.raw != a.raw  # a change within them does count
+    ids = model.input_ids([original, mutant])
+    assert ids[0] == ids[1] and len(ids[0]) == 32  # the change lies beyond the 32 tokens both keep
+    assert a.value == b.value and dict(a.scores) == pytest.approx(dict(b.scores), abs=1e-3)
+    assert a.seen == b.seen and 0 < a.seen < len(head)  # both cut at the same word
+    changed = "The woman" + head[7:] + "A black man directs it."
+    c, = model.predict([changed])
+    assert model.input_ids([changed])[0] != ids[0] and c.raw != a.raw  # a change within them does count
+
+
+def test_precision_option(imdb_classifier, tmp_path):
+    """dtype: the weights' precision, in the fingerprint unless float32 (float32 runs keep theirs); a half
+    precision keeps the labels of texts with a clear margin; logits out of a precision's range are an error."""
+    import torch
+    from transformers import AutoModelForSequenceClassification
+    full = load_model(f"hf:{imdb_classifier}?device=cpu", "imdb")
+    half = load_model(f"hf:{imdb_classifier}?device=cpu&dtype=bfloat16", "imdb")
+    assert full.dtype == "float32" and full.fingerprint == load_model(f"hf:{imdb_classifier}?dtype=float32&device=cpu").fingerprint
+    assert half.dtype == "bfloat16" and half.fingerprint == full.fingerprint + ":bfloat16"
+    assert next(half.model.parameters()).dtype == torch.bfloat16
+    for a, b in zip(full.predict(TEXTS), half.predict(TEXTS)):
+        margin = abs(a.score("Positive") - a.score("Negative"))
+        assert margin < 0.5 or a.value == b.value
+        assert dict(b.scores) == pytest.approx(dict(a.scores), abs=0.5)  # bfloat16 keeps 8 bits of mantissa
+    with pytest.raises(InputError) as e:
+        load_model(f"hf:{imdb_classifier}?dtype=float64")
+    assert "dtype" in e.value.problem and "float16" in e.value.fix
+    # A real model whose logits exceed float16's range (65,504): its head scaled by 1e5.
+    model = AutoModelForSequenceClassification.from_pretrained(imdb_classifier)
+    with torch.no_grad():
+        model.classifier.weight.mul_(1e5)
+    model.save_pretrained(tmp_path / "loud")
+    load_model(f"hf:{imdb_classifier}", "imdb").tokenizer.save_pretrained(tmp_path / "loud")
+    assert load_model(f"hf:{tmp_path / 'loud'}?device=cpu").predict(TEXTS[:1])[0].value is not None  # fine in float32
+    from hinter.errors import ModelError
+    with pytest.raises(ModelError) as e:
+        load_model(f"hf:{tmp_path / 'loud'}?device=cpu&dtype=float16").predict(TEXTS[:2])
+    assert "not finite" in e.value.problem and "dtype=float32" in e.value.fix and e.value.fatal
 
 
 def test_multi_label_sigmoid_threshold(ecthr_classifier):

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
@@ -580,9 +581,12 @@ def _hash_key(key: str) -> bytes | str:
     """An outcome cache key as stored: a text_key (SHA-256 hex, then '#r' for a repeat) as its first 16 bytes and
     the suffix (2**-128 collisions: none in any run); any other key as it is (TEXT never equals a BLOB)."""
     head, tail = key[:64], key[64:]
-    if len(head) == 64 and all(c in "0123456789abcdef" for c in head):
-        return bytes.fromhex(head[:32]) + tail.encode()
+    if _HEX64.fullmatch(head):  # a regular expression: a generator over 64 characters per key cost a large run
+        return bytes.fromhex(head[:32]) + tail.encode()  # seconds (88,000 outcomes saved, 180,000 keys in all)
     return key
+
+
+_HEX64 = re.compile("[0-9a-f]{64}")
 
 
 def _unjson(column: str | None) -> tuple | None:

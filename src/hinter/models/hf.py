@@ -10,17 +10,25 @@ concern): texts are padded to a length bucket that depends only on the text's ow
 bucket is run as its own batch.
 
 Outcomes: `scores` are the logits of every label, in the model's id2label order (single-label: the answer has the
-highest; multi-label: the answer is the labels whose logit is >= 0; the float32 logits may differ in their last
-digits with the shape of the batch, the raw answer rounds them to 4 decimals). A text longer than max_length
-tokens (the special tokens included) is cut to its first tokens, and `seen` is the number of its characters the
-model read (see reading.py); None when the whole text fits.
+highest; multi-label: the answer is the labels whose logit is >= 0; the logits may differ in their last digits
+with the shape of the batch, the raw answer rounds them to 4 decimals). A text longer than max_length tokens
+(the special tokens included) is cut to its first tokens, and `seen` is the number of its characters the model
+read (see reading.py); None when the whole text fits.
 
-Options (`hf:FOLDER?max_length=256&device=cuda&batch_size=16`): max_length, the tokens read (default: the
-model's own limit, 512 for BERT-like models; at most that; part of the fingerprint); device (default: cuda when
-present, else cpu); batch_size, texts per forward pass (outcomes do not depend on it). Neither of the last two
-is in the fingerprint. predict() takes PREDICT_BATCHES forward batches' worth of texts at a time and groups them
-by length bucket itself: handed one forward batch at a time, the buckets split it into many small passes, which
-cost a GPU most of its speed (63% of the raw pass on an H200, measured with bench/gpu.py).
+Speed (bench/gpu.py, docs/gpu.md): on a GPU the tokenizer, not the forward pass, is most of the time. A fast
+tokenizer's texts are encoded by its Rust tokenizer in one batch call per predict() (a copy of it, set to cut at
+max_length; checked at load against transformers' own call, which it replaces: that call's conversion to Python
+lists cost several times the encoding); the same encodings give the input ids and, through their offsets, what a
+cut text's model read. The texts of one call are sorted by length bucket, run in forward batches whose inputs
+are copied to the GPU without waiting for it, and their logits come back to the host in one copy per call.
+predict() takes PREDICT_BATCHES forward batches' worth of texts at a time: handed one forward batch at a time,
+the buckets split it into many small passes, which cost a GPU most of its speed.
+
+Options (`hf:FOLDER?max_length=256&device=cuda&batch_size=16&dtype=float32`): max_length, the tokens read
+(default: the model's own limit, 512 for BERT-like models; at most that; part of the fingerprint); device
+(default: cuda when present, else cpu); batch_size, texts per forward pass (default 512 on CUDA, 32 elsewhere;
+outcomes do not depend on it); dtype, the precision of the weights and the forward pass (DTYPE_HELP says which is
+the default where, and why; part of the fingerprint when it is not float32).
 """
 from __future__ import annotations
 
@@ -36,9 +44,6 @@ from ..tasks import Task
 from .base import Outcome
 from .reading import last_word_end, read_extent
 from .registry import Backend, Option, register_backend
-
-BUCKET = 32  # tokens; padding granularity (see the module docstring)
-PREDICT_BATCHES = 16  # forward batches per predict() call (see the module docstring)
 
 
 def folder_fingerprint(path: Path) -> str:
@@ -81,15 +86,57 @@ def load_pretrained(path: Path, spec: str, model_class: str, kind: str):
     return torch, tokenizer, model
 
 
+BUCKET = 32  # tokens; padding granularity (see the module docstring)
+PREDICT_BATCHES = 16  # forward batches per predict() call (see the module docstring)
+FORWARD_BATCH = {"cuda": 512, "other": 32}  # default texts per forward pass: a GPU wants large ones
+PIPELINE = 256  # texts per group on CUDA: tokenized by a thread while the GPU runs the group before (see _parts)
+DTYPES = ("float32", "float16", "bfloat16")
+CUDA_DTYPE = "float16"  # the default on CUDA (DTYPE_HELP says why)
+DTYPE_HELP = ("the precision of the weights and the forward pass: float32, float16 or bfloat16, changes results; "
+              "float16 on CUDA: on an H200, 2.6x float32's speed, and it gave the fp32 label to every text whose "
+              "fp32 logit margin exceeds 0.05 on the IMDB suite, where bfloat16, as fast, moved logits more "
+              "(docs/gpu.md); float32 elsewhere")
+# Texts whose tokenization by the Rust tokenizer is checked against transformers' call at load.
+PROBES = ("Hello, World! The old WOMAN's café: naïve résumés cost 12.5%...", "tabs\tand\nnew lines  here ",
+          "An african-american man, a Black woman & a 42-year-old (ELDERLY?) person.")
+
+
+def default_dtype(device: str) -> str:
+    return CUDA_DTYPE if device.startswith("cuda") else "float32"
+
+
+def batch_tokenizer(tokenizer, max_length: int):
+    """A copy of a fast tokenizer's Rust tokenizer that cuts at max_length (keeping the start) and adds the
+    special tokens, as `tokenizer(texts, truncation=True, max_length=max_length)` does; None for a slow tokenizer
+    or when the copy encodes PROBES otherwise (a tokenizer class that prepares texts in Python first)."""
+    backend = getattr(tokenizer, "backend_tokenizer", None) if getattr(tokenizer, "is_fast", False) else None
+    if backend is None:
+        return None
+    try:
+        from tokenizers import Tokenizer
+        rust = Tokenizer.from_str(backend.to_str())
+        rust.no_padding()
+        rust.enable_truncation(max_length, strategy="longest_first", direction="right")
+        probes = [*PROBES, "word " * (2 * max_length)]
+        same = [e.ids for e in rust.encode_batch(probes)] == tokenizer(probes, truncation=True,
+                                                                         max_length=max_length)["input_ids"]
+    except Exception:  # an older tokenizers without these calls: transformers' own call does the work
+        return None
+    return rust if same else None
+
+
 class HFClassifier:
-    def __init__(self, path: str | Path, task: Task | None = None, batch_size: int = 32, max_length: int | None = None,
-                 device: str | None = None):
+    def __init__(self, path: str | Path, task: Task | None = None, batch_size: int | None = None,
+                 max_length: int | None = None, device: str | None = None, dtype: str | None = None):
         path = Path(path)
         torch, self.tokenizer, self.model = load_pretrained(path, "hf", "AutoModelForSequenceClassification",
                                                             "sequence-classification model")
         self.torch = torch
         self.device = use_device(torch, device, f"hf:{path}")
-        self.model.to(self.device).eval()
+        if dtype is not None and dtype not in DTYPES:
+            raise InputError(f"unknown dtype {dtype!r}", where=f"--model hf:{path}", fix=f"Give one of {DTYPES}.")
+        self.dtype = dtype or default_dtype(self.device)
+        self.model.to(self.device, dtype=getattr(torch, self.dtype)).eval()
         config = self.model.config
         self.labels = [str(config.id2label[i]) for i in range(config.num_labels)]
         self.multi_label = config.problem_type == "multi_label_classification" or bool(task and task.multi_label)
@@ -109,81 +156,173 @@ class HFClassifier:
             raise InputError(f"max_length={self.max_length} leaves no room for a text beside the special tokens",
                              where=f"--model hf:{path}", fix="Give a larger max_length.")
         self.tokenizer.truncation_side = "right"  # keep the start of long texts (seen counts from it)
-        self.forward_batch = batch_size
-        self.batch_size = batch_size * PREDICT_BATCHES  # texts per predict() call, for OutcomeCache
+        self._rust = batch_tokenizer(self.tokenizer, self.max_length)
+        self.forward_batch = batch_size or FORWARD_BATCH["cuda" if self.device.startswith("cuda") else "other"]
+        self.batch_size = self.forward_batch * PREDICT_BATCHES  # texts per predict() call, for OutcomeCache
+        cuda = self.device.startswith("cuda")
+        self._pool = None
+        if cuda and self._rust is not None:  # the Rust tokenizer lets go of the GIL: a thread overlaps the GPU
+            from concurrent.futures import ThreadPoolExecutor
+            self._pool = ThreadPoolExecutor(1, thread_name_prefix="hinter-hf-tokenizer")
+        if cuda:
+            self._warm_up()
         mode = "multi" if self.multi_label else "single"
-        self.fingerprint = f"hf:{path.name}:{folder_fingerprint(path)}:{mode}:{self.max_length}"
+        precision = "" if self.dtype == "float32" else f":{self.dtype}"  # float32 runs keep their fingerprints
+        self.fingerprint = f"hf:{path.name}:{folder_fingerprint(path)}:{mode}:{self.max_length}{precision}"
 
-    def _logits(self, encodings: list[list[int]], width: int):
-        torch = self.torch
-        pad = self.tokenizer.pad_token_id or 0
-        ids = np.full((len(encodings), width), pad, dtype=np.int64)  # numpy rows: a torch.tensor per row costs
-        mask = np.zeros((len(encodings), width), dtype=np.int64)
-        for i, e in enumerate(encodings):
-            ids[i, :len(e)] = e
-            mask[i, :len(e)] = 1
-        ids, mask = torch.from_numpy(ids), torch.from_numpy(mask)
-        with torch.inference_mode():
-            out = self.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device))
-        return out.logits.float().cpu()
+    # ------------------------------------------------------------------ tokenizing
 
     def _encode(self, text: str) -> list[int]:
         return self.tokenizer(text, add_special_tokens=False)["input_ids"]
 
-    def _seen(self, texts: Sequence[str], encoded: list[list[int]]) -> list[int | None]:
+    def input_ids(self, texts: Sequence[str]) -> list[list[int]]:
+        """The token ids the model reads for each text: special tokens included, cut at max_length."""
+        if self._rust is not None:
+            return [e.ids for e in self._rust.encode_batch(list(texts))]
+        return self.tokenizer(list(texts), truncation=True, max_length=self.max_length)["input_ids"]
+
+    def _tokenize(self, texts: Sequence[str]) -> tuple[list[list[int]], list[int | None]]:
+        """Each text's input ids and `seen`: with a fast tokenizer, both from one batch encoding."""
+        if self._rust is None:
+            ids = self.input_ids(texts)
+            return ids, [read_extent(t, self._encode(t), self._room, self._encode) if len(e) >= self.max_length
+                         else None for t, e in zip(texts, ids)]
+        encodings = self._rust.encode_batch(list(texts))
+        ids = [e.ids for e in encodings]
+        return ids, self._seen(texts, ids, encodings)
+
+    def _seen(self, texts: Sequence[str], ids: list[list[int]], encodings: list) -> list[int | None]:
         """Characters of each text the model read (None: all); only a text that filled max_length may be cut.
 
-        With a fast tokenizer, a cut text's answer is the last word end within its kept tokens (their offsets),
-        checked by tokenizing that prefix, all prefixes in one call: read_extent's dozens of prefix tokenizations
-        per text, or even one call per text, cost more than a GPU's forward pass. read_extent decides where there
-        are no offsets or the check fails (never, on the IMDB and ECtHR samples)."""
+        A cut text's answer is the last word end within its kept tokens (their offsets), checked by tokenizing
+        that prefix, each distinct prefix once, all in one call: read_extent's dozens of prefix tokenizations per
+        text cost more than a GPU's forward pass. read_extent decides where the check fails (never, on the IMDB
+        and ECtHR samples)."""
         seen: list[int | None] = [None] * len(texts)
-        full = [i for i, e in enumerate(encoded) if len(e) >= self.max_length]
-        undecided = full
-        if full and getattr(self.tokenizer, "is_fast", False):
-            enc = self.tokenizer([texts[i] for i in full], truncation=True, max_length=self.max_length,
-                                 return_offsets_mapping=True, return_special_tokens_mask=True)
-            candidates: dict[int, tuple[int, list[int]]] = {}  # text -> (last word end read, its kept tokens)
-            for j, i in enumerate(full):
-                special = enc["special_tokens_mask"][j]
-                # the end of the last kept token (offsets grow along the text): the last character read
-                end = next((b for (_, b), sp in zip(reversed(enc["offset_mapping"][j]), reversed(special)) if not sp), 0)
-                if not texts[i][end:].strip():
-                    continue  # every character was read: nothing cut
-                c = last_word_end(texts[i], end)
-                if c == 0:
-                    seen[i] = 0
-                else:
-                    candidates[i] = (c, [t for t, sp in zip(encoded[i], special) if not sp])
-            prefixes = self.tokenizer([texts[i][:c] for i, (c, _) in candidates.items()],
-                                      add_special_tokens=False)["input_ids"] if candidates else []
-            undecided = []
-            for (i, (c, kept)), prefix in zip(candidates.items(), prefixes):
-                if len(prefix) <= self._room and prefix == kept[:len(prefix)]:
-                    seen[i] = c
-                else:
-                    undecided.append(i)
-        for i in undecided:
-            seen[i] = read_extent(texts[i], self._encode(texts[i]), self._room, self._encode)
+        candidates: dict[int, tuple[int, list[int]]] = {}  # text -> (last word end read, its kept tokens)
+        for i, e in enumerate(encodings):
+            if len(ids[i]) < self.max_length:
+                continue
+            special = e.special_tokens_mask
+            # the text's own tokens lie between the special ones ([CLS] ... [SEP]): slices, not a loop per token
+            first = special.index(0) if 0 in special else len(special)
+            last = len(special) - 1
+            while last >= first and special[last]:
+                last -= 1
+            if 1 in special[first:last + 1]:  # a special token among the text's own: let read_extent decide
+                seen[i] = read_extent(texts[i], self._encode(texts[i]), self._room, self._encode)
+                continue
+            # the end of the last kept token (offsets grow along the text): the last character read
+            end = e.offsets[last][1] if last >= first else 0
+            if not texts[i][end:].strip():
+                continue  # every character was read: nothing cut
+            c = last_word_end(texts[i], end)
+            if c == 0:
+                seen[i] = 0
+            else:
+                candidates[i] = (c, ids[i][first:last + 1])
+        if not candidates:
+            return seen
+        prefixes = list(dict.fromkeys(texts[i][:c] for i, (c, _) in candidates.items()))
+        encode = getattr(self._rust, "encode_batch_fast", self._rust.encode_batch)  # no offsets needed here
+        encoded = {p: e.ids for p, e in zip(prefixes, encode(prefixes, add_special_tokens=False))}
+        for i, (c, kept) in candidates.items():
+            prefix = encoded[texts[i][:c]]
+            if len(prefix) <= self._room and prefix == kept[:len(prefix)]:
+                seen[i] = c
+            else:
+                seen[i] = read_extent(texts[i], self._encode(texts[i]), self._room, self._encode)
         return seen
 
+    # ------------------------------------------------------------------ the forward pass
+
+    def _to_device(self, array: np.ndarray):
+        tensor = self.torch.from_numpy(array)
+        if self.device.startswith("cuda"):  # pinned: the copy is queued behind the GPU's work, the host goes on
+            return tensor.pin_memory().to(self.device, non_blocking=True)
+        return tensor.to(self.device)
+
+    def _forward(self, ids: list[list[int]]):
+        """Logits on the device for texts' `ids`, and the position of each row among `ids`: sorted by length
+        bucket, each bucket cut into forward batches, nothing copied back (the caller does it once)."""
+        n = len(ids)
+        lengths = np.fromiter(map(len, ids), dtype=np.int64, count=n)
+        widths = -(-lengths // BUCKET) * BUCKET
+        order = np.argsort(widths, kind="stable")  # within a bucket, the texts' own order
+        sorted_widths = widths[order]
+        starts = np.flatnonzero(np.r_[True, sorted_widths[1:] != sorted_widths[:-1]])
+        chunks = [order[a:min(a + self.forward_batch, b)]
+                  for a0, b in zip(starts, [*starts[1:], n]) for a in range(a0, b, self.forward_batch)]
+        pad = self.tokenizer.pad_token_id or 0
+        outputs = []
+        for chunk in chunks:
+            width = int(widths[chunk[0]])
+            batch = np.full((len(chunk), width), pad, dtype=np.int64)  # numpy rows: a torch.tensor per row costs
+            mask = np.zeros((len(chunk), width), dtype=np.int64)
+            for row, k in enumerate(chunk):
+                batch[row, :lengths[k]] = ids[k]
+                mask[row, :lengths[k]] = 1
+            outputs.append(self.model(input_ids=self._to_device(batch), attention_mask=self._to_device(mask)).logits)
+        return self.torch.cat(outputs), np.concatenate(chunks)
+
+    def _warm_up(self) -> None:
+        """CUDA loads a kernel the first time it runs, and the matrix library picks kernels by shape: a forward
+        pass per length bucket, at a few batch sizes, takes that cost at load rather than in the first batches
+        (on an H200 it had made the first suite run's model stage several times slower than the next)."""
+        pad = self.tokenizer.pad_token_id or 0
+        with self.torch.inference_mode():
+            for width in range(BUCKET, -(-self.max_length // BUCKET) * BUCKET + 1, BUCKET):
+                for rows in sorted({1, min(64, self.forward_batch), self.forward_batch}):
+                    self._forward([[pad + 1] * min(width, self.max_length)] * rows)
+        self.torch.cuda.synchronize(self.device)
+
+    def _parts(self, texts: list[str]) -> list[list[int]]:
+        """The texts' positions in the groups tokenized and run together. On CUDA, groups of PIPELINE texts by
+        character length (token counts follow it: few buckets per group), so that a thread tokenizes the next
+        group while the GPU runs this one; elsewhere one group, as before (CPU outcomes unchanged)."""
+        if self._pool is None:
+            return [list(range(len(texts)))]
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        return [order[i:i + PIPELINE] for i in range(0, len(order), PIPELINE)]
+
     def predict(self, texts: Sequence[str]) -> list[Outcome]:
-        try:
-            encoded = self.tokenizer(list(texts), truncation=True, max_length=self.max_length)["input_ids"]
-            seen = self._seen(texts, encoded)
-        except Exception as e:
-            raise ModelError(f"the tokenizer failed ({e})") from None
-        buckets: dict[int, list[int]] = {}
-        for i, e in enumerate(encoded):
-            buckets.setdefault(-(-len(e) // BUCKET) * BUCKET, []).append(i)
-        outcomes: list[Outcome | None] = [None] * len(encoded)
-        for width, members in buckets.items():
-            for start in range(0, len(members), self.forward_batch):
-                chunk = members[start:start + self.forward_batch]
-                logits = self._logits([encoded[i] for i in chunk], width)
-                for i, row in zip(chunk, logits.tolist()):
-                    outcomes[i] = self._decide(row, seen[i])
-        return outcomes  # type: ignore[return-value]
+        if not texts:
+            return []
+        texts = list(texts)
+        parts = self._parts(texts)
+
+        def tokenize(part: list[int]):
+            return self._tokenize([texts[i] for i in part])
+
+        seen: list[int | None] = [None] * len(texts)
+        outputs, positions = [], []
+        pending = self._pool.submit(tokenize, parts[0]) if self._pool is not None else None
+        with self.torch.inference_mode():
+            for k, part in enumerate(parts):
+                try:
+                    ids, part_seen = pending.result() if pending is not None else tokenize(part)
+                except Exception as e:
+                    raise ModelError(f"the tokenizer failed ({e})") from None
+                if self._pool is not None and k + 1 < len(parts):
+                    pending = self._pool.submit(tokenize, parts[k + 1])
+                for i, value in zip(part, part_seen):
+                    seen[i] = value
+                logits, rows = self._forward(ids)
+                outputs.append(logits)
+                positions.append(np.asarray(part)[rows])
+            # the one copy to the host, which waits for the GPU
+            logits = self.torch.cat(outputs).float().cpu().numpy()
+        result = np.empty_like(logits)
+        result[np.concatenate(positions)] = logits
+        finite = np.isfinite(result).all(axis=1)
+        if not finite.all():
+            fix = ("float16's range is too small for this model: give dtype=bfloat16 or dtype=float32 "
+                   "(hf:FOLDER?dtype=float32)." if self.dtype == "float16" else
+                   "Check the model's weights (they give NaN or infinite logits)" +
+                   (", or give dtype=float32." if self.dtype != "float32" else "."))
+            raise ModelError(f"the model's logits are not finite for {int((~finite).sum())} of {len(texts)} texts "
+                             f"(dtype {self.dtype}, device {self.device})", fix=fix, fatal=True)
+        return [self._decide(row, s) for row, s in zip(result.tolist(), seen)]
 
     def _decide(self, logits: list[float], seen: int | None = None) -> Outcome:
         raw = json.dumps({label: round(v, 4) for label, v in zip(self.labels, logits)})
@@ -212,14 +351,14 @@ DEVICE = Option("device", None, "cpu, cuda, cuda:N or mps", kind=str, pattern=r"
                 auto="cuda if present, else cpu")
 
 
-def load(rest: str, *, task=None, max_length: int | None = None, device: str | None = None, batch_size: int = 32,
-         **_) -> HFClassifier:
+def load(rest: str, *, task=None, max_length: int | None = None, device: str | None = None,
+         batch_size: int | None = None, dtype: str | None = None, **_) -> HFClassifier:
     """hf:FOLDER; a task only tells whether it is multi-label (the labels are the model's)."""
     import torch  # noqa: F401  (missing: load_model names the extra to install)
     import transformers  # noqa: F401
     from ..tasks import get_task
     return HFClassifier(rest, get_task(task) if task else None, batch_size=batch_size, max_length=max_length,
-                        device=device)
+                        device=device, dtype=dtype)
 
 
 BACKEND = register_backend(Backend(
@@ -229,5 +368,7 @@ BACKEND = register_backend(Backend(
         Option("max_length", None, "tokens read, special ones included, longer texts are cut, changes results",
                minimum=2, affects_results=True, auto="the model's limit, 512 for BERT"),
         DEVICE,
-        Option("batch_size", 32, "texts per forward pass", minimum=1),
+        Option("batch_size", None, "texts per forward pass", minimum=1, auto="512 on CUDA, 32 elsewhere"),
+        Option("dtype", None, DTYPE_HELP, kind=str, pattern="|".join(DTYPES), affects_results=True,
+               auto=f"{CUDA_DTYPE} on CUDA, float32 elsewhere"),
     )))
