@@ -167,6 +167,7 @@ def execute(config: RunConfig, texts: Sequence[str | TextRecord], model, *, dict
     nothing else (the caller writes the outputs once). `dictionary` overrides `config.dictionary`. `suite`: a
     loaded hinter.suite.Suite, whose texts, mutants and verdicts replace mutation and validity (`texts`,
     `dictionary` and `parser` are then unused, and spaCy is never loaded)."""
+    _refuse_generative(config)
     if suite is None:
         records, d = prepare(config, texts, dictionary)
         derived = dictionary_settings(d)
@@ -196,6 +197,19 @@ def execute(config: RunConfig, texts: Sequence[str | TextRecord], model, *, dict
     finally:
         executor.close()
         lock.release()
+
+
+def _refuse_generative(config: RunConfig) -> None:
+    """A generative task's answers are texts: the label oracle would count any other wording as a flip. Until the
+    free-text judge is wired into the run (hinter.generative), such a run is refused rather than misleading."""
+    if config.task is None:
+        return
+    from .tasks import get_task
+    if getattr(get_task(config.task), "generative", False):
+        raise InputError(f"the task {config.task} is generative (a prompt, no labels): `hinter run` does not judge "
+                         "free-text answers yet", where="--task",
+                         fix="Judge them in Python with hinter.generative (FreeTextJudge, aspect_findings; see "
+                             "docs/generative.md), or give a task with labels.")
 
 
 def _run_checks(store: RunStore, model, records: list[TextRecord], config: RunConfig, d: Dictionary | None,
