@@ -171,6 +171,7 @@ def classifier_alone(folder: Path, texts: list[str], dtype: str, repeat: int, de
             model.predict(texts[i:i + model.batch_size])
         tries.append(time.perf_counter() - t0)
     del model
+    print(f"classifier alone, {dtype}: {', '.join(f'{t:.2f}' for t in tries)} s", flush=True)
     return min(tries)
 
 

@@ -64,7 +64,8 @@ def test_an_unknown_option_or_a_bad_value_names_the_backends_options(spec, probl
 def test_help_lists_each_backends_options_and_defaults():
     text = help_text()
     for part in ("n_ctx [2048]", "threads [all cores]", "max_length [the model's limit, 512 for BERT]",
-                 "device [cuda if present, else cpu]", "batch_size [32]", "timeout [60]", "concurrency [4]"):
+                 "device [cuda if present, else cpu]", "batch_size [512 on CUDA, 32 elsewhere]",
+                 "dtype [float16 on CUDA, float32 elsewhere]", "timeout [60]", "concurrency [4]"):
         assert part in text
     assert "options after ?, NAME=VALUE joined by &" in text
     assert "python:package.module:function (a function from a list of texts to one label per text, e.g. " \
@@ -119,7 +120,8 @@ def test_canonical_spec_keeps_only_options_that_change_results(recorder):
     assert canonical_spec("openai:m@http://h/v1?timeout=5&concurrency=2") == "openai:m@http://h/v1"
     assert canonical_spec("python:mod:fn") == "python:mod:fn"
     declared = {p: {o.name for o in BACKENDS.get(p).options if o.affects_results} for p in ("gguf", "hf", "openai")}
-    assert declared == {"gguf": {"n_ctx"}, "hf": {"max_length"}, "openai": set()}
+    assert declared == {"gguf": {"n_ctx"}, "hf": {"max_length", "dtype"}, "openai": set()}
+    assert canonical_spec("hf:runs/m?batch_size=8&dtype=float16") == "hf:runs/m?dtype=float16"  # precision: results
 
 
 def test_a_backend_without_options_gets_its_spec_as_written():

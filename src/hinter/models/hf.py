@@ -16,13 +16,15 @@ with the shape of the batch, the raw answer rounds them to 4 decimals). A text l
 read (see reading.py); None when the whole text fits.
 
 Speed (bench/gpu.py, docs/gpu.md): on a GPU the tokenizer, not the forward pass, is most of the time. A fast
-tokenizer's texts are encoded by its Rust tokenizer in one batch call per predict() (a copy of it, set to cut at
-max_length; checked at load against transformers' own call, which it replaces: that call's conversion to Python
-lists cost several times the encoding); the same encodings give the input ids and, through their offsets, what a
-cut text's model read. The texts of one call are sorted by length bucket, run in forward batches whose inputs
-are copied to the GPU without waiting for it, and their logits come back to the host in one copy per call.
-predict() takes PREDICT_BATCHES forward batches' worth of texts at a time: handed one forward batch at a time,
-the buckets split it into many small passes, which cost a GPU most of its speed.
+tokenizer's texts are encoded by its Rust tokenizer in batch calls (a copy of it, set to cut at max_length;
+checked at load against transformers' own call, which it replaces: that call's conversion to Python lists cost
+more than the encoding); the same encodings give the input ids and, through their offsets, what a cut text's
+model read. On CUDA a thread tokenizes the next group of texts while the GPU runs this one (_parts), attention
+avoids cuDNN's kernels (_attention), and a forward pass per length bucket at load takes CUDA's first-use costs
+(_warm_up). Texts are sorted by length bucket and run in forward batches whose inputs go to the GPU without
+waiting for it; their logits come back to the host in one copy per predict() call. predict() takes
+PREDICT_BATCHES forward batches' worth of texts at a time: handed one forward batch at a time, the buckets split
+it into many small passes, which cost a GPU most of its speed.
 
 Options (`hf:FOLDER?max_length=256&device=cuda&batch_size=16&dtype=float32`): max_length, the tokens read
 (default: the model's own limit, 512 for BERT-like models; at most that; part of the fingerprint); device
@@ -93,9 +95,9 @@ PIPELINE = 256  # texts per group on CUDA: tokenized by a thread while the GPU r
 DTYPES = ("float32", "float16", "bfloat16")
 CUDA_DTYPE = "float16"  # the default on CUDA (DTYPE_HELP says why)
 DTYPE_HELP = ("the precision of the weights and the forward pass: float32, float16 or bfloat16, changes results; "
-              "float16 on CUDA: on an H200, 2.6x float32's speed, and it gave the fp32 label to every text whose "
-              "fp32 logit margin exceeds 0.05 on the IMDB suite, where bfloat16, as fast, moved logits more "
-              "(docs/gpu.md); float32 elsewhere")
+              "float16 on CUDA: on an H200 as fast as bfloat16 and 1.5x float32, and it gave float32's label to "
+              "all 6,555 texts of the bundled IMDB suite (logits within 0.02), where bfloat16 changed 11 (4 with a "
+              "float32 margin over 0.05; logits moved up to 0.25), docs/gpu.md; float32 elsewhere")
 # Texts whose tokenization by the Rust tokenizer is checked against transformers' call at load.
 PROBES = ("Hello, World! The old WOMAN's café: naïve résumés cost 12.5%...", "tabs\tand\nnew lines  here ",
           "An african-american man, a Black woman & a 42-year-old (ELDERLY?) person.")
@@ -237,10 +239,8 @@ class HFClassifier:
     # ------------------------------------------------------------------ the forward pass
 
     def _to_device(self, array: np.ndarray):
-        tensor = self.torch.from_numpy(array)
-        if self.device.startswith("cuda"):  # pinned: the copy is queued behind the GPU's work, the host goes on
-            return tensor.pin_memory().to(self.device, non_blocking=True)
-        return tensor.to(self.device)
+        # not pinned: pinning each batch's buffer cost 6 ms on an H200 host, more than the copy it spares
+        return self.torch.from_numpy(array).to(self.device, non_blocking=True)
 
     def _forward(self, ids: list[list[int]]):
         """Logits on the device for texts' `ids`, and the position of each row among `ids`: sorted by length
@@ -255,15 +255,31 @@ class HFClassifier:
                   for a0, b in zip(starts, [*starts[1:], n]) for a in range(a0, b, self.forward_batch)]
         pad = self.tokenizer.pad_token_id or 0
         outputs = []
-        for chunk in chunks:
-            width = int(widths[chunk[0]])
-            batch = np.full((len(chunk), width), pad, dtype=np.int64)  # numpy rows: a torch.tensor per row costs
-            mask = np.zeros((len(chunk), width), dtype=np.int64)
-            for row, k in enumerate(chunk):
-                batch[row, :lengths[k]] = ids[k]
-                mask[row, :lengths[k]] = 1
-            outputs.append(self.model(input_ids=self._to_device(batch), attention_mask=self._to_device(mask)).logits)
+        with self._attention():
+            for chunk in chunks:
+                width = int(widths[chunk[0]])
+                # input ids and attention mask in one array, one copy; numpy rows: a torch.tensor per row costs
+                both = np.zeros((2, len(chunk), width), dtype=np.int64)
+                both[0] = pad
+                for row, k in enumerate(chunk):
+                    both[0, row, :lengths[k]] = ids[k]
+                    both[1, row, :lengths[k]] = 1
+                both = self._to_device(both)
+                outputs.append(self.model(input_ids=both[0], attention_mask=both[1]).logits)
         return self.torch.cat(outputs), np.concatenate(chunks)
+
+    def _attention(self):
+        """On CUDA, attention by any kernel but cuDNN's: cuDNN builds a plan for each new batch shape (the rows
+        and width vary from batch to batch here), which made the half-precision model stage of a suite run on an
+        H200 four times slower than the same texts given in one call (bench/gpu.py)."""
+        from contextlib import nullcontext
+        if not self.device.startswith("cuda"):
+            return nullcontext()
+        try:
+            from torch.nn.attention import SDPBackend, sdpa_kernel
+        except ImportError:  # an older torch, without cuDNN attention either
+            return nullcontext()
+        return sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH])
 
     def _warm_up(self) -> None:
         """CUDA loads a kernel the first time it runs, and the matrix library picks kernels by shape: a forward
