@@ -62,7 +62,8 @@ def measure(suite: str, model: str, out: Path, task: str | None) -> tuple[dict[s
     times = {"import hinter": time.perf_counter() - t0}
     for module, name, phase in PHASES:
         wrap(times, module, name, phase)
-    argv = ["run", "--suite", suite, "--model", model, "--out", str(out), "--overwrite"] + (["--task", task] if task else [])
+    argv = ["run", "--suite", suite, "--model", model, "--out", str(out), "--overwrite"]
+    argv += ["--task", task] if task else []
     t0 = time.perf_counter()
     sys.argv = ["hinter", *argv]
     try:

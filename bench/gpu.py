@@ -65,7 +65,8 @@ def asked_texts(out: Path) -> dict[str, tuple]:
 
 # ---------------------------------------------------------------------- the hand-written passes
 
-def passes(folder: Path, texts: list[str], repeat: int, device: str, only_best: bool = False) -> tuple[list[dict], dict]:
+def passes(folder: Path, texts: list[str], repeat: int, device: str,
+           only_best: bool = False) -> tuple[list[dict], dict]:
     """Issue 25's table as a function: each pass's seconds (best of `repeat`) over `texts` on `device`; and the
     best pass's logits."""
     import torch
@@ -114,7 +115,8 @@ def passes(folder: Path, texts: list[str], repeat: int, device: str, only_best: 
         ("fp32, dataset order, batch 64 (the old bench's raw pass)", lambda: per_batch(fp32, texts, 64)),
         ("fp32, sorted by length, batch 64", lambda: per_batch(fp32, by_length, 64)),
         ("bf16 autocast, sorted, batch 256", lambda: per_batch(fp32, by_length, 256, autocast=True)),
-        ("the same, all texts tokenized by one transformers call first", lambda: pretokenized(fp32, 256, autocast=True)),
+        ("the same, all texts tokenized by one transformers call first",
+         lambda: pretokenized(fp32, 256, autocast=True)),
         ("**best pass**: bf16 weights, batch 512, all texts tokenized by `encode_batch_fast` first",
          lambda: pretokenized(bf16, 512, fast=True)),
     ][-1 if only_best else 0:]

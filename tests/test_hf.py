@@ -132,7 +132,8 @@ def test_precision_option(imdb_classifier, tmp_path):
     from transformers import AutoModelForSequenceClassification
     full = load_model(f"hf:{imdb_classifier}?device=cpu", "imdb")
     half = load_model(f"hf:{imdb_classifier}?device=cpu&dtype=bfloat16", "imdb")
-    assert full.dtype == "float32" and full.fingerprint == load_model(f"hf:{imdb_classifier}?dtype=float32&device=cpu").fingerprint
+    explicit = load_model(f"hf:{imdb_classifier}?dtype=float32&device=cpu")
+    assert full.dtype == "float32" and full.fingerprint == explicit.fingerprint
     assert half.dtype == "bfloat16" and half.fingerprint == full.fingerprint + ":bfloat16"
     assert next(half.model.parameters()).dtype == torch.bfloat16
     for a, b in zip(full.predict(TEXTS), half.predict(TEXTS)):

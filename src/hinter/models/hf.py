@@ -136,7 +136,8 @@ class HFClassifier:
         self.torch = torch
         self.device = use_device(torch, device, f"hf:{path}")
         if dtype is not None and dtype not in DTYPES:
-            raise InputError(f"unknown dtype {dtype!r}", where=f"--model hf:{path}", fix=f"Give one of {DTYPES}.")
+            raise InputError(f"unknown dtype {dtype!r}", where=f"--model hf:{path}",
+                             fix=f"Give one of {', '.join(DTYPES)}.")
         self.dtype = dtype or default_dtype(self.device)
         self.model.to(self.device, dtype=getattr(torch, self.dtype)).eval()
         config = self.model.config
