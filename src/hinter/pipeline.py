@@ -257,13 +257,14 @@ def judge(batch: TextBatch, verdicts: Verdicts, asked: Asked, decide: Judge, con
     """Stage 4: each asked mutant's verdict, then the hidden marks of intersectional mutants from their
     components in the same text; the rows the store keeps."""
     answers, several = asked.answers, config.repeats > 1
+    modal = {k: _modal(a) for k, a in answers.items()}  # once per text asked, not once per mutant
     rows = []
     for i, (m, v, changed) in enumerate(zip(batch.mutants, verdicts.valid, batch.changed)):
         original_text, mutant_text, edits = asked.views.get(i, (m.original, None, m.edits))
-        original_answers = answers[text_key(original_text)]
-        original = _modal(original_answers)
-        mutant_answers = answers[text_key(mutant_text)] if mutant_text is not None else None
-        o = _modal(mutant_answers) if mutant_answers is not None else None
+        original_key = text_key(original_text)
+        original_answers, original = answers[original_key], modal[original_key]
+        mutant_key = text_key(mutant_text) if mutant_text is not None else None
+        mutant_answers, o = (answers[mutant_key], modal[mutant_key]) if mutant_key is not None else (None, None)
         unseen = o is not None and oracle.unseen(edits, original.seen, o.seen)
         bias = None if o is None or unseen else decide(original_answers, mutant_answers)
         rows.append(MutantRow(
@@ -278,7 +279,7 @@ def judge(batch: TextBatch, verdicts: Verdicts, asked: Asked, decide: Judge, con
     _mark_hidden(rows, batch.mutants)
     texts = [TextRow(tid, rec.source_id, rec.text, rec.gold, o.encode(), o.raw, o.scores, o.seen,
                      encoded(answers[text_key(rec.text)]) if several else None)
-             for tid, rec in batch.texts for o in [_modal(answers[text_key(rec.text)])]]
+             for tid, rec in batch.texts for o in [modal[text_key(rec.text)]]]
     return texts, rows
 
 
