@@ -6,7 +6,7 @@ from typing import NamedTuple
 
 from markupsafe import Markup, escape
 
-from ...records import Edit, apply_replacements, match_case
+from ...records import Edit, apply_replacements, match_case, starts_sentence
 from ..instances import Instance, Version
 
 EXCERPT_AT = 600   # texts longer than this are shown as excerpts around the changes
@@ -49,7 +49,8 @@ def render_text(original: str, v: Version, marks: list[tuple[int, int]], windows
                 continue
             out.append(_render_segment(original[pos:s]))
             if (s, e) in edits:
-                out.append(f'<mark class="to">{escape(match_case(original[s:e], edits[(s, e)]))}</mark>')
+                new = match_case(original[s:e], edits[(s, e)], not starts_sentence(original, s))  # as mutation did
+                out.append(f'<mark class="to">{escape(new)}</mark>')
             elif not v.edits:
                 out.append(f'<mark class="from">{escape(original[s:e])}</mark>')
             else:

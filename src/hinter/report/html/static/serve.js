@@ -127,6 +127,6 @@
         var v=el('td');v.appendChild(pill(m,o.outcome));if(m.bias)v.appendChild(el('b','flip-mark',' flips'));tr.appendChild(v);
         tbl.appendChild(tr)});
       out.appendChild(tbl);
-    }).catch(function(e){status.textContent='Error: '+e.message}).then(function(){go.disabled=false});
+    }).catch(function(e){status.textContent='error: '+e.message}).then(function(){go.disabled=false});
   });
 })();
