@@ -126,3 +126,19 @@ def test_where_the_identity_cannot_be_known_it_is_said(caplog):
                                           "openai:gemma@http://127.0.0.1:8765/v1")
     assert identity_limit("python:planted:by_hash" + SOURCE_MARK + "0123456789abcdef") is None
     assert identity_limit("gguf:gemma.gguf:abc:imdb:def", "gguf:default") is None  # the file's hash is in it
+
+
+def test_the_python_api_refuses_a_model_changed_behind_the_same_spec(tmp_path):
+    """hinter.run (no CLI pre-check): the run's settings compare the loaded model's fingerprint, not only its spec,
+    so answers stored for the old code are not reused."""
+    _campaign(tmp_path)
+    code = (f"import os, sys; os.chdir({str(tmp_path)!r}); sys.path.insert(0, {str(tmp_path)!r})\n"
+            "import hinter\n"
+            "hinter.run(dataset='data.jsonl', model='python:mymodel:predict', attributes=('gender', 'race'),"
+            " dictionary='dic.csv', out='api')\n")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    first = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert first.returncode == 0, first.stderr
+    (tmp_path / "rules.py").write_text(WOMAN_NEGATIVE)
+    again = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert again.returncode != 0 and "the model (its fingerprint)" in again.stderr, again.stderr

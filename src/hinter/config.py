@@ -238,7 +238,7 @@ def describe_differences(previous: dict, current: dict, labels: tuple[str, str] 
 
     was, now = labels
     differ = [k for k in sorted(set(previous) | set(current)) if previous.get(k) != current.get(k)]
-    options = [k for k in differ if k.startswith("config.") or k in OPTION_NAMES]
+    options = [k for k in differ if k.startswith("config.") or (k in OPTION_NAMES and k not in DERIVED_NAMES)]
     # an option recorded only off its default: unrecorded reads as the default
     unset_as = {f.name: f.default for f in option_fields() if f.metadata["when_set"]}
     return [f"{OPTION_NAMES.get(k.removeprefix('config.'), k)}: "

@@ -34,6 +34,8 @@ def comparable(settings: dict) -> dict:
     if config is not None and config.get("model"):
         from .models.registry import canonical_spec
         config["model"] = canonical_spec(config["model"])  # gguf:default?threads=2 is gguf:default
-    # the derived entries that repeat a config entry under its own name are compared once, as config entries
-    return {**{k: v for k, v in flat.items() if config is None or k not in config},
+    # the derived entries that repeat a config entry under its own name are compared once, as config entries;
+    # but "model" is the loaded model's fingerprint, not its spec: a model changed behind the same spec (an hf:
+    # folder trained again, an edited python: module) must not have its old answers reused
+    return {**{k: v for k, v in flat.items() if config is None or k not in config or k == "model"},
             **{f"config.{k}": v for k, v in (config or {}).items()}}
