@@ -108,15 +108,14 @@ class ServedRun:
 
     def text_id_of(self, text: str) -> int:
         """The run's id of `text` (its pair samples are seeded by it), or the next id for a text the run lacks."""
+        from ..records import text_key
         with self._lock:
             if self._ids is None:
-                from ..records import text_key
                 store = self.open()
                 try:
                     self._ids = {text_key(t.text): t.text_id for t in store.texts()}
                 finally:
                     store.close()
-        from ..records import text_key
         return self._ids.get(text_key(text), len(self._ids))
 
     def attributes(self) -> list[str]:
@@ -402,14 +401,15 @@ class Server:
             note = None
             from ..pipeline import campaign_texts
             # the run's id of the text as its campaign reads it (--validity reference formats it first)
-            text_id = run.text_id_of(campaign_texts(config, [text])[0].text) if run is not None else 0
-            n = len(generate(text_id, text, d, config.attributes, config.order, config.max_pairs_per_text,
+            read = campaign_texts(config, [text])[0].text
+            text_id = run.text_id_of(read) if run is not None else 0
+            n = len(generate(text_id, read, d, config.attributes, config.order, config.max_pairs_per_text,
                              config.seed).mutants)
             if n > MAX_TRY_MUTANTS and "max_pairs_per_text" not in data and config.max_pairs_per_text is None:
                 note = (f"the run tested every pair present; this text gives {n} mutants, over the limit of "
                         f"{MAX_TRY_MUTANTS}: a seeded sample of {DEFAULT_TRY_PAIRS} pairs per attribute is tried")
                 config = config.replace(max_pairs_per_text=DEFAULT_TRY_PAIRS)
-                n = len(generate(text_id, text, d, config.attributes, config.order, DEFAULT_TRY_PAIRS,
+                n = len(generate(text_id, read, d, config.attributes, config.order, DEFAULT_TRY_PAIRS,
                                  config.seed).mutants)
             if n > MAX_TRY_MUTANTS:
                 raise ApiError(413, f"the text gives {n} mutants, over the limit of {MAX_TRY_MUTANTS}",
