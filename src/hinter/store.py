@@ -212,7 +212,8 @@ class RunStore:
         self.db = sqlite3.connect(self.path)
         try:
             self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.executescript(SCHEMA)
+            # One transaction: a run killed while creating its file leaves every table or none, never a part.
+            self.db.executescript("BEGIN;\n" + SCHEMA + "COMMIT;")
             for table, columns in ADDED_COLUMNS.items():
                 have = {r[1] for r in self.db.execute(f"PRAGMA table_info({table})")}
                 for column in columns:
@@ -330,6 +331,8 @@ class RunStore:
         try:
             db = sqlite3.connect(path)
             try:
+                if not db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0]:
+                    return {}  # a run killed as it created its file, before any table: nothing recorded yet
                 rows = db.execute("SELECT key, value FROM settings").fetchall()
             finally:
                 db.close()

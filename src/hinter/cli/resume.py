@@ -28,6 +28,9 @@ def resume_cmd(
     from ..recorded import config_of
     from ..store import RunStore
     settings = RunStore.read_settings(run_dir, "RUN_DIR")
+    if not settings:
+        raise InputError("this run was stopped before it recorded its settings: nothing was tested or asked yet",
+                         where=str(run_dir), fix="Run the same `hinter run` command again (with this folder as --out).")
     config = config_of(settings)
     if config is None or config.dataset is None or config.model is None:  # a run of texts or a model object
         raise InputError("this run was not started by `hinter run`", where=str(run_dir),
