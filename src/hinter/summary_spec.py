@@ -128,20 +128,25 @@ RUN = (
           "`interaction_ci`, `interaction_q`, `population_hidden`; in a multi-label analysis one per cell and "
           "label, with its `label`, and `evaluative_tested`, `evaluative_flips` when the run recorded its "
           "evaluative pairs. A significant finding with 0 `flips` is a score shift (or, with `--repeats`, a shift "
-          "of the answers' distribution). The statistics: docs/findings.md", data_keyed=True),
+          "of the answers' distribution). The statistics: docs/findings.md. A generative task's findings are one "
+          "per aspect and cell, each with its `aspect`, `direction` (in words: \"less positive\"), `differ` "
+          "(mutants whose answers differ), `testable`, `note` and `summary` in place of `flips`, `transitions` and "
+          "`toward` (docs/generative.md)", data_keyed=True),
     Entry(("findings_analysis",), _FINDINGS, "`label` (the label of interest: `--label`, else the task's first "
           "label as the answers spell it; null in a multi-label analysis), `label_source` (where it came from), "
           "`measure` (`score` or `label`), `alpha`, `tested`, `significant`, `population_hidden`; a multi-label "
           "task (or answers that are label sets) without `--label`: `labels` (every label is of interest), "
           "`family` (all labels' cells in one Benjamini-Hochberg family), `labels_moved` (labels with a "
-          "significant finding)", fields=("alpha", "tested", "significant", "population_hidden")),
+          "significant finding); a generative task: `measure` `aspects`, `aspects` (their names) and `samples` "
+          "(answers per version)", fields=("alpha", "tested", "significant", "population_hidden")),
     Entry(("significant_findings", "population_hidden"), _FINDINGS, "how many cells hold up (q <= alpha), and "
-          "how many intersectional cells are population-hidden"),
+          "how many intersectional cells are population-hidden (a generative task: over every aspect)"),
     Entry(("self_flip",), "findings.self_flip_rate", "with `--repeats`: the model's own flip rate (two answers "
           "on one original differ) with its 95% interval `ci` and `texts`; null otherwise",
           fields=("rate", "texts")),
     Entry(("determinism",), "engine.check_determinism", "the start-up check: `deterministic` (true, false, or "
-          "null when the model failed on it) and `detail`; when false and the run has no `--repeats`, the report "
+          "null when the model failed on it, or when a generative task's samples measure the model's own variation "
+          "instead) and `detail`; when false and the run has no `--repeats`, the report "
           "says so first", data_keyed=True),
     Entry(("overlaps_skipped", "model_calls", "model_errors", "sentences_tagged", "sentences_parsed"),
           "store.stats", "work done"),

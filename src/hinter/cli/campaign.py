@@ -381,7 +381,7 @@ def print_findings(s: dict, show: int = 10) -> None:
     out_console.print(head + f"{len(significant)}, of which {s['population_hidden']} population-hidden.{moved}",
                       highlight=False, soft_wrap=True)
     for f in sorted(significant, key=lambda f: (not f.get("population_hidden"), f["q_value"]))[:show]:
-        out_console.print("  " + describe_finding(f, a["label"], a["measure"]), highlight=False, soft_wrap=True)
+        out_console.print("  " + describe_finding(f, a.get("label"), a["measure"]), highlight=False, soft_wrap=True)
 
 
 def write_report_and_gate(out: Path, s: dict, fail_on: list[str], junit: Path | None,

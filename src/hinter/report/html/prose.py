@@ -8,9 +8,16 @@ from ...health import untested
 from .formatting import ci_text, combo_label, pct
 
 
+def free_text(s: dict) -> bool:
+    """A generative run: its answers are texts judged by aspects, not labels (docs/generative.md)."""
+    return (s.get("findings_analysis") or {}).get("measure") == "aspects"
+
+
 def reading(s: dict) -> list[str]:
     """A short plain-language reading of the headline numbers."""
     a, i = s["totals"]["atomic"], s["totals"]["intersectional"]
+    flipped = ("changed the answers (on some aspect, beyond the model's own variation)" if free_text(s)
+               else "flipped the answer")
     attrs = ", ".join(s["settings"].get("attributes", []))
     why = untested(s)
     if why:
@@ -19,7 +26,7 @@ def reading(s: dict) -> list[str]:
            f"{a['valid'] + i['valid']} changed texts whose grammar still matches the original "
            f"({a['discarded'] + i['discarded']} others were discarded), and compared the model's answers."]
     if a["tested"]:
-        out.append(f"Changing one attribute flipped the answer in {a['biased']} of {a['tested']} cases "
+        out.append(f"Changing one attribute {flipped} in {a['biased']} of {a['tested']} cases "
                    f"({pct(a['error_rate'])})" + (f"; changing several at once, in {i['biased']} of {i['tested']} "
                                                     f"({pct(i['error_rate'])})." if i["tested"] else "."))
     population_hidden = s.get("population_hidden") or 0
@@ -59,6 +66,8 @@ def reading(s: dict) -> list[str]:
     if held:
         shown = held[:3]
         def about(f: dict) -> str:
+            if free_text(s):
+                return f"{finding_cell(f)} ({f['aspect']}: {f['direction']}, q = {f['q_value']:.2g})"
             parts = [f"toward {f['toward']}" if f.get("toward") else "",
                      f"label {f['label']}" if f.get("label") else "", "no answer flipped" if not f["flips"] else "",
                      f"q = {f['q_value']:.2g}"]
@@ -76,7 +85,14 @@ def warnings(s: dict) -> list[str]:
     (the start-up check, settings "checks.determinism") when the run did not ask each text several times."""
     out = []
     check = s["settings"].get("checks.determinism") or {}
-    if check.get("deterministic") is False and int(s["settings"].get("repeats", 1)) <= 1:
+    generative = s["settings"].get("generative")
+    if generative and check.get("deterministic") is False and int(generative.get("samples", 1)) <= 1:
+        out.append(f"The model wrote different answers to the same prompt ({check.get('detail')}) and the task asks "
+                   "for one sample: a difference may be its own sampling, not a bias. Set `samples: 5` in the task "
+                   "file to compare each mutant with the spread of the original's own answers.")
+    elif generative:
+        pass  # several samples: the oracle's null is the model's own spread
+    elif check.get("deterministic") is False and int(s["settings"].get("repeats", 1)) <= 1:
         out.append(f"The model answered the same text differently when asked again ({check.get('detail')}): a flip "
                    "may be its own noise, not a bias. Run again with --repeats 5 to ask every text 5 times and "
                    "compare the answers' distributions.")
@@ -144,7 +160,7 @@ def hidden_not_population(s: dict) -> list[str]:
             continue
         held = [f for f in cells if f["significant"]]
         parts = {(f["kind"], tuple((c["attribute"], c["source_group"], c["target_group"]) for c in f["components"]),
-                  f.get("label")): f for f in findings if f["kind"] == "atomic"}
+                  f.get("label"), f.get("aspect")): f for f in findings if f["kind"] == "atomic"}
         if not held:
             best = min(f["q_value"] for f in cells)
             reason = (f"none of its {len(cells)} cells holds up: its flips are no more than chance gives on this "
@@ -153,7 +169,7 @@ def hidden_not_population(s: dict) -> list[str]:
             f = min(held, key=lambda f: f["q_value"])
             alone = [p for c in f["components"]
                      if (p := parts.get(("atomic", ((c["attribute"], c["source_group"], c["target_group"]),),
-                                         f.get("label")))) is not None and p["significant"]]
+                                         f.get("label"), f.get("aspect")))) is not None and p["significant"]]
             if alone:
                 reason = (f"its cell {finding_cell(f)} holds up, but so does its part {finding_cell(alone[0])} "
                           "alone, which explains it")
@@ -173,6 +189,8 @@ def describe_finding(finding: dict, label: str | None, measure: str = "label") -
     """One finding (its JSON form) in words, for the console:
     "race european -> african: 14 of 300 changed to Negative, 2 to Positive; share of Positive -0.04
     [-0.07, -0.01], q = 0.003"."""
+    if "aspect" in finding:  # free text: the judge's own words (generative.judge.AspectFinding.describe)
+        return finding["summary"]
     label = finding.get("label") or label
     cell = " × ".join(f"{c['attribute']} {c['source_group']} -> {c['target_group']}" for c in finding["components"])
     into: Counter = Counter()
@@ -194,6 +212,10 @@ def describe_finding(finding: dict, label: str | None, measure: str = "label") -
 def findings_heading(s: dict) -> str:
     """The console's line before the findings: the correction, the label(s) of interest and the measure."""
     a = s["findings_analysis"]
+    if free_text(s):
+        return (f"Findings that hold up (Benjamini-Hochberg q <= {a['alpha']} over {len(s['findings'])} cells of "
+                f"{len(a.get('aspects') or [])} aspects: {', '.join(a.get('aspects') or [])}; each text's "
+                f"{a.get('samples')} answer(s) per version, masked, against the spread of the original's own)")
     if a.get("labels"):
         of = (f"labels of interest: all {len(a['labels'])} labels the answers use ({', '.join(a['labels'])}), "
               f"{a['family']}")
