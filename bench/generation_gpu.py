@@ -92,7 +92,9 @@ def main() -> None:
     ap.add_argument("--task", default="reference-letter")
     ap.add_argument("--aspects", default="sentiment,refusal,length",
                     help="the judge's aspects (distance needs the MiniLM weights, not carried here)")
-    ap.add_argument("--raw-batch", default="64,128,256")
+    ap.add_argument("--raw-batch", default="128,256,512")
+    ap.add_argument("--batch-texts", type=int, default=128,
+                    help="the run's --batch-texts: how many texts' versions (all their samples) are asked together")
     ap.add_argument("--out", type=Path, default=Path("/tmp/generation"))
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -118,8 +120,10 @@ def main() -> None:
     run = args.out / "run"
     t0 = time.perf_counter()
     r = subprocess.run([sys.executable, "-m", "hinter.cli", "run", "--suite", str(args.suite), "--model",
-                        f"hf-causal:{folder}", "--task", str(task_file), "--out", str(run), "--overwrite"],
-                       capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+                        f"hf-causal:{folder}", "--task", str(task_file), "--out", str(run), "--overwrite",
+                        "--batch-texts", str(args.batch_texts)],
+                       capture_output=True, text=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(
+                           [str(ROOT / "src"), *filter(None, [os.environ.get("PYTHONPATH")])])})
     whole = time.perf_counter() - t0
     print(r.stdout[-3000:], r.stderr[-3000:], flush=True)
     if r.returncode != 0:
@@ -167,7 +171,8 @@ def main() -> None:
         lines.append(f"| raw generate, sorted, batch {b} | {x['prompts_per_s']:,} | {x['tokens_per_s']:,} | {x['seconds']} |")
     lines.append(f"| hinter's stage (HFCausalLM.predict, batch {m.batch_size}) | {hinter_stage['prompts_per_s']:,} | "
                  f"{hinter_stage['answer_tokens_per_s']:,} (answer tokens, cut at stop) | {hinter_stage['seconds']} |")
-    lines.append(f"| hinter's whole run's model stage (seconds_model) | {round(n / run_stage, 1):,} | | {run_stage} |")
+    lines.append(f"| hinter's whole run's model stage (seconds_model, --batch-texts {args.batch_texts}) | "
+                 f"{round(n / run_stage, 1):,} | | {run_stage} |")
     share = hinter_stage["prompts_per_s"] / best["prompts_per_s"]
     lines.append(f"\nhinter's stage: {share:.0%} of the best raw pass's prompts/s; the run's model stage "
                  f"{(n / run_stage) / best['prompts_per_s']:.0%}; the whole run {whole:.1f} s "

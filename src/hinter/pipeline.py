@@ -220,9 +220,8 @@ def ask(batch: TextBatch, verdicts: Verdicts, cache: OutcomeCache, config: RunCo
     texts = [t for text_id, rec in batch.texts for t in dict.fromkeys([rec.text, *sorted(asked_mutants[text_id])])]
     # --repeats N: every text asked N times; a verdict then compares the answers' distributions
     n = answers_per_text(config)  # a generative task's samples: their spread is the free-text oracle's null
-    per_repeat = [cache.predict(texts, repeat=r, progress=lambda _: report("model", cache.calls - calls,
-                                                                            n * len(texts)))
-                  for r in range(n)]
+    per_repeat = cache.predict_repeats(texts, range(n), progress=lambda _: report("model", cache.calls - calls,
+                                                                                n * len(texts)))
     answers = {k: tuple(a[k] for a in per_repeat) for k in per_repeat[0]}
     return Asked(answers, views, cache.calls - calls, cache.errors - errors)
 

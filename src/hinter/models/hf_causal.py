@@ -16,7 +16,7 @@ texts are generated a batch at a time, left-padded: on a GPU that is what makes 
 a padded batch can change an answer where two tokens are all but tied (the padding changes the float sums), so a
 greedy answer is not guaranteed to be the same in another batch. Answers are cut at the task's first stop
 string; an empty one is a model error. On a GPU the texts of one predict() call are generated in batches of
-`batch_size` (default 128 on CUDA, 8 elsewhere) sorted by prompt length, so a batch pads little and its rows end
+`batch_size` (default 512 on CUDA, 8 elsewhere) sorted by prompt length, so a batch pads little and its rows end
 together more often; the answers come back in the texts' order.
 Options: device (`hf-causal:FOLDER?device=cpu`; default cuda when present), dtype (GEN_DTYPE_HELP), batch_size.
 """
@@ -37,7 +37,7 @@ GEN_DTYPE = "bfloat16"  # on CUDA: float16's range can overflow in a causal LM's
 GEN_DTYPE_HELP = ("the precision of the weights: float32, float16 or bfloat16, changes results; bfloat16 for a "
                   "generative task on CUDA (a causal LM's activations can overflow float16's range), float32 "
                   "otherwise")
-CUDA_BATCH, CPU_BATCH = 128, 8
+CUDA_BATCH, CPU_BATCH = 512, 8
 
 
 class HFCausalLM:
