@@ -30,7 +30,9 @@ def reading(s: dict) -> list[str]:
                    f"({pct(a['error_rate'])})" + (f"; changing several at once, in {i['biased']} of {i['tested']} "
                                                     f"({pct(i['error_rate'])})." if i["tested"] else "."))
     population_hidden = s.get("population_hidden") or 0
-    if i["biased"]:
+    if i["biased"] and free_text(s):
+        out.append(_free_hidden(i, population_hidden))
+    elif i["biased"]:
         if i["hidden"] and population_hidden:
             out.append(f"{i['hidden']} of the {i['biased']} intersectional flips are hidden: each attribute changed "
                        "alone leaves the answer unchanged, so testing one attribute at a time would miss them; "
@@ -50,7 +52,8 @@ def reading(s: dict) -> list[str]:
     if rated:
         _, k, m = max(rated, key=lambda t: (t[0], t[2]["biased"]))
         caution = " The counts are small, so the interval is wide." if m["tested"] < 30 else ""
-        out.append(f"The highest error rate is for {combo_label(k)}: {pct(m['error_rate'])} "
+        rate = "share of mutants whose answers differ" if free_text(s) else "error rate"
+        out.append(f"The highest {rate} is for {combo_label(k)}: {pct(m['error_rate'])} "
                    f"({m['biased']} of {m['tested']}; {ci_text(m['error_rate_ci'])}).{caution}")
     ob = s["originals_with_bias"]
     if ob["of_originals_with_valid_mutants"]:
@@ -59,7 +62,8 @@ def reading(s: dict) -> list[str]:
     fp = s.get("false_positives_avoided", {})
     if fp.get("queried"):
         n = fp["atomic"]["discarded_biased"] + fp["intersectional"]["discarded_biased"]
-        out.append(f"Among the discarded changes, {n} would have flipped the answer: false positives the grammar "
+        would = "made the answers differ" if free_text(s) else "flipped the answer"
+        out.append(f"Among the discarded changes, {n} would have {would}: false positives the grammar "
                    "check kept out of the results.")
     # Groups are named only from findings that hold up: a group's error rate above its family's mean is no test.
     held = sorted((f for f in s.get("findings") or [] if f.get("significant")), key=lambda f: f["q_value"])
@@ -78,6 +82,21 @@ def reading(s: dict) -> list[str]:
     elif s.get("findings"):
         out.append("No group is singled out: no change of person holds up as a finding beyond chance.")
     return out
+
+
+def _free_hidden(i: dict, population_hidden: int) -> str:
+    """The hidden sentence of a generative run: a mutant is hidden on an aspect (it differs on it, and no attribute
+    changed alone does), and population-hidden is per aspect and cell."""
+    if not i["hidden"]:
+        return ("None of the intersectional mutants whose answers differ is hidden: on each aspect where they "
+                "differ, some attribute changed alone already does.")
+    held = (f"{population_hidden} combination cell(s) hold up as population-hidden on some aspect"
+            if population_hidden else "but no combination holds up as population-hidden: on this many texts the "
+                                      "model's own variation gives such differences too (see \"Which findings hold "
+                                      "up\")")
+    return (f"{i['hidden']} of the {i['biased']} intersectional mutants whose answers differ are hidden: on some "
+            "aspect they differ while each attribute changed alone does not, so testing one attribute at a time would "
+            f"miss them; {held}.")
 
 
 def warnings(s: dict) -> list[str]:
@@ -99,15 +118,17 @@ def warnings(s: dict) -> list[str]:
     return out
 
 
-def pattern_meaning(comps: list[bool], inter: bool, attrs: list[str]) -> str:
-    """A truth-table row in words: which attributes alone flip the answer, and whether together they do."""
+def pattern_meaning(comps: list[bool], inter: bool, attrs: list[str], free: bool = False) -> str:
+    """A truth-table row in words: which attributes alone flip the answer (`free`: make a generative run's answers
+    differ), and whether together they do."""
     flipped = [a for a, c in zip(attrs, comps) if c]
     if inter and not flipped:
         return "hidden bias"
     if inter:
         return f"explained by {' & '.join(flipped)}"
     if flipped:
-        return f"masked: {' & '.join(flipped)} flips alone"
+        verb = ("differ" if len(flipped) > 1 else "differs") if free else "flips"
+        return f"masked: {' & '.join(flipped)} {verb} alone"
     return "no bias"
 
 
