@@ -81,6 +81,16 @@ class Instance:
         r = (self.mutant.aspects or {}).get(name)
         return None if r is None or not r.original else sum(r.original) / len(r.original)
 
+    def aspect_attribution(self) -> list[tuple[str, list[str], list[str]]]:
+        """Why an intersectional generative mutant is (not) hidden, the aspects it differs on grouped by reason:
+        [("hidden" | "explained" | "undecided", aspects, the parts that differ on them alone)]."""
+        groups: dict[tuple[str, tuple[str, ...]], list[str]] = {}
+        for name in self.differs_on:
+            parts = self.parts_differing(name)
+            kind = "hidden" if name in self.hidden_on else "explained" if parts else "undecided"
+            groups.setdefault((kind, tuple(parts or ())), []).append(name)
+        return [(kind, names, list(parts)) for (kind, parts), names in groups.items()]
+
     def parts_differing(self, name: str) -> list[str] | None:
         """The components whose answers differ on the aspect `name` alone ([] none; None: some component was
         discarded or not judged, so none differing cannot be told)."""

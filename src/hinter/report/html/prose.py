@@ -13,11 +13,18 @@ def free_text(s: dict) -> bool:
     return (s.get("findings_analysis") or {}).get("measure") == "aspects"
 
 
+def beyond_spread(s: dict) -> str:
+    """How a generative run's verdicts compare: with several samples, beyond the spread of the original's own
+    answers; with one, the values as they are (the model's own variation was not measured)."""
+    samples = (s.get("findings_analysis") or {}).get("samples") or 1
+    return (", beyond the spread of the original's own answers" if samples > 1
+            else ", one answer each: the model's own variation was not measured")
+
+
 def reading(s: dict) -> list[str]:
     """A short plain-language reading of the headline numbers."""
     a, i = s["totals"]["atomic"], s["totals"]["intersectional"]
-    flipped = ("changed the answers (on some aspect, beyond the model's own variation)" if free_text(s)
-               else "flipped the answer")
+    flipped = (f"changed the answers (on some aspect{beyond_spread(s)})" if free_text(s) else "flipped the answer")
     attrs = ", ".join(s["settings"].get("attributes", []))
     why = untested(s)
     if why:
