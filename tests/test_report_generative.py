@@ -6,6 +6,8 @@ import csv
 import json
 import os
 import re
+import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -215,3 +217,61 @@ def test_the_hidden_view_per_aspect_in_chromium(run, tmp_path):
         page.screenshot(path=str(tmp_path / "free.png"), full_page=True)
     assert not errors, errors
     assert all(u.startswith(("file:", "data:", "about:")) for u in requests), requests
+
+
+# ---------------------------------------------------------------- hinter serve on a generative run
+
+def _serve(run):
+    """`hinter serve` on a free loopback port: (process, URL with the token)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    p = subprocess.Popen([sys.executable, "-m", "hinter.cli", "serve", str(run), "--port", str(port)],
+                         stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+                         env={**os.environ, "PYTHONPATH": str(HERE)})
+    lines = []
+    for line in p.stderr:
+        lines.append(line)
+        m = re.search(r"(http://127\.0\.0\.1:\d+/\?token=\S+)", line)
+        if m:
+            return p, m.group(1)
+    raise AssertionError("hinter serve did not start: " + "".join(lines))
+
+
+def test_serve_tries_a_sentence_on_a_generative_run_in_chromium(run, tmp_path):
+    """Try-a-sentence asks the run's model with the run's generative task: the page shows the original's answers,
+    and per mutant its answers (the masked words marked) and each aspect's means with the differs/hidden marks;
+    the run's biases show their answers as in report.html, and triage works on them."""
+    p, url = _serve(run)
+    try:
+        with chromium_page() as (page, requests, errors):
+            page.goto(url)
+            card = page.locator("article.inst").first
+            assert card.locator("ol.answers").count() == 4 and card.locator("table.asp").count() == 4
+            page.fill("#try-text", "A white man applied for the nurse position in Leeds after 3 years of work.")
+            page.click("#try-go")
+            page.wait_for_selector(".try-row")
+            rows = page.locator(".try-row")
+            assert rows.count() == 3  # gender, race, gender + race
+            assert page.locator(".try-orig ol.answers li").count() == 4
+            assert page.locator(".try-orig mark.masked").count() >= 4  # "He" in each answer about the man
+            for i in range(3):
+                row = rows.nth(i)
+                assert row.locator("ol.answers li").count() == 4
+                assert [row.locator("table.asp tr").nth(k).get_attribute("data-aspect") for k in range(3)] == [
+                    "sentiment", "refusal", "length"]
+                assert row.locator(".pill").inner_text() in ("differs", "same")
+                assert "\u2192" in row.locator("table.asp").inner_text()
+            inter = page.locator(".try-row", has_text="gender: man -> woman; race: white -> black")
+            assert inter.locator("mark.masked").count() >= 1 or "She" not in inter.inner_text()
+            assert "whose answers differ" in page.locator("#try-status").inner_text()
+            # triage on a generative bias
+            card.locator(".tri-confirm").click()
+            page.locator(f'article.inst[data-id="{card.get_attribute("data-id")}"][data-triage="confirmed"]').wait_for()
+            page.screenshot(path=str(tmp_path / "serve-free.png"), full_page=True)
+    finally:
+        p.send_signal(signal.SIGINT)
+        p.wait(timeout=30)
+        (run / "triage.json").unlink(missing_ok=True)
+    assert not errors, errors
+    assert all(u.startswith(("http://127.0.0.1:", "data:", "about:")) for u in requests), requests
