@@ -275,3 +275,21 @@ def test_serve_tries_a_sentence_on_a_generative_run_in_chromium(run, tmp_path):
         (run / "triage.json").unlink(missing_ok=True)
     assert not errors, errors
     assert all(u.startswith(("http://127.0.0.1:", "data:", "about:")) for u in requests), requests
+
+
+def test_the_instances_api_gives_each_versions_answers_and_aspects(run):
+    from starlette.testclient import TestClient
+
+    from hinter.serve.app import create_app
+    client = TestClient(create_app([run], token="t"), base_url="http://127.0.0.1")
+    r = client.get("/api/instances?run=0")
+    assert r.status_code == 200, r.text
+    truth = stored(run)
+    got = r.json()["instances"]
+    assert {i["mutant_id"] for i in got} == set(truth)
+    for i in got:
+        original, mutant, aspects, _ = truth[i["mutant_id"]]
+        first, last = i["versions"][0], i["versions"][-1]
+        assert first["answers"] == original and first["aspects"] is None and last["answers"] == mutant
+        assert {k: [v["original"], v["mutant"], v["p_value"], int(v["differs"]),
+                    None if v["hidden"] is None else int(v["hidden"])] for k, v in last["aspects"].items()} == aspects
