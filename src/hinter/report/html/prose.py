@@ -179,6 +179,9 @@ def hidden_not_population(s: dict) -> list[str]:
     predict over all texts (the interaction test), the cell to hold up, and no part to hold up alone."""
     out = []
     findings = s.get("findings") or []
+    free = free_text(s)
+    flips, what = (("mutants whose answers differ", "on some aspect no attribute alone makes that text's answers "
+                    "differ") if free else ("flips", "no attribute alone flips that text's answer"))
     for combo, m in s.get("intersectional", {}).items():
         if not m.get("hidden"):
             continue
@@ -191,8 +194,8 @@ def hidden_not_population(s: dict) -> list[str]:
                   f.get("label"), f.get("aspect")): f for f in findings if f["kind"] == "atomic"}
         if not held:
             best = min(f["q_value"] for f in cells)
-            reason = (f"none of its {len(cells)} cells holds up: its flips are no more than chance gives on this "
-                      f"many texts (smallest q = {best:.2g})")
+            reason = (f"none of its {len(cells)} cells holds up: its {'differences' if free else 'flips'} are no more "
+                      f"than chance gives on this many texts (smallest q = {best:.2g})")
         else:
             f = min(held, key=lambda f: f["q_value"])
             alone = [p for c in f["components"]
@@ -207,9 +210,9 @@ def hidden_not_population(s: dict) -> list[str]:
                           f"predict on the same texts (interaction {q})")
             else:
                 reason = f"its cell {finding_cell(f)} holds up, but its interaction goes against its effect"
-        out.append(f"{combo_label(combo)}: {m['hidden']} of {m['biased']} flips are hidden instances (no attribute "
-                   f"alone flips that text's answer), yet no cell is population-hidden: {reason}. An instance is "
-                   "one text; population-hidden is a claim about all of them.")
+        out.append(f"{combo_label(combo)}: {m['hidden']} of {m['biased']} {flips} are hidden instances ({what}), "
+                   f"yet no cell is population-hidden: {reason}. An instance is one text; population-hidden is a "
+                   "claim about all of them.")
     return out
 
 
