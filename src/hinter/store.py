@@ -561,6 +561,21 @@ class RunStore:
                 + (" AND valid = 1 AND bias IS NOT NULL" if tested else "") + " ORDER BY mutant_id"):
             yield mid, tid, self._full_key(key), {k: AspectRecord.from_list(v) for k, v in json.loads(column).items()}
 
+    def free_text(self, text_id: int) -> tuple[tuple[str | None, ...], dict[str, tuple[tuple[str | None, ...],
+                                                                            dict[str, AspectRecord] | None]]]:
+        """A generative run's answers about one text, as a person reads them: (the original's answers, {pair key
+        as pair ids joined by ' & ': (the mutant's answers, {aspect: AspectRecord} or None when not judged)}).
+        With one sample the answer is the outcome (None: a model error or no answer)."""
+        row = self.db.execute("SELECT outcome, answers FROM texts WHERE text_id = ?", (text_id,)).fetchone()
+        original = () if row is None else (_unjson(row[1]) or (row[0],))
+        mutants = {}
+        for key, outcome, answers, aspects, queried in self.db.execute(
+                "SELECT pair_key, outcome, answers, aspects, queried FROM mutants WHERE text_id = ?", (text_id,)):
+            mutants[self._full_key(key)] = (
+                (_unjson(answers) or (outcome,)) if queried else (),
+                None if aspects is None else {k: AspectRecord.from_list(v) for k, v in json.loads(aspects).items()})
+        return original, mutants
+
     def original_answers(self) -> list[tuple[str | None, ...]]:
         """With --repeats: every original's answers (the self-flip rate's input)."""
         return [tuple(json.loads(a)) for (a,) in self.db.execute("SELECT answers FROM texts WHERE answers IS NOT NULL")]

@@ -258,6 +258,14 @@ report's cards show the same (`id X · text #N`).
   bias: `mutant_id, text_id, source_id, kind, order, attributes, target_groups, replacements, hidden,
   strictly_hidden, flipped_by` (the smallest sub-combinations that already flip the outcome, `none` when none does)`,
   original_outcome, mutant_outcome, component_outcomes, original_text, mutant_text, mutant_raw`.
+- A generative run's (answers are texts, docs/generative.md): `biases.csv`: `text_id, source_id, order,
+  attributes, replacements, hidden, strictly_hidden, differs_on, hidden_on` (the aspects on which the mutant's
+  answers differ, and on which it is hidden, joined by `+`)`, original_answers, mutant_answers` (every sample, a
+  JSON list)`, original_text, mutant_text`; `instances.csv`: `mutant_id` to `strictly_hidden` as above, `differs_on,
+  hidden_on`, then per aspect `ASPECT_original, ASPECT_mutant` (the means over the samples, the original's as masked
+  for this mutant)`, ASPECT_p, ASPECT_differs, ASPECT_hidden`, then `original_answers, mutant_answers,
+  component_answers` (a JSON object: each attribute changed alone and its answers, null where discarded)`,
+  original_text, mutant_text`.
 - `diff.json` (`hinter report --baseline` or `hinter diff --json`): `counts` (`new`, `fixed`, `both`, each with
   `_hidden`), `by_combination`, `unmatched_biases`, `warnings` (settings that differ), `instances` per category,
   each naming its text in both runs (`text_id_a`, `source_id_a`, `text_id_b`, `source_id_b`).

@@ -13,11 +13,18 @@ def free_text(s: dict) -> bool:
     return (s.get("findings_analysis") or {}).get("measure") == "aspects"
 
 
+def beyond_spread(s: dict) -> str:
+    """How a generative run's verdicts compare: with several samples, beyond the spread of the original's own
+    answers; with one, the values as they are (the model's own variation was not measured)."""
+    samples = (s.get("findings_analysis") or {}).get("samples") or 1
+    return (", beyond the spread of the original's own answers" if samples > 1
+            else ", one answer each: the model's own variation was not measured")
+
+
 def reading(s: dict) -> list[str]:
     """A short plain-language reading of the headline numbers."""
     a, i = s["totals"]["atomic"], s["totals"]["intersectional"]
-    flipped = ("changed the answers (on some aspect, beyond the model's own variation)" if free_text(s)
-               else "flipped the answer")
+    flipped = (f"changed the answers (on some aspect{beyond_spread(s)})" if free_text(s) else "flipped the answer")
     attrs = ", ".join(s["settings"].get("attributes", []))
     why = untested(s)
     if why:
@@ -30,7 +37,9 @@ def reading(s: dict) -> list[str]:
                    f"({pct(a['error_rate'])})" + (f"; changing several at once, in {i['biased']} of {i['tested']} "
                                                     f"({pct(i['error_rate'])})." if i["tested"] else "."))
     population_hidden = s.get("population_hidden") or 0
-    if i["biased"]:
+    if i["biased"] and free_text(s):
+        out.append(_free_hidden(i, population_hidden))
+    elif i["biased"]:
         if i["hidden"] and population_hidden:
             out.append(f"{i['hidden']} of the {i['biased']} intersectional flips are hidden: each attribute changed "
                        "alone leaves the answer unchanged, so testing one attribute at a time would miss them; "
@@ -50,7 +59,8 @@ def reading(s: dict) -> list[str]:
     if rated:
         _, k, m = max(rated, key=lambda t: (t[0], t[2]["biased"]))
         caution = " The counts are small, so the interval is wide." if m["tested"] < 30 else ""
-        out.append(f"The highest error rate is for {combo_label(k)}: {pct(m['error_rate'])} "
+        rate = "share of mutants whose answers differ" if free_text(s) else "error rate"
+        out.append(f"The highest {rate} is for {combo_label(k)}: {pct(m['error_rate'])} "
                    f"({m['biased']} of {m['tested']}; {ci_text(m['error_rate_ci'])}).{caution}")
     ob = s["originals_with_bias"]
     if ob["of_originals_with_valid_mutants"]:
@@ -59,7 +69,8 @@ def reading(s: dict) -> list[str]:
     fp = s.get("false_positives_avoided", {})
     if fp.get("queried"):
         n = fp["atomic"]["discarded_biased"] + fp["intersectional"]["discarded_biased"]
-        out.append(f"Among the discarded changes, {n} would have flipped the answer: false positives the grammar "
+        would = "made the answers differ" if free_text(s) else "flipped the answer"
+        out.append(f"Among the discarded changes, {n} would have {would}: false positives the grammar "
                    "check kept out of the results.")
     # Groups are named only from findings that hold up: a group's error rate above its family's mean is no test.
     held = sorted((f for f in s.get("findings") or [] if f.get("significant")), key=lambda f: f["q_value"])
@@ -78,6 +89,21 @@ def reading(s: dict) -> list[str]:
     elif s.get("findings"):
         out.append("No group is singled out: no change of person holds up as a finding beyond chance.")
     return out
+
+
+def _free_hidden(i: dict, population_hidden: int) -> str:
+    """The hidden sentence of a generative run: a mutant is hidden on an aspect (it differs on it, and no attribute
+    changed alone does), and population-hidden is per aspect and cell."""
+    if not i["hidden"]:
+        return ("None of the intersectional mutants whose answers differ is hidden: on each aspect where they "
+                "differ, some attribute changed alone already does.")
+    held = (f"{population_hidden} combination cell(s) hold up as population-hidden on some aspect"
+            if population_hidden else "but no combination holds up as population-hidden: on this many texts the "
+                                      "model's own variation gives such differences too (see \"Which findings hold "
+                                      "up\")")
+    return (f"{i['hidden']} of the {i['biased']} intersectional mutants whose answers differ are hidden: on some "
+            "aspect they differ while each attribute changed alone does not, so testing one attribute at a time would "
+            f"miss them; {held}.")
 
 
 def warnings(s: dict) -> list[str]:
@@ -99,15 +125,17 @@ def warnings(s: dict) -> list[str]:
     return out
 
 
-def pattern_meaning(comps: list[bool], inter: bool, attrs: list[str]) -> str:
-    """A truth-table row in words: which attributes alone flip the answer, and whether together they do."""
+def pattern_meaning(comps: list[bool], inter: bool, attrs: list[str], free: bool = False) -> str:
+    """A truth-table row in words: which attributes alone flip the answer (`free`: make a generative run's answers
+    differ), and whether together they do."""
     flipped = [a for a, c in zip(attrs, comps) if c]
     if inter and not flipped:
         return "hidden bias"
     if inter:
         return f"explained by {' & '.join(flipped)}"
     if flipped:
-        return f"masked: {' & '.join(flipped)} flips alone"
+        verb = ("differ" if len(flipped) > 1 else "differs") if free else "flips"
+        return f"masked: {' & '.join(flipped)} {verb} alone"
     return "no bias"
 
 
@@ -151,6 +179,9 @@ def hidden_not_population(s: dict) -> list[str]:
     predict over all texts (the interaction test), the cell to hold up, and no part to hold up alone."""
     out = []
     findings = s.get("findings") or []
+    free = free_text(s)
+    flips, what = (("mutants whose answers differ", "on some aspect no attribute alone makes that text's answers "
+                    "differ") if free else ("flips", "no attribute alone flips that text's answer"))
     for combo, m in s.get("intersectional", {}).items():
         if not m.get("hidden"):
             continue
@@ -163,8 +194,8 @@ def hidden_not_population(s: dict) -> list[str]:
                   f.get("label"), f.get("aspect")): f for f in findings if f["kind"] == "atomic"}
         if not held:
             best = min(f["q_value"] for f in cells)
-            reason = (f"none of its {len(cells)} cells holds up: its flips are no more than chance gives on this "
-                      f"many texts (smallest q = {best:.2g})")
+            reason = (f"none of its {len(cells)} cells holds up: its {'differences' if free else 'flips'} are no more "
+                      f"than chance gives on this many texts (smallest q = {best:.2g})")
         else:
             f = min(held, key=lambda f: f["q_value"])
             alone = [p for c in f["components"]
@@ -179,9 +210,9 @@ def hidden_not_population(s: dict) -> list[str]:
                           f"predict on the same texts (interaction {q})")
             else:
                 reason = f"its cell {finding_cell(f)} holds up, but its interaction goes against its effect"
-        out.append(f"{combo_label(combo)}: {m['hidden']} of {m['biased']} flips are hidden instances (no attribute "
-                   f"alone flips that text's answer), yet no cell is population-hidden: {reason}. An instance is "
-                   "one text; population-hidden is a claim about all of them.")
+        out.append(f"{combo_label(combo)}: {m['hidden']} of {m['biased']} {flips} are hidden instances ({what}), "
+                   f"yet no cell is population-hidden: {reason}. An instance is one text; population-hidden is a "
+                   "claim about all of them.")
     return out
 
 
