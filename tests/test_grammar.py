@@ -140,3 +140,22 @@ def test_a_suite_records_the_check_and_its_verdicts(parser, tmp_path):
     assert [(m.replacements, m.valid, m.discard_reason) for m in via.store.mutants()] == \
            [(m.replacements, m.valid, m.discard_reason) for m in plain.store.mutants()]
     assert json.loads((tmp_path / "s" / "summary.json").read_text())["settings"]["grammar"] == 0.5
+
+
+def test_the_labelled_sample_is_whole():
+    """tests/data/grammar_labels.csv (bench/grammar_validity.py reads it): 200 mutants of two bundled campaigns,
+    atomic and intersectional, valid and discarded, each labelled, with a reason for every ungrammatical one."""
+    import csv
+    from collections import Counter
+    rows = list(csv.DictReader(open(Path(__file__).parent / "data" / "grammar_labels.csv", encoding="utf-8",
+                                    newline="")))
+    assert len(rows) == 200 and len({r["id"] for r in rows}) == 200
+    strata = Counter((r["dataset"], r["kind"], r["invariant"]) for r in rows)
+    assert {d for d, _, _ in strata} == {"imdb", "bios"} and len(strata) == 8
+    assert all(int(r["stratum_size"]) >= n for r in rows for k, n in strata.items()
+               if k == (r["dataset"], r["kind"], r["invariant"]))
+    for r in rows:
+        assert r["label"] in ("grammatical", "ungrammatical")
+        assert bool(r["why"]) == (r["label"] == "ungrammatical"), r["id"]
+        assert r["original"].count("\n") == r["mutant"].count("\n") and r["original"] != r["mutant"]
+        assert (r["reason"] == "") == (r["invariant"] == "valid")

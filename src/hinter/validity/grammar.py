@@ -6,8 +6,9 @@ Harper's lints of the kinds in COUNTED_KINDS: grammar, agreement, articles, word
 is not counted (Harper flags names and rare words: "Okonkwo", "Zagros"), nor formatting, style or readability.
 
 Each distinct sentence is linted once (cached, like the invariant's parses), in batches: sentences are joined by
-blank lines and linted as one document, ten times faster than one call per sentence, each lint then given back to
-the sentence it starts in. A text's errors and words are its sentences' sums.
+blank lines and linted as one document (1.6 times faster than one call per sentence: 5.0 s against 8.3 s for the
+457 sentences of bench/grammar_validity.py), each lint then given back to the sentence it starts in. A text's
+errors and words are its sentences' sums.
 """
 from __future__ import annotations
 
