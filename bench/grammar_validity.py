@@ -107,7 +107,7 @@ def timing(n: int) -> None:
           f"the invariant, {sum(g is not None for g in grammar)} of them discarded by --grammar 0.5")
     print(f"{'stage':<40}{'seconds':>9}")
     print(f"{'invariant (baseline)':<40}{invariant_s:>9.2f}")
-    print(f"{"--grammar 0.5: a checker made":<40}{load_s:>9.2f}  (Harper's dictionary is built once a process)")
+    print(f"{'--grammar 0.5: a checker made':<40}{load_s:>9.2f}  (Harper's dictionary is built once a process)")
     print(f"{'--grammar 0.5: the check':<40}{grammar_s:>9.2f}  ({checker.sentences_linted} sentences linted)")
     print(f"{'invariant then --grammar 0.5':<40}{invariant_s + load_s + grammar_s:>9.2f}  "
           f"({(invariant_s + load_s + grammar_s) / invariant_s:.2f}x the baseline)")

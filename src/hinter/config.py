@@ -105,8 +105,8 @@ class RunConfig:
         None, "--grammar", "A second validity check, after the dependency invariant: a mutant is also discarded "
         "(reason grammar) when the grammar score of its changed sentences falls more than this many points below the "
         "same sentences' in the original (the score: 100 minus grammar errors per 100 words, by the offline checker "
-        "Harper; docs/grammar.md). 0.5 discards a mutant that adds a grammar error to a sentence of up to 200 "
-        "words. Needs pip install 'hinter[grammar]'. Example: --grammar 0.5", VALIDITY, when_set=True)
+        "Harper; docs/grammar.md). 0.5 discards a mutant that adds one grammar error to changed sentences of up to "
+        "200 words. Needs pip install 'hinter[grammar]'. Example: --grammar 0.5", VALIDITY, when_set=True)
     packs: tuple[str, ...] = option(
         (), "--packs", "Identity packs to add to the dictionary, comma-separated: names (first names by gender x "
         "ethnicity, BBQ; the person's pronouns follow a name whose gender changes), religion, age, nationality "
