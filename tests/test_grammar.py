@@ -133,6 +133,7 @@ def test_a_suite_records_the_check_and_its_verdicts(parser, tmp_path):
     path = hinter.build_suite(TEXTS, out=tmp_path / "g.suite", dictionary=planted.DIC, parser=parser, grammar=0.5)
     suite = load_suite(path)
     assert suite.config.grammar == 0.5
+    assert suite.header["fingerprints"]["grammar"].startswith("harper-py-0.")
     assert any(m.reason == GRAMMAR and not m.valid for ms in suite.mutants.values() for m in ms)
     via = hinter.run(suite=path, model=planted.intersectional, out=tmp_path / "s")
     plain = hinter.run(TEXTS, planted.intersectional, dictionary=planted.DIC, parser=parser, grammar=0.5,
