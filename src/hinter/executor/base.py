@@ -70,8 +70,8 @@ def with_grammar_check(validate: Callable, max_drop: float | None, checker=None)
     if max_drop is None:
         return validate
     if checker is None:
-        from ..validity.grammar import GrammarChecker
-        checker = GrammarChecker()  # here, before any job: a missing package fails before the first batch
+        from ..validity.grammar import default_checker
+        checker = default_checker()  # here, before any job: a missing package fails before the first batch
 
     def validate_then_check(jobs: Iterable[tuple[P, Pairs]]) -> Iterator[tuple[P, ValidityResult]]:
         # each job's pairs travel with its payload (a payload stays on the driver, whatever the executor)

@@ -13,6 +13,7 @@ errors and words are its sentences' sums.
 from __future__ import annotations
 
 import re
+import threading
 from bisect import bisect_right
 from collections import OrderedDict
 from typing import Iterable, Sequence
@@ -40,6 +41,7 @@ COUNTED_KINDS = frozenset({
 # Punctuation (a comma after "Instead"), Readability (sentence length), Style (the Oxford comma), Enhancement,
 # Redundancy, Regionalism (British words).
 
+_BLANK_LINE = re.compile(r"\n\s*\n")
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 
 
@@ -66,8 +68,8 @@ def checker_fingerprint() -> str:
 
 
 class GrammarChecker:
-    """Harper's linter with a cache of (errors, words) per sentence. Not thread-safe (Harper's linter is not):
-    one per thread or process."""
+    """Harper's linter with a cache of (errors, words) per sentence. Thread-safe: Harper's linter is not, so its
+    calls and the cache are under one lock (one checker serves a process: `default_checker`)."""
 
     def __init__(self, cache_size: int = 200_000):
         try:
@@ -80,6 +82,7 @@ class GrammarChecker:
         self._cache_size = cache_size
         self.fingerprint = checker_fingerprint()
         self.sentences_linted = 0
+        self._lock = threading.Lock()
 
     def _lint(self, sentences: list[str]) -> list[tuple[int, int]]:
         """(errors, words) of each sentence, linted as one document of paragraphs."""
@@ -96,6 +99,11 @@ class GrammarChecker:
 
     def counts(self, sentences: Iterable[str]) -> dict[str, tuple[int, int]]:
         """(errors, words) of each distinct sentence: cached ones, the others linted in one batch."""
+        sentences = list(sentences)
+        with self._lock:
+            return self._counts(sentences)
+
+    def _counts(self, sentences: list[str]) -> dict[str, tuple[int, int]]:
         found: dict[str, tuple[int, int]] = {}
         todo: list[str] = []
         for s in dict.fromkeys(sentences):
@@ -107,7 +115,7 @@ class GrammarChecker:
                 found[s] = hit
         # a sentence holding a blank line (one given directly, not from the splitter) would split the batch's
         # paragraphs: linted alone
-        alone = [s for s in todo if "\n\n" in s or "\r\n\r\n" in s]
+        alone = [s for s in todo if _BLANK_LINE.search(s)]
         batch = [s for s in todo if s not in alone]
         results = list(zip(batch, self._lint(batch))) if batch else []
         results += [(s, self._lint([s])[0]) for s in alone]
@@ -146,14 +154,17 @@ class GrammarChecker:
 
 
 _default: GrammarChecker | None = None
+_default_lock = threading.Lock()
 
 
 def default_checker() -> GrammarChecker:
-    """One checker per process, loaded on first use (Harper builds its dictionary in about half a second)."""
+    """One checker per process, made on first use (Harper builds its dictionary in about a second), then shared
+    by every run, try and study of the process."""
     global _default
-    if _default is None:
-        _default = GrammarChecker()
-    return _default
+    with _default_lock:
+        if _default is None:
+            _default = GrammarChecker()
+        return _default
 
 
 def grammar_scores(texts: Sequence[str]) -> list[float]:
