@@ -126,6 +126,13 @@ def test_grammar_discards_in_a_real_run(parser, tmp_path):
         hinter.run(TEXTS, planted.intersectional, dictionary=planted.DIC, parser=parser, grammar=5,
                    out=tmp_path / "grammar")
     assert "--grammar" in str(e.value)
+    # a run continued with another version of the checker is another run too (its verdicts could differ)
+    db.execute("UPDATE settings SET value = ? WHERE key = 'grammar_checker'", (json.dumps("harper-py-0.1.0+score1"),))
+    db.commit()
+    with pytest.raises(InputError) as e:
+        hinter.run(TEXTS, planted.intersectional, dictionary=planted.DIC, parser=parser, grammar=0.5,
+                   out=tmp_path / "grammar")
+    assert "the grammar checker" in str(e.value) and "harper-py-0.1.0" in str(e.value)
 
 
 def test_a_suite_records_the_check_and_its_verdicts(parser, tmp_path):
@@ -140,7 +147,10 @@ def test_a_suite_records_the_check_and_its_verdicts(parser, tmp_path):
                        out=tmp_path / "p")
     assert [(m.replacements, m.valid, m.discard_reason) for m in via.store.mutants()] == \
            [(m.replacements, m.valid, m.discard_reason) for m in plain.store.mutants()]
-    assert json.loads((tmp_path / "s" / "summary.json").read_text())["settings"]["grammar"] == 0.5
+    settings = json.loads((tmp_path / "s" / "summary.json").read_text())["settings"]
+    assert settings["grammar"] == 0.5
+    assert settings["grammar_checker"] == suite.header["fingerprints"]["grammar"] == json.loads(
+        (tmp_path / "p" / "summary.json").read_text())["settings"]["grammar_checker"]
 
 
 def test_the_labelled_sample_is_whole():

@@ -236,7 +236,8 @@ RECORDED_ONLY_WHEN_SET = {f.name for f in option_fields() if f.metadata["when_se
 # Recorded settings derived from what was loaded, named for people.
 DERIVED_NAMES = {"dictionary_fingerprint": "the dictionary's pairs", "dictionary_pairs": "the dictionary's pair count",
                  "texts_fingerprint": "the dataset's texts", "texts": "the number of texts",
-                 "model": "the model (its fingerprint)", "parser": "the parser"}
+                 "model": "the model (its fingerprint)", "parser": "the parser",
+                 "grammar_checker": "the grammar checker (Harper's version)"}
 
 
 def describe_differences(previous: dict, current: dict, labels: tuple[str, str] = ("before", "now")) -> list[str]:
