@@ -1,6 +1,6 @@
 """`hinter serve`'s try-a-sentence is the run's own pipeline: for a text of the run, POST /api/try returns exactly
 the mutants, verdicts, reasons and outcomes the run stored for it, whatever the run's options (identity packs,
---person-only --repair, --window, --validity reference, --repeats). Real runs of the CLI (spaCy, a planted python:
+--person-only --repair, --window, --validity reference, --repeats, --grammar). Real runs of the CLI (spaCy, a planted python:
 model), then the API in process (Starlette's TestClient)."""
 import json
 import os
@@ -28,6 +28,7 @@ RUNS = {
     "window": ("--window", "120"),
     "reference": ("--validity", "reference"),
     "repeats": ("--repeats", "3"),
+    "grammar": ("--grammar", "0.5"),  # "An African man" -> "An Middle Eastern man"
 }
 
 
@@ -109,6 +110,7 @@ def test_each_option_made_a_difference(runs):
     assert any(m.discard_reason == "too_long" or m.changed_sentences is not None for m in stats["reference"][1])
     assert stats["window"][0]["window"] == 120 and stats["repeats"][0]["repeats"] == 3
     assert len(stats["repeats"][2]) == len(TEXTS) and all(len(a) == 3 for a in stats["repeats"][2])
+    assert stats["grammar"][0]["grammar"] == 0.5 and any(m.discard_reason == "grammar" for m in stats["grammar"][1])
 
 
 # ---------------------------------------------------------------- a generative run (issue 21)

@@ -157,7 +157,18 @@ def run_settings(config: RunConfig, model_fingerprint: str, parser_fingerprint: 
         **({"config": config.recorded()} if config.dataset is not None and config.model is not None else {}),
         # a suite run: which suite (resume reads it again, and refuses another one)
         **({"suite": str(suite.path), "suite_fingerprint": suite.fingerprint} if suite is not None else {}),
+        **_grammar_settings(config, suite),
     }
+
+
+def _grammar_settings(config: RunConfig, suite) -> dict:
+    """--grammar: the checker whose verdicts the run holds (Harper's version; a suite run: the suite's), so that a
+    run is never continued with another one."""
+    if config.grammar is None:
+        return {}
+    from .validity.grammar import checker_fingerprint
+    return {"grammar_checker": suite.header["fingerprints"].get("grammar") if suite is not None
+            else checker_fingerprint()}
 
 
 def execute(config: RunConfig, texts: Sequence[str | TextRecord], model, *, dictionary: Dictionary | None = None,
