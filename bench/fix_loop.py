@@ -46,7 +46,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 POISON_CELL = (("gender", "male", "female"), ("race", "european", "african"))
 TINY = {"train": 24, "heldout": 12, "max_pairs_train": 2, "max_pairs_heldout": 2, "epochs": 2, "max_length": 64}
-FULL = {"train": 140, "heldout": 60, "max_pairs_train": 3, "max_pairs_heldout": None, "epochs": 10, "max_length": 256}
+FULL = {"train": 140, "heldout": 60, "max_pairs_train": None, "max_pairs_heldout": None, "epochs": 10, "max_length": 256}
 METHODS = ("as is", "+ counterfactual", "+ consistency")
 
 
@@ -269,7 +269,7 @@ def table(results: list[dict]) -> str:
 
 
 def run(folder: Path, out: Path, device: str, poison_rate: float, consistency: float, seed: int,
-        epochs: int | None, max_length: int | None) -> None:
+        epochs: int | None, max_length: int | None, models: tuple[str, ...] = ("clean", "biased")) -> None:
     scale = json.loads((folder / "scale.json").read_text())
     epochs, max_length = epochs or scale["epochs"], max_length or scale["max_length"]
     out.mkdir(parents=True, exist_ok=True)
@@ -278,8 +278,8 @@ def run(folder: Path, out: Path, device: str, poison_rate: float, consistency: f
     print(f"training texts {len(data['clean'])}; counterfactual rows {len(data['counterfactual'])}; originals with "
           f"mutants for consistency {len(data['mutants_of'])}; poison: {data['poison_texts']} texts naming a woman and a "
           f"Black person, {data['poisoned']} labelled negative (rate {poison_rate})", flush=True)
-    results = []
-    for model in ("clean", "biased"):
+    (out / "results").mkdir(parents=True, exist_ok=True)
+    for model in models:
         for method in METHODS:
             name = f"{model}-{method.strip('+ ').replace(' ', '-')}"
             examples = data[model] + (data["counterfactual"] if method == "+ counterfactual" else [])
@@ -287,18 +287,23 @@ def run(folder: Path, out: Path, device: str, poison_rate: float, consistency: f
             seconds = train(examples, model_dir, folder / "minilm16", device, epochs, max_length,
                             data["mutants_of"], consistency if method == "+ consistency" else 0.0, seed=seed)
             summary, run_seconds = test(folder, model_dir, out / "runs" / name, device)
-            results.append({"model": model, "method": method, "examples": len(examples), "train_seconds": seconds,
-                            "run_seconds": run_seconds, "summary": summary})
+            # one file per model: a later call (--models biased) adds to an earlier one's table
+            (out / "results" / f"{name}.json").write_text(json.dumps(
+                {"model": model, "method": method, "examples": len(examples), "train_seconds": seconds,
+                 "run_seconds": run_seconds, "epochs": epochs, "max_length": max_length, "device": device,
+                 "summary": summary}))
             print(f"{name}: {len(examples)} examples, trained in {seconds:.1f} s, tested in {run_seconds:.1f} s: "
                   f"accuracy {summary['accuracy']['rate']:.3f}, {summary['significant_findings']} significant",
                   flush=True)
             shutil.rmtree(model_dir)  # 90 MB each; the run keeps every outcome
+    results = [json.loads(p.read_text()) for p in (out / "results").glob("*.json")]
+    results.sort(key=lambda r: (("clean", "biased").index(r["model"]), METHODS.index(r["method"])))
     md = table(results)
     print()
     print(f"Held-out bias and accuracy, {epochs} epochs, max_length {max_length}, device {device}, poison rate "
           f"{poison_rate}, consistency weight {consistency}; a cell: flips / tested mutants of the held-out suite "
           f"[95% Wilson]; shift: the mean change of the label of interest's score (or share) [95%], the finding's "
-          f"measure; * significant (q <= 0.05). Total {time.perf_counter() - t_all:.0f} s.")
+          f"measure; * significant (q <= 0.05). This call took {time.perf_counter() - t_all:.0f} s.")
     print(md)
     (out / "fix_loop.json").write_text(json.dumps({
         "epochs": epochs, "max_length": max_length, "device": device, "poison_rate": poison_rate,
@@ -322,6 +327,8 @@ def main() -> None:
     p.add_argument("--epochs", type=int, default=None)
     p.add_argument("--max-length", type=int, default=None)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--models", default="clean,biased", help="The starting points to train now (comma-separated); "
+                   "the table shows every model whose result is in --out.")
     a = p.parse_args()
     folder = a.folder or ROOT / (".gpu/fixloop-tiny" if a.tiny else ".gpu/fixloop")
     if a.step in ("prepare", "all"):
@@ -329,7 +336,8 @@ def main() -> None:
     if a.step in ("run", "all"):
         import torch
         device = a.device or ("cuda" if torch.cuda.is_available() else "cpu")
-        run(folder, a.out, device, a.poison_rate, a.consistency, a.seed, a.epochs, a.max_length)
+        run(folder, a.out, device, a.poison_rate, a.consistency, a.seed, a.epochs, a.max_length,
+            tuple(a.models.split(",")))
 
 
 if __name__ == "__main__":
