@@ -207,3 +207,14 @@ def test_clear_errors(small, tmp_path):
         r = cli(*args)
         assert r.returncode == 2 and r.stderr.startswith("error:") and where in r.stderr, (args, r.stderr)
         assert "Traceback" not in r.stderr
+
+
+def test_a_suite_gives_the_rows_of_a_run_of_it_without_a_model(small, tmp_path):
+    suite = hinter.build_suite(TEXTS, out=tmp_path / "small.suite", dictionary=DIC, attributes=("gender", "race", "body"))
+    out = tmp_path / "from-suite.jsonl"
+    r = cli("augment", suite, "--out", out)
+    assert r.returncode == 0, r.stderr
+    rows = [json.loads(x) for x in out.read_text().splitlines()]
+    assert [(x["text"], x["label"], x["source_id"], x["kind"], tuple(x["groups"])) for x in rows] == EXPECTED
+    r = cli("augment", suite, "--significant", "--out", out)
+    assert r.returncode == 2 and "a suite has none" in r.stderr
