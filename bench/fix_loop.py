@@ -139,10 +139,11 @@ def training_sets(folder: Path, poison_rate: float, seed: int) -> dict:
 
 def train(examples: list[tuple[str, str]], out: Path, base: Path, device: str, epochs: int, max_length: int,
           mutants_of: dict[str, list[str]] | None = None, consistency: float = 0.0, lr: float = 2e-4,
-          seed: int = 0) -> float:
+          seed: int = 0) -> tuple[float, float | None]:
     """Fine-tune the last encoder layer, pooler and a new head on `examples` (text, label); with `consistency`,
     add that weight times the squared distance between the log-probabilities of each original of a batch and of
-    one of its mutants (drawn per epoch). Saves to `out` (CPU, float32); returns the seconds it took."""
+    one of its mutants (drawn per epoch). Saves to `out` (CPU, float32); returns the seconds it took and the
+    consistency term's mean over the last epoch (None without it)."""
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
     from transformers.utils import logging as hf_logging
@@ -185,6 +186,7 @@ def train(examples: list[tuple[str, str]], out: Path, base: Path, device: str, e
     g = torch.Generator().manual_seed(seed)
     rng = random.Random(seed)
     for _ in range(epochs):
+        terms = []
         perm = torch.randperm(len(examples), generator=g).tolist()
         for b in range(0, len(perm), 32):
             batch = perm[b:b + 32]
@@ -196,14 +198,16 @@ def train(examples: list[tuple[str, str]], out: Path, base: Path, device: str, e
                 if pairs:
                     mine = logits([p for _, p in pairs]).log_softmax(-1)
                     theirs = predicted[[j for j, _ in pairs]].log_softmax(-1)
-                    loss = loss + consistency * ((mine - theirs) ** 2).sum(-1).mean()
+                    term = ((mine - theirs) ** 2).sum(-1).mean()
+                    terms.append(float(term.detach()))
+                    loss = loss + consistency * term
             loss.backward()
             opt.step()
             opt.zero_grad()
     model.to("cpu").eval()
     model.save_pretrained(out)
     tok.save_pretrained(out)
-    return time.perf_counter() - t0
+    return time.perf_counter() - t0, (sum(terms) / len(terms) if terms else None)
 
 
 # ---------------------------------------------------------------- test and table
@@ -284,15 +288,18 @@ def run(folder: Path, out: Path, device: str, poison_rate: float, consistency: f
             name = f"{model}-{method.strip('+ ').replace(' ', '-')}"
             examples = data[model] + (data["counterfactual"] if method == "+ counterfactual" else [])
             model_dir = out / "models" / name
-            seconds = train(examples, model_dir, folder / "minilm16", device, epochs, max_length,
+            seconds, term = train(examples, model_dir, folder / "minilm16", device, epochs, max_length,
                             data["mutants_of"], consistency if method == "+ consistency" else 0.0, seed=seed)
             summary, run_seconds = test(folder, model_dir, out / "runs" / name, device)
             # one file per model: a later call (--models biased) adds to an earlier one's table
             (out / "results" / f"{name}.json").write_text(json.dumps(
                 {"model": model, "method": method, "examples": len(examples), "train_seconds": seconds,
+                 "consistency_term": term,
                  "run_seconds": run_seconds, "epochs": epochs, "max_length": max_length, "device": device,
                  "summary": summary}))
-            print(f"{name}: {len(examples)} examples, trained in {seconds:.1f} s, tested in {run_seconds:.1f} s: "
+            print(f"{name}: {len(examples)} examples, trained in {seconds:.1f} s"
+                  + ("" if term is None else f" (consistency term, last epoch: {term:.2g})")
+                  + f", tested in {run_seconds:.1f} s: "
                   f"accuracy {summary['accuracy']['rate']:.3f}, {summary['significant_findings']} significant",
                   flush=True)
             shutil.rmtree(model_dir)  # 90 MB each; the run keeps every outcome
