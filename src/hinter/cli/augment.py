@@ -36,7 +36,8 @@ def augment_cmd(
                                              "(gender:male>female+race:european>african). Repeat for several."),
     balance: str = typer.Option("none", "--balance", help="groups: within each combination of attributes, as many "
                                 "mutants per cell (source -> target groups) as its smallest cell has; combinations: "
-                                "as many per combination as the smallest; both: groups, then combinations; none."),
+                                "as many per combination as the smallest; both: every cell of every combination as many as the "
+                                "smallest cell of all; none (the default)."),
     mutants_only: bool = typer.Option(False, "--mutants-only", help="Write the mutants alone, not their originals "
                                       "(to add to a training set that holds them)."),
     workers: Optional[int] = o.WORKERS_OPT,
