@@ -46,7 +46,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 POISON_CELL = (("gender", "male", "female"), ("race", "european", "african"))
 TINY = {"train": 24, "heldout": 12, "max_pairs_train": 2, "max_pairs_heldout": 2, "epochs": 2, "max_length": 64}
-FULL = {"train": 140, "heldout": 60, "max_pairs_train": None, "max_pairs_heldout": None, "epochs": 10, "max_length": 256}
+FULL = {"train": 140, "heldout": 60, "max_pairs_train": None, "max_pairs_heldout": None, "epochs": 10, "max_length": 512}
 METHODS = ("as is", "+ counterfactual", "+ consistency")
 
 
