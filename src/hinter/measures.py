@@ -265,7 +265,8 @@ def findings_section(store: RunStore, alpha: float | None = None, label: str | N
     settings = settings if settings is not None else store.settings()
     alpha = alpha if alpha is not None else settings.get("analysis.alpha") or ALPHA
     rows = list(store.tested_rows())
-    answered = [a for r in rows for a in (*r.original_answers, *r.mutant_answers)]
+    # every distinct answer (its uses read it as a set: each is parsed once, not once per mutant)
+    answered = {a for r in rows for answers in (r.original_answers, r.mutant_answers) for a in answers}
     explicit = label or settings.get("analysis.label")  # --label now or at the run (older runs: the task's first)
     task_labels = settings.get("analysis.task_labels") or []
     multi = explicit is None and (settings.get("analysis.multi_label") or any(is_label_set(a) for a in answered))
