@@ -129,9 +129,12 @@ def test_keyed_reads_give_what_the_unpacked_ones_give(saved):
     store, rows, generated = saved
     a_an = Replacement(REPAIR, "a/an", "race", "A", "An", ((0, 1),))
     with_repair = replace(_row(generated[0][("asian",)], True, "negative", True), text_id=1,
-                          replacements=generated[0][("asian",)].replacements + (a_an,))
+                          replacements=generated[0][("asian",)].replacements + (a_an,),
+                          scores=(("negative", 1.5), ("positive", -1.5)), answers=("negative", "positive"))
     assert not store.has_repairs()
-    store.save_batch([], [with_repair])
+    # text 1 again, with scores and answers (repeats) that its mutants are compared with
+    store.save_batch([replace(TEXTS[1], scores=(("negative", -2.0), ("positive", 2.0)),
+                              answers=("positive", "positive"))], [with_repair])
     assert store.has_repairs()
     keyed = list(store.keyed_verdicts())
     assert [(v.text_id, v.order, v.attributes, v.valid, v.bias, v.hidden, v.strictly_hidden) for v in keyed] == [
@@ -147,6 +150,8 @@ def test_keyed_reads_give_what_the_unpacked_ones_give(saved):
         assert (t.text_id, t.original, t.mutant, t.original_scores, t.mutant_scores, t.original_answers,
                 t.mutant_answers) == (f.text_id, f.original, f.mutant, f.original_scores, f.mutant_scores,
                                       f.original_answers, f.mutant_answers)
+    assert tested[-1].original_scores == (("negative", -2.0), ("positive", 2.0)) and tested[-1].mutant_answers == (
+        "negative", "positive") and tested[-1].original_answers == ("positive", "positive")
     assert store.replacements_of([tested[-1].mutant_id]) == {tested[-1].mutant_id: found[-1].replacements}
     assert a_an in found[-1].replacements
     assert set(store.pairs()) == {r.pair_id for m in [*rows, with_repair] for r in m.replacements}

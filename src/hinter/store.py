@@ -522,6 +522,8 @@ class RunStore:
                 " ORDER BY mutant_id"):
             pairs = seen.get(key)
             if pairs is None:  # a key recurs in other texts: its tuples are built once (and shared)
+                if len(seen) >= 100_000:  # bounded: a paper-scale run has millions of distinct keys
+                    seen.clear()
                 pairs = seen[key] = key_pairs(key)
             yield KeyedVerdict(text_id, order, attrs, pairs[0], pairs[1], bool(valid),
                                None if bias is None else bool(bias), None if hidden is None else bool(hidden),
@@ -531,6 +533,7 @@ class RunStore:
         """The rows of `finding_rows` (every tested mutant with what it is compared with, in the order stored),
         with their pair ids from the pair key instead of their unpacked replacements."""
         key_pairs, seen = self._key_pairs, {}
+        last_base = (None, None)  # the last original's scores, as stored and parsed
         for mid, tid, key, base, outcome, base_scores, scores, base_answers, answers in self.db.execute(
                 """SELECT m.mutant_id, m.text_id, m.pair_key, COALESCE(m.base_outcome, t.outcome), m.outcome,
                           CASE WHEN m.base_outcome IS NULL THEN t.scores ELSE m.base_scores END, m.scores,
@@ -539,9 +542,17 @@ class RunStore:
                    ORDER BY m.mutant_id"""):
             pair_ids = seen.get(key)
             if pair_ids is None:
+                if len(seen) >= 100_000:
+                    seen.clear()
                 pair_ids = seen[key] = key_pairs(key)[0]
-            yield TestedRow(mid, tid, pair_ids, base, outcome, scores_from_json(base_scores),
-                            scores_from_json(scores), _unjson(base_answers) or (base,), _unjson(answers) or (outcome,))
+            if base_scores is not None:  # an original's scores repeat on its mutants, stored one after another
+                if base_scores != last_base[0]:
+                    last_base = (base_scores, scores_from_json(base_scores))
+                base_scores = last_base[1]
+            yield TestedRow(mid, tid, pair_ids, base, outcome, base_scores,
+                            None if scores is None else scores_from_json(scores),
+                            (base,) if base_answers is None else _unjson(base_answers) or (base,),
+                            (outcome,) if answers is None else _unjson(answers) or (outcome,))
 
     def pairs(self) -> dict[str, Replacement]:
         """Every pair the run's mutants apply (repairs included), by pair id, without spans."""
