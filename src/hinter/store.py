@@ -585,7 +585,9 @@ class RunStore:
         wanted, out = list(compact), {}
         for i in range(0, len(wanted), 400):
             chunk = wanted[i:i + 400]
-            where = f"(m.text_id, pair_key) IN (VALUES {','.join(['(?, ?)'] * len(chunk))})"
+            # an OR of key equalities: SQLite searches the (text_id, pair_key) index once per key (a row-value IN
+            # list made it scan every mutant once per chunk)
+            where = " OR ".join(["(m.text_id = ? AND pair_key = ?)"] * len(chunk))
             for m in self._mutants(where, "mutant_id", [x for k in chunk for x in k]):
                 out[(m.text_id, m.pair_key)] = m
         return out
