@@ -9,16 +9,26 @@ verdicts, the model stage, the oracle and the store writes, whose split the run'
 table, and with --profile the functions where the time went (cProfile; the profiler slows Python code down, so
 its seconds are larger than the table's, which is measured without it).
 
+Then the phases after the model (summary and findings, report.html, `hinter report`) again on a copy of the
+finished run, twice in turn: with the read path before issue 25's driver work (`old_read_path`: every reader
+unpacks every mutant's edits, a query per component) and with the current one, and checks that both write the
+same bytes (summary.json, biases.csv, instances.csv, report.html). --run-dir compares on a finished run alone.
+
     python bench/driver.py --suite imdb-rgb.suite --model hf:runs/minilm-imdb --out runs/driver
     PYTHONPATH=tests python bench/driver.py --suite imdb-rgb.suite --model python:planted:female_negative
+    python bench/driver.py --run-dir runs/driver    # the post-model comparison alone
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import shutil
 import sys
+import tempfile
 import time
+import types
 from pathlib import Path
 
 STARTED = time.perf_counter()
@@ -108,15 +118,131 @@ def table(times: dict[str, float], stats: dict, summary: dict) -> list[str]:
     return lines
 
 
+@contextlib.contextmanager
+def old_read_path():
+    """The store's keyed reads replaced by the read path before them, for a baseline in the same process: every
+    mutant's verdicts read with its edits unpacked (twice in a run: the summary, then the report's instances),
+    every tested mutant's too (the findings), each component of a bias in a query of its own, each pair id
+    parsed again for each observation."""
+    from hinter import findings
+    from hinter.measures import verdicts
+    from hinter.report import outputs
+    from hinter.records import dictionary_replacements
+    from hinter.store import KeyedVerdict, RunStore, TestedRow
+    unpacked = {}  # the tested rows' replacements, which the old rows carried
+
+    def keyed_verdicts(self):
+        for r in self.verdict_rows():
+            pairs = dictionary_replacements(r.replacements)
+            yield KeyedVerdict(r.text_id, r.order, r.attributes, tuple(x.pair_id for x in pairs),
+                               tuple(x.target_group for x in pairs), r.valid, r.bias, r.hidden, r.strictly_hidden)
+
+    def tested_rows(self):
+        unpacked.clear()
+        for i, r in enumerate(self.finding_rows()):
+            unpacked[i] = r.replacements
+            yield TestedRow(i, r.text_id, tuple(x.pair_id for x in dictionary_replacements(r.replacements)),
+                            r.original, r.mutant, r.original_scores, r.mutant_scores, r.original_answers,
+                            r.mutant_answers)
+
+    def components_of(self, keys):
+        return {k: c for k in keys for c in [self.component(*k)] if c is not None}
+
+    load_instances = outputs.load_instances
+
+    def load_instances_after_every_verdict(store, limit=None):
+        verdicts(store)  # the instances read every mutant's verdicts first (the attribution's input)
+        return load_instances(store, limit)
+
+    patches = [(outputs, "load_instances", load_instances_after_every_verdict),
+               (RunStore, "keyed_verdicts", keyed_verdicts), (RunStore, "tested_rows", tested_rows),
+               (RunStore, "components_of", components_of),
+               (RunStore, "has_repairs", lambda self: True),  # the old rows had their replacements: no query
+               (RunStore, "replacements_of", lambda self, ids: {i: unpacked[i] for i in ids}),
+               (findings, "component_of", findings.Component.from_pair_id)]
+    saved = [(owner, name, getattr(owner, name)) for owner, name, _ in patches]
+    for owner, name, new in patches:
+        setattr(owner, name, new)
+    try:
+        yield
+    finally:
+        for owner, name, original in saved:
+            setattr(owner, name, original)
+
+
+POST_PHASES = ("summary, findings, biases.csv (write_outputs)", "report.html after a run (write_report)",
+               "hinter report (summary, findings, report.html, exports)")
+OUTPUTS = ("summary.json", "biases.csv", "instances.csv", "report.html")
+
+
+def post_model(run_dir: Path, repeats: int) -> list[str]:
+    """The post-model phases on copies of the run in `run_dir`, with the old read path and the current one in turn
+    (the best of `repeats` each, in wall-clock and in this process's CPU seconds), and whether both wrote the same
+    bytes."""
+    from hinter.report import write_outputs, write_report
+    from hinter.store import open_run
+    import hinter.report.html  # noqa: F401  (imported before timing: the run imported it too)
+    best = {(variant, clock): [float("inf")] * 3 for variant in ("before", "now") for clock in ("wall", "cpu")}
+    with tempfile.TemporaryDirectory() as tmp:
+        folders = {}
+        for variant in ("before", "now"):  # the same folder name: the page's title is the run folder's name
+            folders[variant] = Path(tmp) / variant / run_dir.resolve().name
+            folders[variant].mkdir(parents=True)
+            shutil.copy(run_dir / "run.sqlite", folders[variant] / "run.sqlite")
+        for _ in range(repeats):
+            for variant, folder in folders.items():
+                with old_read_path() if variant == "before" else contextlib.nullcontext():
+                    marks = [(time.perf_counter(), time.process_time())]
+                    store = open_run(folder)
+                    try:
+                        s = write_outputs(types.SimpleNamespace(store=store, out_dir=folder))
+                    finally:
+                        store.close()
+                    marks.append((time.perf_counter(), time.process_time()))
+                    write_report(folder, summary_=s)
+                    marks.append((time.perf_counter(), time.process_time()))
+                    write_report(folder)
+                    marks.append((time.perf_counter(), time.process_time()))
+                for c, clock in enumerate(("wall", "cpu")):
+                    took = [marks[i + 1][c] - marks[i][c] for i in range(3)]
+                    best[variant, clock] = [min(a, b) for a, b in zip(best[variant, clock], took)]
+        same = [name for name in OUTPUTS
+                if (folders["before"] / name).read_bytes() == (folders["now"] / name).read_bytes()]
+    lines = [f"\nPhases after the model, on a copy of the finished run (best of {repeats}): with the read path "
+             "before (every reader unpacks every mutant's edits) and now; CPU: this process's CPU seconds", "",
+             "| phase | before s | now s | before / now | before CPU s | now CPU s |", "|---|---|---|---|---|---|"]
+
+    def row(name, pick):
+        b, a = (pick(best[v, "wall"]) for v in ("before", "now"))
+        bc, ac = (pick(best[v, "cpu"]) for v in ("before", "now"))
+        return f"| {name} | {b:.2f} | {a:.2f} | {b / a:.2f}x | {bc:.2f} | {ac:.2f} |"
+
+    lines += [row(name, lambda t, i=i: t[i]) for i, name in enumerate(POST_PHASES)]
+    lines.append(row("**a run's phases after the model (the first two)**", lambda t: t[0] + t[1]))
+    differ = [name for name in OUTPUTS if name not in same]
+    lines.append("\nSame bytes before and now: " + ("yes (" + ", ".join(same) + ")" if not differ
+                                                     else "NO: " + ", ".join(differ) + " differ"))
+    return lines
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--suite", required=True)
-    ap.add_argument("--model", required=True)
+    ap.add_argument("--suite", help="the suite to run (required unless --run-dir)")
+    ap.add_argument("--model", help="the model to run it with (required unless --run-dir)")
+    ap.add_argument("--run-dir", type=Path, default=None,
+                    help="compare the post-model phases on this finished run only (no run)")
+    ap.add_argument("--repeats", type=int, default=2, help="runs of each post-model variant (the best is shown)")
+    ap.add_argument("--no-compare", action="store_true", help="leave out the post-model before/now comparison")
     ap.add_argument("--task", default=None)
     ap.add_argument("--out", default="runs/driver")
     ap.add_argument("--profile", default=None, help="also write a cProfile of the whole run here, print its top")
     ap.add_argument("--json", default=None, help="write the phases and stats here")
     args = ap.parse_args()
+    if args.run_dir is not None:
+        print("\n".join(post_model(args.run_dir, args.repeats)))
+        return
+    if not (args.suite and args.model):
+        ap.error("--suite and --model are required (or --run-dir)")
     out = Path(args.out)
     if args.profile:
         import cProfile
@@ -132,6 +258,8 @@ def main() -> None:
         times, stats = measure(args.suite, args.model, out, args.task)
     summary = json.loads((out / "summary.json").read_text())
     print("\n".join(table(times, stats, summary)))
+    if not args.no_compare:
+        print("\n".join(post_model(out, args.repeats)))
     if args.json:
         Path(args.json).write_text(json.dumps({"times": times, "stats": stats}, indent=1))
 

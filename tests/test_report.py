@@ -17,10 +17,10 @@ import pytest
 import hinter
 from hinter.dictionary import Dictionary, Pair
 from hinter.errors import InputError
-from hinter.measures import wilson
+from hinter.measures import attribution, verdicts, wilson
 from hinter.report import write_report
 from hinter.report.gate import evaluate, parse_condition, write_junit
-from hinter.records import apply_replacements as rebuild
+from hinter.records import apply_replacements as rebuild, dictionary_replacements
 from hinter.report.instances import load_instances
 from hinter.testing import assert_no_bias
 
@@ -156,6 +156,17 @@ def test_attribution_hidden_biases_have_no_flipping_part(run):
         for c in i.components:
             # a component is shown flipping exactly when the store says it is a bias
             assert c.bias == (c.valid and c.outcome != i.original.outcome) or c.outcome is None
+
+
+def test_instances_read_the_attribution_the_measures_give(run):
+    """The instances read only their biases' sub-combinations: each attribution is the one over every mutant."""
+    by_key = verdicts(run.store)
+    insts = [i for i in load_instances(run.store) if i.order >= 2]
+    assert insts
+    for i in insts:
+        ids = tuple(r.pair_id for r in dictionary_replacements(i.replacements))
+        assert i.attribution == attribution(by_key[(i.text_id, ids)], by_key)
+        assert [c.bias for c in i.components] == [by_key[(i.text_id, (p,))].bias for p in ids]
 
 
 def test_attribution_of_order_three_names_the_smallest_flipping_pair(parser, tmp_path):

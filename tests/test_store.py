@@ -14,8 +14,8 @@ from hinter.dictionary import Pair
 from hinter.errors import InputError
 from hinter.models.base import Outcome
 from hinter.mutation import generate
-from hinter.records import (Replacement, apply_replacements, edits, pair_key, replacements_from_json,
-                            replacements_to_json)
+from hinter.records import (REPAIR, Replacement, apply_replacements, dictionary_replacements, edits, pair_key,
+                            replacements_from_json, replacements_to_json)
 from hinter.store import CombinationCounts, MutantRow, OriginalsCounts, RunStore, TextRow, VerdictRow, open_run
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -121,6 +121,44 @@ def test_verdict_rows_and_aggregates(saved):
     assert store.originals_counts() == OriginalsCounts(texts=4, unparseable=1, model_errors=1, with_valid_mutants=2,
                                                        with_bias=2)
     assert store.venn() == {"atomic_only": 1, "intersectional_only": 1, "both": 0}
+
+
+def test_keyed_reads_give_what_the_unpacked_ones_give(saved):
+    """The measures' reads without edit unpacking (pairs from the pair key) agree with the readers that unpack
+    every mutant's edits: verdicts, tested rows, components; a repair (records.REPAIR) is an edit, not a pair."""
+    store, rows, generated = saved
+    a_an = Replacement(REPAIR, "a/an", "race", "A", "An", ((0, 1),))
+    with_repair = replace(_row(generated[0][("asian",)], True, "negative", True), text_id=1,
+                          replacements=generated[0][("asian",)].replacements + (a_an,),
+                          scores=(("negative", 1.5), ("positive", -1.5)), answers=("negative", "positive"))
+    assert not store.has_repairs()
+    # text 1 again, with scores and answers (repeats) that its mutants are compared with
+    store.save_batch([replace(TEXTS[1], scores=(("negative", -2.0), ("positive", 2.0)),
+                              answers=("positive", "positive"))], [with_repair])
+    assert store.has_repairs()
+    keyed = list(store.keyed_verdicts())
+    assert [(v.text_id, v.order, v.attributes, v.valid, v.bias, v.hidden, v.strictly_hidden) for v in keyed] == [
+        (r.text_id, r.order, r.attributes, r.valid, r.bias, r.hidden, r.strictly_hidden) for r in store.verdict_rows()]
+    for v, r in zip(keyed, store.verdict_rows()):
+        pairs = dictionary_replacements(r.replacements)
+        assert v.pair_ids == tuple(x.pair_id for x in pairs) and v.target_groups == tuple(x.target_group for x in pairs)
+    assert keyed[-1].pair_ids == ("race:european>asian:white>asian",) and keyed[-1].text_id == 1
+    tested, found = list(store.tested_rows()), list(store.finding_rows())
+    assert len(tested) == len(found) == 4  # the repaired mutant replaced text 1's asian one
+    for t, f in zip(tested, found):
+        assert t.pair_ids == tuple(x.pair_id for x in dictionary_replacements(f.replacements))
+        assert (t.text_id, t.original, t.mutant, t.original_scores, t.mutant_scores, t.original_answers,
+                t.mutant_answers) == (f.text_id, f.original, f.mutant, f.original_scores, f.mutant_scores,
+                                      f.original_answers, f.mutant_answers)
+    assert tested[-1].original_scores == (("negative", -2.0), ("positive", 2.0)) and tested[-1].mutant_answers == (
+        "negative", "positive") and tested[-1].original_answers == ("positive", "positive")
+    assert store.replacements_of([tested[-1].mutant_id]) == {tested[-1].mutant_id: found[-1].replacements}
+    assert a_an in found[-1].replacements
+    assert set(store.pairs()) == {r.pair_id for m in [*rows, with_repair] for r in m.replacements}
+    keys = [(0, rows[3].pair_key), (1, rows[1].pair_key), (0, "gender:male>female:nobody>noone"),
+            (0, pair_key([rows[3].pair_key, rows[4].pair_key]))]
+    assert store.components_of(keys) == {k: store.component(*k) for k in keys[:2] + keys[3:]}
+    assert store.components_of(keys[:2])[(1, rows[1].pair_key)].text == "The old Man liked the BLACK house."
 
 
 def test_an_empty_store_counts_zeros(tmp_path):

@@ -12,6 +12,7 @@ calibrated in docs/findings.md, and the words for people in report/html/prose.py
 """
 from __future__ import annotations
 
+import functools
 import math
 from collections import Counter, defaultdict
 from dataclasses import dataclass
@@ -53,6 +54,13 @@ class Component:
 
     def to_dict(self) -> dict:
         return {"attribute": self.attribute, "source_group": self.source_group, "target_group": self.target_group}
+
+
+@functools.lru_cache(maxsize=65536)
+def component_of(pair_id: str) -> Component:
+    """`Component.from_pair_id`, once per pair id: a run has a few thousand pairs and can have millions of
+    observations (a Component is immutable, so one is shared by every observation of its pair)."""
+    return Component.from_pair_id(pair_id)
 
 
 def _scores(value, what: str) -> tuple[float, ...] | None:
@@ -118,8 +126,8 @@ class Observation:
                       original_scores=None, mutant_scores=None) -> Observation:
         """An observation whose components are read from its pair ids."""
         pair_ids = (pair_ids,) if isinstance(pair_ids, str) else tuple(pair_ids)
-        return cls(text_id, pair_ids, tuple(Component.from_pair_id(p) for p in pair_ids), original, mutant,
-                   original_scores, mutant_scores)
+        return cls(text_id, pair_ids, tuple(map(component_of, pair_ids)), original, mutant, original_scores,
+                   mutant_scores)
 
     @property
     def kind(self) -> str:

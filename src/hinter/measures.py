@@ -9,12 +9,10 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter, defaultdict
-from dataclasses import dataclass
 
 from . import stats
 from .health import health
-from .records import dictionary_replacements
-from .store import RunStore
+from .store import KeyedVerdict, RunStore, TestedRow
 from .summary_spec import SCHEMA_VERSION
 
 
@@ -31,30 +29,14 @@ def wilson(k: int, n: int) -> list[float] | None:
     return [round(low, 6), round(high, 6)]
 
 
-@dataclass(frozen=True)
-class Verdict:
-    """What the measures need of one stored mutant."""
-
-    text_id: int
-    order: int
-    attributes: str
-    pair_ids: tuple[str, ...]
-    target_groups: tuple[str, ...]
-    valid: bool
-    bias: bool | None
-    hidden: bool | None
-    strictly_hidden: bool | None
+# What the measures need of one stored mutant: its text, order, attributes, pair ids and target groups (from its
+# pair key: no edits unpacked), validity and verdicts.
+Verdict = KeyedVerdict
 
 
 def verdicts(store: RunStore) -> dict[tuple[int, tuple[str, ...]], Verdict]:
     """Every mutant, keyed by (text_id, pair ids): sub-combinations are found by their key."""
-    out = {}
-    for r in store.verdict_rows():
-        pairs = dictionary_replacements(r.replacements)  # repairs are edits, not pairs: never part of a key
-        v = Verdict(r.text_id, r.order, r.attributes, tuple(x.pair_id for x in pairs),
-                    tuple(x.target_group for x in pairs), r.valid, r.bias, r.hidden, r.strictly_hidden)
-        out[(r.text_id, v.pair_ids)] = v
-    return out
+    return {(v.text_id, v.pair_ids): v for v in store.keyed_verdicts()}
 
 
 def _tested(v: Verdict | None) -> bool:
@@ -237,15 +219,19 @@ def evaluative_counts(by_key: dict, evaluative: set[str], per_combo: dict[str, d
     return {"pairs": len(evaluative), "totals": totals}
 
 
-def _mark_evaluative(findings: list[dict], rows: list, evaluative: set[str]) -> None:
+def _mark_evaluative(findings: list[dict], rows: list[TestedRow], evaluative: set[str], store: RunStore) -> None:
     """Each finding gains `evaluative_tested` / `evaluative_flips`: its mutants that use an evaluative pair, and
     those whose outcome differs from the original's."""
     tested: Counter = Counter()
     flips: Counter = Counter()
+    rows = [r for r in rows if not evaluative.isdisjoint(r.pair_ids)]
+    # a mutant's cell is read from all its replacements, repairs included (so a mutant with a repair matches no
+    # finding's cell): its pairs' components, unless the run has repairs (then these rows' edits are unpacked)
+    replacements = store.replacements_of([r.mutant_id for r in rows]) if store.has_repairs() else None
+    pairs = store.pairs()
     for r in rows:
-        if not evaluative.intersection(x.pair_id for x in r.replacements):
-            continue
-        cell = tuple(sorted((x.attribute, x.source_group, x.target_group) for x in r.replacements))
+        parts = [pairs[p] for p in r.pair_ids] if replacements is None else replacements[r.mutant_id]
+        cell = tuple(sorted((x.attribute, x.source_group, x.target_group) for x in parts))
         tested[cell] += 1
         flips[cell] += int(r.original != r.mutant)
     for f in findings:
@@ -280,8 +266,9 @@ def findings_section(store: RunStore, alpha: float | None = None, label: str | N
     alpha = alpha if alpha is not None else settings.get("analysis.alpha") or ALPHA
     if settings.get("generative"):
         return aspect_section(store, alpha, settings)
-    rows = list(store.finding_rows())
-    answered = [a for r in rows for a in (*r.original_answers, *r.mutant_answers)]
+    rows = list(store.tested_rows())
+    # every distinct answer (its uses read it as a set: each is parsed once, not once per mutant)
+    answered = {a for r in rows for answers in (r.original_answers, r.mutant_answers) for a in answers}
     explicit = label or settings.get("analysis.label")  # --label now or at the run (older runs: the task's first)
     task_labels = settings.get("analysis.task_labels") or []
     multi = explicit is None and (settings.get("analysis.multi_label") or any(is_label_set(a) for a in answered))
@@ -291,8 +278,7 @@ def findings_section(store: RunStore, alpha: float | None = None, label: str | N
         seen = {x for a in answered if a is not None for x in label_set(a)}
         labels = [x for x in task_labels if x in seen] + sorted(seen.difference(task_labels))
         observations = [Observation.from_pair_ids((r.text_id, r.original, r.original_answers),
-                                                  [x.pair_id for x in dictionary_replacements(r.replacements)],
-                                                  r.original_answers, r.mutant_answers) for r in rows]
+                                                  r.pair_ids, r.original_answers, r.mutant_answers) for r in rows]
         analysis = analyse(observations, labels=labels, alpha=alpha)
         source = "every label the answers use" + (" (a multi-label task)" if settings.get("analysis.multi_label")
                                                   else " (the answers are label sets)")
@@ -312,8 +298,7 @@ def findings_section(store: RunStore, alpha: float | None = None, label: str | N
 
         # with repeats the tests compare the answers' distributions (one score per call is not kept)
         observations = [Observation.from_pair_ids((r.text_id, r.original, r.original_answers),
-                                                  [x.pair_id for x in dictionary_replacements(r.replacements)],
-                                                  r.original_answers,
+                                                  r.pair_ids, r.original_answers,
                                                   r.mutant_answers, None if repeated else score(r.original_scores),
                                                   None if repeated else score(r.mutant_scores)) for r in rows]
         analysis = analyse(observations, label=label, alpha=alpha)
@@ -323,7 +308,7 @@ def findings_section(store: RunStore, alpha: float | None = None, label: str | N
     out["label_source"] = source
     evaluative = evaluative_pairs(settings)
     if evaluative is not None:
-        _mark_evaluative(out["findings"], rows, evaluative)
+        _mark_evaluative(out["findings"], rows, evaluative, store)
     return {**out, "significant": len(analysis.significant()),
             "population_hidden": len(analysis.population_hidden()), "self_flip": self_flip}
 

@@ -7,11 +7,11 @@ import re
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Iterator, NamedTuple, Sequence
 
 from .errors import InputError
 from .models.base import Outcome
-from .records import (Replacement, apply_replacements, edits, pack_edits, pair_key as join_pair_ids,
+from .records import (REPAIR, Replacement, apply_replacements, edits, pack_edits, pair_key as join_pair_ids,
                       replacements_from_json, unpack_edits)
 
 SCHEMA = """
@@ -185,6 +185,37 @@ class VerdictRow:
     strictly_hidden: bool | None
 
 
+class KeyedVerdict(NamedTuple):
+    """What the measures need of one stored mutant, read without unpacking its edits: its dictionary pairs' ids
+    and target groups come from its pair key (repairs, which are edits and not pairs, are not in it). A named
+    tuple: a run reads one per mutant, and a tuple is built several times faster than a frozen dataclass."""
+
+    text_id: int
+    order: int
+    attributes: str
+    pair_ids: tuple[str, ...]
+    target_groups: tuple[str, ...]
+    valid: bool
+    bias: bool | None
+    hidden: bool | None
+    strictly_hidden: bool | None
+
+
+class TestedRow(NamedTuple):
+    """A tested mutant and what it is compared with (as FindingRow), read without unpacking its edits: its
+    dictionary pairs' ids come from its pair key; `RunStore.replacements_of` gives its replacements when needed."""
+
+    mutant_id: int
+    text_id: int
+    pair_ids: tuple[str, ...]
+    original: str
+    mutant: str
+    original_scores: tuple[tuple[str, float], ...] | None
+    mutant_scores: tuple[tuple[str, float], ...] | None
+    original_answers: tuple[str | None, ...]  # every answer with --repeats, else the outcome alone
+    mutant_answers: tuple[str | None, ...]
+
+
 @dataclass(frozen=True)
 class ComparedMutant:
     """One mutant as `hinter compare` matches it across runs: its key, verdicts and outcomes, without its text."""
@@ -307,6 +338,9 @@ class RunStore:
                          for no, r in self._pairs.items()}
         self._pair_no_by_id = {r.pair_id: no for no, r in self._pairs.items()}
         self._models = dict(self.db.execute("SELECT fingerprint, model_no FROM models"))
+        # each pair's id and target group by its number as the pair_key column spells it ("17"): _key_pairs
+        self._id_of = {str(no): r.pair_id for no, r in self._pairs.items()}
+        self._group_of = {str(no): r.target_group for no, r in self._pairs.items()}
 
     def _number(self, r: Replacement) -> int:
         """The pair's number in this run (added to the pairs table, in the caller's transaction, when new)."""
@@ -338,6 +372,16 @@ class RunStore:
             p = self._pair(no)
             out.append(Replacement(p.attribute, p.source_group, p.target_group, p.word, p.replacement, spans))
         return tuple(out)
+
+    def _key_pairs(self, key: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The pair ids and target groups of a compact pair key ("3,17"), from the pairs table read once: the
+        measures read no edits to know a mutant's pairs."""
+        numbers = key.split(",")
+        try:
+            return tuple(map(self._id_of.__getitem__, numbers)), tuple(map(self._group_of.__getitem__, numbers))
+        except KeyError:  # a pair added since the table was read (by this connection or another one)
+            self._load_numbers()
+            return tuple(map(self._id_of.__getitem__, numbers)), tuple(map(self._group_of.__getitem__, numbers))
 
     def _full_key(self, key: str) -> str:
         """The pair key as people and MutantRow read it (pair ids joined by ' & ') from its compact form."""
@@ -501,6 +545,84 @@ class RunStore:
                 " ORDER BY mutant_id"):
             yield VerdictRow(text_id, order, attrs, self._replacements(reps), bool(valid), _bool(bias),
                              _bool(hidden), _bool(strict))
+
+    def keyed_verdicts(self) -> Iterator[KeyedVerdict]:
+        """Every mutant's verdicts and pairs (from its pair key), without its text or edits, in the order stored."""
+        key_pairs, seen = self._key_pairs, {}  # local names: this loop runs once per mutant
+        for text_id, order, attrs, key, valid, bias, hidden, strict in self.db.execute(
+                "SELECT text_id, ord, attributes, pair_key, valid, bias, hidden, strictly_hidden FROM mutants"
+                " ORDER BY mutant_id"):
+            pairs = seen.get(key)
+            if pairs is None:  # a key recurs in other texts: its tuples are built once (and shared)
+                if len(seen) >= 100_000:  # bounded: a paper-scale run has millions of distinct keys
+                    seen.clear()
+                pairs = seen[key] = key_pairs(key)
+            yield KeyedVerdict(text_id, order, attrs, pairs[0], pairs[1], bool(valid),
+                               None if bias is None else bool(bias), None if hidden is None else bool(hidden),
+                               None if strict is None else bool(strict))
+
+    def tested_rows(self) -> Iterator[TestedRow]:
+        """The rows of `finding_rows` (every tested mutant with what it is compared with, in the order stored),
+        with their pair ids from the pair key instead of their unpacked replacements."""
+        key_pairs, seen = self._key_pairs, {}
+        last_base = (None, None)  # the last original's scores, as stored and parsed
+        for mid, tid, key, base, outcome, base_scores, scores, base_answers, answers in self.db.execute(
+                """SELECT m.mutant_id, m.text_id, m.pair_key, COALESCE(m.base_outcome, t.outcome), m.outcome,
+                          CASE WHEN m.base_outcome IS NULL THEN t.scores ELSE m.base_scores END, m.scores,
+                          CASE WHEN m.base_outcome IS NULL THEN t.answers END, m.answers
+                   FROM mutants m JOIN texts t USING (text_id) WHERE m.valid = 1 AND m.bias IS NOT NULL
+                   ORDER BY m.mutant_id"""):
+            pair_ids = seen.get(key)
+            if pair_ids is None:
+                if len(seen) >= 100_000:
+                    seen.clear()
+                pair_ids = seen[key] = key_pairs(key)[0]
+            if base_scores is not None:  # an original's scores repeat on its mutants, stored one after another
+                if base_scores != last_base[0]:
+                    last_base = (base_scores, scores_from_json(base_scores))
+                base_scores = last_base[1]
+            yield TestedRow(mid, tid, pair_ids, base, outcome, base_scores,
+                            None if scores is None else scores_from_json(scores),
+                            (base,) if base_answers is None else _unjson(base_answers) or (base,),
+                            (outcome,) if answers is None else _unjson(answers) or (outcome,))
+
+    def pairs(self) -> dict[str, Replacement]:
+        """Every pair the run's mutants apply (repairs included), by pair id, without spans."""
+        self._load_numbers()
+        return {r.pair_id: r for r in self._pairs.values()}
+
+    def has_repairs(self) -> bool:
+        """Whether any stored mutant has a repair among its replacements (records.REPAIR: --repair, a name's
+        pronouns): where none has, a mutant's replacements are its pair key's pairs."""
+        return self.db.execute("SELECT 1 FROM pairs WHERE attribute = ? LIMIT 1", (REPAIR,)).fetchone() is not None
+
+    def replacements_of(self, mutant_ids: Sequence[int]) -> dict[int, tuple[Replacement, ...]]:
+        """The replacements (repairs included, with their spans) of these mutants, by mutant id."""
+        out = {}
+        for i in range(0, len(mutant_ids), 500):
+            chunk = list(mutant_ids[i:i + 500])
+            for mid, blob in self.db.execute(
+                    f"SELECT mutant_id, edits FROM mutants WHERE mutant_id IN ({','.join('?' * len(chunk))})", chunk):
+                out[mid] = self._replacements(blob)
+        return out
+
+    def components_of(self, keys: Sequence[tuple[int, str]]) -> dict[tuple[int, str], MutantRow]:
+        """The stored mutants with these (text_id, pair key) keys, as `component` reads each one, in one query per
+        few hundred keys; a key with no mutant is absent."""
+        compact = {}
+        for text_id, key in keys:
+            numbers = [self._pair_no_by_id.get(p) for p in key.split(" & ")]
+            if None not in numbers:
+                compact[(text_id, ",".join(map(str, numbers)))] = (text_id, key)
+        wanted, out = list(compact), {}
+        for i in range(0, len(wanted), 400):
+            chunk = wanted[i:i + 400]
+            # an OR of key equalities: SQLite searches the (text_id, pair_key) index once per key (a row-value IN
+            # list made it scan every mutant once per chunk)
+            where = " OR ".join(["(m.text_id = ? AND pair_key = ?)"] * len(chunk))
+            for m in self._mutants(where, "mutant_id", [x for k in chunk for x in k]):
+                out[(m.text_id, m.pair_key)] = m
+        return out
 
     def compared_mutants(self) -> Iterator[ComparedMutant]:
         """Every mutant's key, verdicts and outcomes (no text), by text, order and mutant: `hinter compare`'s input."""

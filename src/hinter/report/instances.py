@@ -4,11 +4,12 @@ A generative run's versions carry their answers (every sample) and each aspect's
 """
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 
-from ..measures import attribution, evaluative_pairs, verdicts
+from ..measures import Verdict, attribution, evaluative_pairs
 from ..records import Edit, Replacement, apply_replacements, dictionary_replacements, edits, pair_key
-from ..store import AspectRecord, RunStore, TextRow
+from ..store import AspectRecord, MutantRow, RunStore, TextRow
 
 
 def shown_id(text: TextRow) -> str:
@@ -129,9 +130,15 @@ def _edits(reps: tuple[Replacement, ...] | list[Replacement]) -> list[Edit]:
     return sorted(edits(reps))
 
 
+def _verdict(m: MutantRow) -> Verdict:
+    """A stored mutant's verdicts as the measures read them."""
+    pairs = dictionary_replacements(m.replacements)  # repairs (records.REPAIR) are edits, not pairs
+    return Verdict(m.text_id, m.order, m.attributes, tuple(r.pair_id for r in pairs),
+                   tuple(r.target_group for r in pairs), m.valid, m.bias, m.hidden, m.strictly_hidden)
+
+
 def load_instances(store: RunStore, limit: int | None = None) -> list[Instance]:
     """Every valid mutant that exposes bias, ordered by text and mutant."""
-    by_key = verdicts(store)
     originals = {t.text_id: t for t in store.texts()}
     evaluative = evaluative_pairs(store.settings()) or set()
     out = []
@@ -148,7 +155,16 @@ def load_instances(store: RunStore, limit: int | None = None) -> list[Instance]:
         original, mutants = detail[text_id]
         return (original, None) if key is None else mutants.get(key, ((), None))
 
-    for m in store.biased_mutants(by_text=True, limit=limit):
+    biased = list(store.biased_mutants(by_text=True, limit=limit))
+    # What the intersectional biases' attribution and cards read: their proper sub-combinations (the atomic
+    # components among them), in a few queries rather than one each, and no other mutant of the run.
+    wanted = set()
+    for m in biased:
+        ids = [r.pair_id for r in dictionary_replacements(m.replacements)]
+        wanted.update((m.text_id, pair_key(sub)) for k in range(1, m.order) for sub in itertools.combinations(ids, k))
+    components = store.components_of(sorted(wanted))
+    by_key = {(v.text_id, v.pair_ids): v for v in map(_verdict, components.values())}
+    for m in biased:
         o = originals[m.text_id]
         reps = m.replacements
         inst = Instance(m.mutant_id, m.text_id, m.order, m.attributes, reps,
@@ -159,9 +175,9 @@ def load_instances(store: RunStore, limit: int | None = None) -> list[Instance]:
                         evaluative=tuple(r.pair_id for r in reps if r.pair_id in evaluative))
         if m.order >= 2:
             pairs = dictionary_replacements(reps)  # repairs (records.REPAIR) are edits, not components
-            inst.attribution = attribution(by_key[(m.text_id, tuple(r.pair_id for r in pairs))], by_key)
+            inst.attribution = attribution(_verdict(m), by_key)
             for r in pairs:
-                c = store.component(m.text_id, pair_key([r.pair_id]))
+                c = components.get((m.text_id, pair_key([r.pair_id])))
                 label, r_edits = f"{r.attribute} only", _edits([r])
                 if c is None:  # not generated (should not happen: components stay in the run)
                     inst.components.append(Version(label, apply_replacements(o.text, r_edits), r_edits))
