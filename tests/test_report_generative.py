@@ -254,7 +254,10 @@ def test_serve_tries_a_sentence_on_a_generative_run_in_chromium(run, tmp_path):
             rows = page.locator(".try-row")
             assert rows.count() == 3  # gender, race, gender + race
             assert page.locator(".try-orig ol.answers li").count() == 4
-            assert page.locator(".try-orig mark.masked").count() >= 4  # "He" in each answer about the man
+            # "He" in each sampled answer that names the man (some of the planted sentences name no one)
+            named = sum(bool(re.search(r"\b(He|She)\b", t))
+                        for t in page.locator(".try-orig ol.answers li").all_inner_texts())
+            assert page.locator(".try-orig mark.masked").count() >= named
             for i in range(3):
                 row = rows.nth(i)
                 assert row.locator("ol.answers li").count() == 4
