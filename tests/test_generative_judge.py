@@ -62,7 +62,7 @@ def test_the_judge_finds_the_planted_combination_and_agrees_with_itself_on_equiv
     assert held[0]["direction"] == "judged favourable less often" and held[0]["effect"] < 0
     assert held[0]["population_hidden"]
     fa = s["findings_analysis"]
-    assert fa["judge"]["rubric"] == RUBRIC and fa["judge"]["model"].startswith("python:planted_judge:favourable@")
+    assert fa["judge"]["rubric"].startswith(RUBRIC) and fa["judge"]["model"].startswith("python:planted_judge:favourable@")
     # the samples differ in wording only: an exact judge scores every pair of them the same
     agreement = fa["judge_agreement"]
     assert agreement["texts"] == 30 and agreement["pairs"] == 30 * 6 and agreement["agreement"] == 1.0
@@ -81,10 +81,16 @@ def test_a_noisy_judge_disagrees_with_itself(world, tmp_path):
 
 
 def test_a_changed_judge_is_not_mixed_with_the_old_verdicts(world, tmp_path):
-    first = hinter(*run_args(world, "letters", "favourable", tmp_path / "run"))
+    task = tmp_path / "task.yaml"  # the same task file, another judge in it
+    task.write_text(TASK % "favourable")
+    args = [*run_args(world, "letters", "favourable", tmp_path / "run")]
+    args[args.index("--task") + 1] = str(task)
+    first = hinter(*args)
     assert first.returncode == 0, first.stderr
-    again = hinter(*run_args(world, "letters", "noisy", tmp_path / "run"))
-    assert again.returncode == 2 and "other settings" in again.stderr and "judge" in again.stderr
+    task.write_text(TASK % "noisy")
+    again = hinter(*args)
+    assert again.returncode == 2 and "other settings" in again.stderr
+    assert "judge_model: python:planted_judge:favourable@" in again.stderr and "planted_judge:noisy@" in again.stderr
 
 
 def test_a_judge_that_answers_neither_yes_nor_no_stops_the_aspect_with_the_fix():

@@ -344,8 +344,8 @@ def aspect_section(store: RunStore, alpha: float, settings: dict) -> dict:
     significant, hidden = out.pop("significant_findings"), out.pop("population_hidden")
     out.update({"measure": "aspects", "aspects": settings["generative"].get("aspects"),
                 "samples": settings["generative"].get("samples")})
-    if settings["generative"].get("judge"):
-        out["judge"] = settings["generative"]["judge"]
+    if settings.get("judge_model"):
+        out["judge"] = {"model": settings["judge_model"], "rubric": settings.get("judge_rubric")}
         out["judge_agreement"] = judge_agreement_of(store, rows)
     evaluative = evaluative_pairs(settings)
     if evaluative is not None:  # per finding: its mutants that use an evaluative pair, and those that differ

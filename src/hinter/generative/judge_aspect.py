@@ -74,11 +74,11 @@ def judge_model(spec: str):
 
 
 def judge_settings(spec: str | None) -> dict:
-    """What a run records of its judge: the spec, the loaded model's fingerprint, the rubric and its fingerprint."""
+    """What a run records of its judge, compared on reopening: the loaded judge model's fingerprint, and the rubric
+    with the fingerprint of the whole prompt around the answer."""
     if not spec:
         raise _no_spec()
-    return {"spec": spec, "model": judge_model(spec).fingerprint, "rubric": RUBRIC,
-            "rubric_fingerprint": rubric_fingerprint()}
+    return {"judge_model": judge_model(spec).fingerprint, "judge_rubric": f"{RUBRIC} ({rubric_fingerprint()})"}
 
 
 def verdict_value(outcome: Outcome, answer: str) -> float:
