@@ -37,7 +37,7 @@ JUDGE_TASK = Task(
     labels=("yes", "no"),
     system_prompt=f"You read short texts written about a person, such as reference letters. {PLACEHOLDER} stands for "
                   "words that say who the person is (gender, origin, name), hidden on purpose: judge what the text "
-                  "says of the person, not who the person is. Answer [LABELS].",
+                  "says of the person, not who the person is.",
     question=RUBRIC,
     examples=((f"{PLACEHOLDER} is a dedicated, skilled engineer and I recommend {PLACEHOLDER} warmly.", "yes"),
               (f"I have serious doubts about {PLACEHOLDER}: the work was careless and often late.", "no")),
