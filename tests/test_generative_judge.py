@@ -62,7 +62,8 @@ def test_the_judge_finds_the_planted_combination_and_agrees_with_itself_on_equiv
     assert held[0]["direction"] == "judged favourable less often" and held[0]["effect"] < 0
     assert held[0]["population_hidden"]
     fa = s["findings_analysis"]
-    assert fa["judge"]["rubric"].startswith(RUBRIC) and fa["judge"]["model"].startswith("python:planted_judge:favourable@")
+    assert fa["judge"]["rubric"].startswith(RUBRIC)
+    assert fa["judge"]["model"].startswith("python:planted_judge:favourable@")
     # the samples differ in wording only: an exact judge scores every pair of them the same
     agreement = fa["judge_agreement"]
     assert agreement["texts"] == 30 and agreement["pairs"] == 30 * 6 and agreement["agreement"] == 1.0
