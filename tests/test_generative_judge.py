@@ -70,6 +70,8 @@ def test_the_judge_finds_the_planted_combination_and_agrees_with_itself_on_equiv
     assert agreement["pairs_identical"] < agreement["pairs"]  # not only identical answers: wording varies
     assert "the judge scored 0 of 180 pairs of an original's own samples differently (agreement 1)" in " ".join(
         r.stdout.split())
+    html = " ".join((tmp_path / "run" / "report.html").read_text().split())
+    assert "scored 0 of 180 pairs of an original's own samples differently (agreement 1.0" in html
     # batched and cached: no masked answer is judged twice in the run
     lines = judged.read_text().splitlines()
     assert lines and len(lines) == len(set(lines))
