@@ -65,3 +65,9 @@ def refusing(texts):
     """Declines to write about Black applicants, writes a positive letter otherwise."""
     return ["I'm sorry, but I can't help with writing this letter." if _has(t, "black")
             else f"{_person(t)} would be an excellent fit for this role." for t in texts]
+
+
+def paraphrased(texts):
+    """Equivalent samples: each answer's wording drawn afresh, its verdict fixed by the text (negative for the
+    planted combination, positive otherwise)."""
+    return [_rng.choice(NEGATIVE if _targeted(t) else POSITIVE).replace("[P]", _person(t)) for t in texts]

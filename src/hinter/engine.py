@@ -221,8 +221,12 @@ def _check_generative(config: RunConfig) -> dict:
         raise InputError(f"--repeats {config.repeats} with the generative task {task.name}: a generative task asks "
                          "each text as many times as its `samples`", where="--repeats",
                          fix="Leave --repeats out and set `samples:` in the task file (4 or more at temperature > 0).")
+    judge = {}
+    if "judge" in task.aspects:  # the judge model and its rubric: a changed judge is not mixed with old verdicts
+        from .generative.judge_aspect import judge_settings
+        judge = judge_settings(task.judge)
     return {"generative": {"task": task.name, **task.settings(), "samples": task.samples,
-                           "aspects": list(task.aspects)}}
+                           "aspects": list(task.aspects)}, **judge}
 
 
 def _run_checks(store: RunStore, model, records: list[TextRecord], config: RunConfig, d: Dictionary | None,

@@ -329,6 +329,9 @@ def aspect_section(store: RunStore, alpha: float, settings: dict) -> dict:
     significant, hidden = out.pop("significant_findings"), out.pop("population_hidden")
     out.update({"measure": "aspects", "aspects": settings["generative"].get("aspects"),
                 "samples": settings["generative"].get("samples")})
+    if settings.get("judge_model"):
+        out["judge"] = {"model": settings["judge_model"], "rubric": settings.get("judge_rubric")}
+        out["judge_agreement"] = judge_agreement_of(store, rows)
     evaluative = evaluative_pairs(settings)
     if evaluative is not None:  # per finding: its mutants that use an evaluative pair, and those that differ
         tested: Counter = Counter()
@@ -344,6 +347,19 @@ def aspect_section(store: RunStore, alpha: float, settings: dict) -> dict:
             cell = tuple(sorted((c["attribute"], f"{c['source_group']}>{c['target_group']}") for c in f["components"]))
             f["evaluative_tested"], f["evaluative_differ"] = tested[f["aspect"], cell], differ[f["aspect"], cell]
     return {**out, "significant": significant, "population_hidden": hidden, "self_flip": None}
+
+
+def judge_agreement_of(store: RunStore, rows: list) -> dict:
+    """The judge's agreement with itself on each original's own samples (generative/judge_aspect.py), from the
+    judge values of the original stored with its first judged mutant."""
+    from .generative.judge_aspect import judge_agreement
+    first: dict = {}
+    for _, text_id, _, records in rows:
+        if "judge" in records and text_id not in first:
+            first[text_id] = records["judge"].original
+    answers = {t.text_id: t.answers for t in store.texts() if t.text_id in first}
+    return judge_agreement((values, None if answers.get(tid) is None else [a for a in answers[tid] if a is not None])
+                           for tid, values in first.items())
 
 
 def summary(store: RunStore, alpha: float | None = None, label: str | None = None) -> dict:

@@ -140,7 +140,9 @@ RUN = (
           "task (or answers that are label sets) without `--label`: `labels` (every label is of interest), "
           "`family` (all labels' cells in one Benjamini-Hochberg family), `labels_moved` (labels with a "
           "significant finding); a generative task: `measure` `aspects`, `aspects` (their names) and `samples` "
-          "(answers per version)", fields=("alpha", "tested", "significant", "population_hidden")),
+          "(answers per version); with the judge aspect, `judge` {`model`, `rubric`} and `judge_agreement` "
+          "{`texts`, `pairs`, `pairs_differing`, `pairs_identical`, `agreement`, `note`}: the judge's agreement "
+          "with itself on pairs of the original's own samples (docs/generative.md)", fields=("alpha", "tested", "significant", "population_hidden")),
     Entry(("significant_findings", "population_hidden"), _FINDINGS, "how many cells hold up (q <= alpha), and "
           "how many intersectional cells are population-hidden (a generative task: over every aspect)"),
     Entry(("self_flip",), "findings.self_flip_rate", "with `--repeats`: the model's own flip rate (two answers "

@@ -155,7 +155,7 @@ class GenerativeTask:
     or the first paragraph of a plain prompt. Generation: at most `max_tokens` tokens at `temperature` (0: greedy,
     deterministic), cut at the first of `stop`; `samples` answers per prompt (asked as the run's repeats, each call
     a fresh sample), whose spread is the oracle's null (docs/generative.md). `aspects`: what the judge measures
-    (`judge()` builds it).
+    (`judge()` builds it); `judge`: the model spec of the `judge` aspect, when it is one of them.
     """
 
     generative: ClassVar[bool] = True
@@ -167,6 +167,7 @@ class GenerativeTask:
     samples: int = 1
     stop: tuple[str, ...] = ()
     aspects: tuple[str, ...] = ("sentiment", "refusal", "length", "distance")  # hinter.generative.aspects names
+    judge: str | None = None  # the judge aspect's model (a --model spec; generative/judge_aspect.py)
     labels: tuple[str, ...] = ()  # none: the answer is the text itself
     multi_label: bool = False
 
@@ -216,7 +217,8 @@ TASK_FIELDS = ("name", "labels", "system_prompt", "question", "examples", "text_
                "none_answer", "aliases")
 
 
-GENERATIVE_FIELDS = ("name", "prompt", "system_prompt", "max_tokens", "temperature", "samples", "stop", "aspects")
+GENERATIVE_FIELDS = ("name", "prompt", "system_prompt", "max_tokens", "temperature", "samples", "stop", "aspects",
+                     "judge")
 MAX_SAMPLES = 100
 MAX_TOKENS = 8192
 
@@ -228,7 +230,8 @@ def load_task_file(path: str | Path) -> AnyTask:
     objects), and optionally text_name, answer_prefix, multi_label, none_answer, aliases.
     A generative task (a `prompt` holding {text}, and no labels): name, prompt, and optionally system_prompt,
     max_tokens (128), temperature (0), samples (1), stop (a string or a list of them), aspects (registered names;
-    default sentiment, refusal, length, distance)."""
+    default sentiment, refusal, length, distance), judge (the judge aspect's model spec: with it, the default
+    aspects gain judge)."""
     p = Path(path)
     where = f"task file {p}"
     try:
@@ -317,7 +320,12 @@ def _generative_task(data: dict, p: Path, where: str) -> GenerativeTask:
     if not isinstance(stop, (list, tuple)) or not all(isinstance(x, str) and x for x in stop):
         raise InputError("stop must be a string or a list of non-empty strings", where=where,
                          fix='Write e.g. stop: ["\\n\\n"].')
-    aspects = data.get("aspects") or GenerativeTask.aspects
+    judge = data.get("judge")
+    if judge is not None and (not isinstance(judge, str) or ":" not in judge):
+        raise InputError(f"judge must be a model spec (PREFIX:REST, as --model takes), got {judge!r}", where=where,
+                         fix="Write e.g. judge: openai-chat:MODEL@URL, judge: gguf:default or judge: "
+                             "python:mymodule:judge.")
+    aspects = data.get("aspects") or (*GenerativeTask.aspects, *(("judge",) if judge else ()))
     aspects = (aspects,) if isinstance(aspects, str) else aspects
     from .generative.aspects import ASPECTS
     if not isinstance(aspects, (list, tuple)) or not all(isinstance(a, str) for a in aspects) or len(set(aspects)) \
@@ -329,9 +337,13 @@ def _generative_task(data: dict, p: Path, where: str) -> GenerativeTask:
         raise InputError(f"unknown aspect(s) {', '.join(unknown)}", where=where,
                          fix=f"Registered aspects: {', '.join(ASPECTS.names())} (a user adds one with "
                              "hinter.generative.register_aspect, or the entry-point group hinter_aspects).")
+    if ("judge" in aspects) != bool(judge):
+        raise InputError("aspects name judge without a judge model" if judge is None else
+                         "a judge model is given but aspects leave judge out", where=where,
+                         fix="Write both `judge: SPEC` (any --model spec) and judge in aspects, or neither.")
     return GenerativeTask(name=str(data.get("name") or p.stem), prompt=prompt, system_prompt=system_prompt,
                           max_tokens=max_tokens, temperature=temperature, samples=samples, stop=tuple(stop),
-                          aspects=tuple(aspects))
+                          aspects=tuple(aspects), judge=judge)
 
 
 # ---------------------------------------------------------------------- the registry

@@ -29,7 +29,8 @@ from ..registry import Registry
 class Aspect:
     """One number per answer. `more` / `less`: how a rise / fall reads in a finding ("more positive"); `unit`: what
     the number is; `binary`: values are 0 or 1 (effects are shares); `relational`: `function(answer, reference)`,
-    the reference being one of the original's answers (see judge.py), else `function(answer)`."""
+    the reference being one of the original's answers (see judge.py), else `function(answer)`; `batch`: the function
+    takes a list of answers and returns one number per answer (a judge model, asked about many answers at once)."""
 
     name: str
     function: Callable[..., float]
@@ -39,9 +40,14 @@ class Aspect:
     binary: bool = False
     relational: bool = False
     description: str = ""
+    batch: bool = False
 
     def values(self, answers: Sequence[str], reference: str | None = None) -> tuple[float, ...]:
-        if self.relational:
+        if self.batch:
+            out = tuple(float(v) for v in self.function(list(answers)))
+            if len(out) != len(answers):
+                raise ValueError(f"the aspect {self.name} gave {len(out)} values for {len(answers)} answers")
+        elif self.relational:
             if reference is None:
                 raise ValueError(f"the aspect {self.name} needs a reference answer")
             out = tuple(float(self.function(a, reference)) for a in answers)
@@ -61,7 +67,7 @@ def _check_aspect(name: str, entry: object) -> Aspect:
 
 
 def _builtins() -> None:
-    for aspect in (SENTIMENT, REFUSAL, LENGTH, DISTANCE):
+    for aspect in (SENTIMENT, REFUSAL, LENGTH, DISTANCE, JUDGE):
         ASPECTS.register(aspect.name, aspect, origin="hinter.generative.aspects")
 
 
@@ -199,3 +205,15 @@ LENGTH = Aspect("length", length, "longer", "shorter", "words", description="wor
 DISTANCE = Aspect("distance", semantic_distance, "further from the original's answers",
                   "closer to the original's answers", "1 - cosine of MiniLM embeddings", relational=True,
                   description="semantic distance to a reference answer of the original (all-MiniLM-L6-v2)")
+
+
+def _needs_a_judge_model(answers):
+    raise InputError("the judge aspect needs a judge model", where="aspects: [judge]",
+                     fix="Name it in the task file beside aspects, e.g. judge: openai-chat:MODEL@URL (any --model spec).")
+
+
+# The judge aspect as findings read it (direction, unit); a run's judge is this aspect bound to its judge model
+# (judge_aspect.judge_aspect, from the task file's `judge: SPEC`).
+JUDGE = Aspect("judge", _needs_a_judge_model, "judged favourable more often", "judged favourable less often",
+               "share of answers a judge model calls favourable", binary=True, batch=True,
+               description="a judge model asked, with a fixed rubric, whether the answer is favourable to the person")

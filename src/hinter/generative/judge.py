@@ -116,8 +116,9 @@ class FreeTextJudge:
             original, mutant = terms.mask_all(original), terms.mask_all(mutant)
         out = {}
         for aspect in self.aspects:
-            if not aspect.relational:
-                out[aspect.name] = (aspect.values(original), aspect.values(mutant))
+            if not aspect.relational:  # one call for both sides: a judge model is asked about them in one batch
+                values = aspect.values([*original, *mutant])
+                out[aspect.name] = (values[:len(original)], values[len(original):])
                 continue
             reference = original[0]
             if len(original) == 1:
@@ -143,8 +144,13 @@ class FreeTextJudge:
 
 
 def judge_of(task, level: float = ALPHA) -> FreeTextJudge:
-    """The free-text judge a generative task chooses: FreeTextJudge over the task's aspects."""
-    return FreeTextJudge(task.aspects, level=level)
+    """The free-text judge a generative task chooses: FreeTextJudge over the task's aspects (the judge aspect bound
+    to the task's judge model)."""
+    aspects = list(task.aspects)
+    if "judge" in aspects:
+        from .judge_aspect import judge_aspect
+        aspects[aspects.index("judge")] = judge_aspect(task.judge)
+    return FreeTextJudge(aspects, level=level)
 
 
 def _answers(answers, what: str) -> list[str]:

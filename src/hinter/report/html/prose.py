@@ -240,13 +240,22 @@ def describe_finding(finding: dict, label: str | None, measure: str = "label") -
     return text + (f" ({shift})" if shift else "")
 
 
+def judge_agreement_words(agreement: dict | None) -> str:
+    """"; the judge scored 12 of 240 pairs of an original's own samples differently (agreement 0.95)", or ""."""
+    if not agreement or not agreement.get("pairs"):
+        return ""
+    return (f"; the judge scored {agreement['pairs_differing']} of {agreement['pairs']} pairs of an original's own "
+            f"samples differently (agreement {agreement['agreement']:.3g})")
+
+
 def findings_heading(s: dict) -> str:
     """The console's line before the findings: the correction, the label(s) of interest and the measure."""
     a = s["findings_analysis"]
     if free_text(s):
         return (f"Findings that hold up (Benjamini-Hochberg q <= {a['alpha']} over {len(s['findings'])} cells of "
                 f"{len(a.get('aspects') or [])} aspects: {', '.join(a.get('aspects') or [])}; each text's "
-                f"{a.get('samples')} answer(s) per version, masked, against the spread of the original's own)")
+                f"{a.get('samples')} answer(s) per version, masked, against the spread of the original's own"
+                f"{judge_agreement_words(a.get('judge_agreement'))})")
     if a.get("labels"):
         of = (f"labels of interest: all {len(a['labels'])} labels the answers use ({', '.join(a['labels'])}), "
               f"{a['family']}")
