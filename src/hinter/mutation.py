@@ -37,7 +37,8 @@ class Mutant:
         """The mutated text, built on first use: validity works sentence by sentence and rarely needs it."""
         return apply_replacements(self.original, self.edits)
 
-    @property
+    # Computed once: the oracle, the hidden marks and the store read them for each of a campaign's mutants.
+    @cached_property
     def pairs(self) -> tuple[Replacement, ...]:
         """The replacements that apply dictionary pairs (without repairs)."""
         return dictionary_replacements(self.replacements)
@@ -46,11 +47,11 @@ class Mutant:
     def order(self) -> int:
         return len(self.pairs)
 
-    @property
+    @cached_property
     def attributes(self) -> tuple[str, ...]:
         return tuple(r.attribute for r in self.pairs)
 
-    @property
+    @cached_property
     def key(self) -> tuple[str, ...]:
         """Identifies the mutant within its text: the ids of its pairs."""
         return tuple(r.pair_id for r in self.pairs)
@@ -195,5 +196,5 @@ def generate(text_id: int, text: str, dictionary: Dictionary, attributes: tuple[
 
 def components(mutant: Mutant) -> list[tuple[str, ...]]:
     """Keys of every proper, non-empty sub-combination of an intersectional mutant (atomic ones first)."""
-    reps = mutant.pairs
-    return [tuple(r.pair_id for r in sub) for k in range(1, len(reps)) for sub in itertools.combinations(reps, k)]
+    ids = mutant.key
+    return [sub for k in range(1, len(ids)) for sub in itertools.combinations(ids, k)]

@@ -189,6 +189,8 @@ class ParsedVerdicts:
 
 def _modal(answers: tuple[Outcome, ...]) -> Outcome:
     """The most frequent parseable answer (the first of them on a tie), else the first answer."""
+    if len(answers) == 1:
+        return answers[0]
     counts = Counter(a.encode() for a in answers if a.parseable)
     if not counts:
         return answers[0]

@@ -11,6 +11,7 @@ import json
 import numbers
 import operator
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Iterable, Sequence
 
 Span = tuple[int, int]
@@ -38,8 +39,8 @@ class Replacement:
     replacement: str
     spans: tuple[Span, ...]
 
-    @property
-    def pair_id(self) -> str:
+    @cached_property
+    def pair_id(self) -> str:  # computed once: the store and the oracle key every mutant by it
         return pair_id(self.attribute, self.source_group, self.target_group, self.word, self.replacement)
 
     def describe(self) -> str:

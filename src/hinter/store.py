@@ -467,8 +467,21 @@ class RunStore:
             self._load_numbers()  # pairs numbered in the transaction rolled back are gone
             raise
 
+    def _key_and_edits(self, m: MutantRow, packed: dict) -> tuple[str, bytes]:
+        """A mutant's compact pair key and packed edits. A replacement's bytes do not depend on the others of its
+        mutant, and the mutants of a text share replacements (an intersectional one reuses its atomic parts'):
+        each is packed once per batch, in `packed` (by identity: every one stays alive while the batch is saved)."""
+        parts = []
+        for r in m.replacements:
+            b = packed.get(id(r))
+            if b is None:
+                b = packed[id(r)] = pack_edits([(self._number(r), r.spans)])
+            parts.append(b)
+        return ",".join(str(self._pair_no_by_id[p]) for p in m.pair_key.split(" & ")), b"".join(parts)
+
     def _save_batch(self, texts: Sequence[TextRow], mutants: Sequence[MutantRow],
                     stats: dict[str, float] | None) -> None:
+        packed: dict[int, bytes] = {}
         with self.db:
             self.db.executemany("INSERT INTO stats VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = value + excluded.value",
                                 list((stats or {}).items()))
@@ -479,8 +492,7 @@ class RunStore:
                 "INSERT OR REPLACE INTO mutants (text_id, ord, attributes, pair_key, edits, changed_sentences,"
                 " valid, outcome, raw, queried, bias, hidden, strictly_hidden, scores, seen, unseen, base_outcome,"
                 " base_scores, answers, discard_reason, aspects) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                [(m.text_id, m.order, m.attributes, self._compact_key(m.pair_key, m.replacements),
-                  self._pack(m.replacements),
+                [(m.text_id, m.order, m.attributes, *self._key_and_edits(m, packed),
                   m.changed_sentences, int(m.valid), m.outcome, _raw(m.raw, m.outcome), int(m.queried), _int(m.bias),
                   _int(m.hidden),
                   _int(m.strictly_hidden), scores_to_json(m.scores), m.seen, _int(m.unseen),
