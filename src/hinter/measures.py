@@ -12,6 +12,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 
 from . import stats
+from .usage import summary_section as usage_section
 from .health import health
 from .records import dictionary_replacements
 from .store import RunStore
@@ -369,6 +370,8 @@ def summary(store: RunStore, alpha: float | None = None, label: str | None = Non
         "sentences_parsed": int(stats.get("sentences_parsed", 0)),
         "seconds": {k[len("seconds_"):]: round(v, 2) for k, v in stats.items() if k.startswith("seconds_")},
         "first_errors": store.first_failures(),
+        # what the model cost: calls made (answers reused from the store are free), tokens, cost (hinter.usage)
+        "usage": usage_section(stats, settings),
     }
     f = findings_section(store, alpha, label, s["settings"])
     s["findings"] = f.pop("findings")
