@@ -196,6 +196,7 @@ class Meter:
         """Raise BudgetReached if asking `texts` (one model batch) would exceed the budget."""
         if self.budget is None:
             return
+        self.record(())  # what the model counted since the last batch (its preflight, the start-up check)
         spent = self.spent()
         now = {"calls": spent.get("calls", 0), "tokens": spent.get("tokens_in", 0) + spent.get("tokens_out", 0),
                "cost": spent.get("cost", 0.0)}[self.budget.kind]
@@ -227,10 +228,14 @@ class Meter:
             now = self.counted.numbers()
             delta = {k: now[k] - self._seen[k] for k in now}
             self._seen = now
+            if not any(delta.values()):
+                return
             est_in, _ = estimated(texts, self.text_cost)
             # learn how far the estimate is from the model's count (a batch alone: no preflight or check in it)
             if est_in and delta["tokens_in"] and delta["calls"] == len(texts) and not delta["estimated_calls"]:
                 self._ratio_in = delta["tokens_in"] / est_in
+        elif not texts:
+            return
         else:
             tin, tout = estimated(texts, self.text_cost)
             delta = {"calls": len(texts), "tokens_in": tin, "tokens_out": tout, "retries": 0,
