@@ -88,10 +88,10 @@ def test_retry_after_is_honoured_and_a_429_lowers_the_requests_at_once():
             self.end_headers()
             self.wfile.write(body)
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    loopback = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=loopback.serve_forever, daemon=True).start()
     try:
-        model = load_model(f"openai:m@http://127.0.0.1:{server.server_port}/v1?concurrency=4", "imdb")
+        model = load_model(f"openai:m@http://127.0.0.1:{loopback.server_port}/v1?concurrency=4", "imdb")
         outcome, = model.predict(["A fine film."])
         assert outcome.encode() == "Positive"
         assert seen[2] - seen[1] >= 2.0  # the retry waited what Retry-After asked (the backoff alone is < 1 s)
@@ -99,7 +99,7 @@ def test_retry_after_is_honoured_and_a_429_lowers_the_requests_at_once():
         u = model.usage.numbers()
         assert (u["calls"], u["tokens_in"], u["tokens_out"], u["retries"], u["estimated_calls"]) == (1, 123, 2, 1, 0)
     finally:
-        server.shutdown()
+        loopback.shutdown()
 
 
 # ---------------------------------------------------------------- campaigns on llama.cpp's server

@@ -105,10 +105,16 @@ def run_campaign(config: RunConfig, execution: Execution, out: Path, overwrite: 
             stopped: BudgetReached | None = e
         else:
             stopped = None
+    analysis = {k: v for k, v in (analysis or {}).items() if v is not None}
+    if task is not None:
+        # the label of interest is --label, else the task's first label (measures.findings_section); a multi-label
+        # task makes every label of interest
+        analysis.update(task_labels=list(task.labels), multi_label=task.multi_label)
+    analysis_settings = {f"analysis.{k}": v for k, v in analysis.items()}
     if stopped is not None:  # everything asked so far is kept; the summary says which cells it leaves incomplete
-        stop_at_budget(config, records, dictionary, suite, out, write_outputs)
+        stop_at_budget(config, records, dictionary, suite, out, analysis_settings)
         raise stopped
-    record_budget(config, result.store, complete=True)
+    record_budget(config, result.store)
     print_reuse(out, len(records), state.stored_at_start or 0, state.calls)
     limit = identity_limit(str(result.store.settings().get("model", "")), config.model)
     if limit is not None:  # recorded with the run, and said where answers were reused (the risk is there)
@@ -116,12 +122,7 @@ def run_campaign(config: RunConfig, execution: Execution, out: Path, overwrite: 
         if state.stored_at_start:
             console.print(f"[yellow]Note:[/] {limit}; pass --overwrite to ask it again.", highlight=False,
                           soft_wrap=True)
-    analysis = {k: v for k, v in (analysis or {}).items() if v is not None}
-    if task is not None:
-        # the label of interest is --label, else the task's first label (measures.findings_section); a multi-label
-        # task makes every label of interest
-        analysis.update(task_labels=list(task.labels), multi_label=task.multi_label)
-    result.store.save_settings({f"analysis.{k}": v for k, v in analysis.items()})
+    result.store.save_settings(analysis_settings)
     s = write_outputs(result)
     print_summary(s, out, time.perf_counter() - started)
     return s
@@ -193,12 +194,13 @@ def estimate_first(config: RunConfig, records, dictionary, suite, out: Path, ove
     return True
 
 
-def stop_at_budget(config: RunConfig, records, dictionary, suite, out: Path, write_outputs) -> None:
+def stop_at_budget(config: RunConfig, records, dictionary, suite, out: Path, analysis_settings: dict) -> None:
     """A run stopped by --budget: record which cells are incomplete, then write summary.json and biases.csv from
     what is stored (the report is left to `hinter report`)."""
     from ..engine import Run
     from ..estimate import incomplete_cells
     from ..pipeline import campaign_dictionary, campaign_texts
+    from ..report import write_outputs
     from ..store import RunStore
     store = RunStore(out / "run.sqlite")
     try:
@@ -210,8 +212,9 @@ def stop_at_budget(config: RunConfig, records, dictionary, suite, out: Path, wri
             texts = campaign_texts(config, records)
             cells = incomplete_cells(config, texts, done, dictionary=campaign_dictionary(config, dictionary))
             total = len(texts)
-        store.save_settings({"checks.budget": {"budget": config.budget, "reached": True, "incomplete_cells": cells,
-                                               "texts_done": len(done), "texts_total": total}})
+        store.save_settings({**analysis_settings, "checks.budget": {
+            "budget": config.budget, "reached": True, "incomplete_cells": cells, "texts_done": len(done),
+            "texts_total": total}})
         write_outputs(Run(out, store))
         console.print(f"Stopped at the budget {config.budget}: {len(done)} of {total} texts done; incomplete: "
                       f"{', '.join(cells) or 'none'}. Written: {out / 'summary.json'} (usage.budget).",
@@ -220,7 +223,7 @@ def stop_at_budget(config: RunConfig, records, dictionary, suite, out: Path, wri
         store.close()
 
 
-def record_budget(config: RunConfig, store, complete: bool) -> None:
+def record_budget(config: RunConfig, store) -> None:
     """A finished run records its budget (not reached), replacing an earlier session's stop."""
     if config.budget is not None or "checks.budget" in store.settings():
         store.save_settings({"checks.budget": {"budget": config.budget, "reached": False, "incomplete_cells": [],
