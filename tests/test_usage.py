@@ -32,6 +32,18 @@ def test_budget_forms_and_errors():
     assert Prices(1.0, 2.0).cost(1_000_000, 500_000) == 2.0  # per million tokens
 
 
+def test_the_progress_line_shows_tokens_and_cost():
+    from hinter.cli.campaign import CampaignProgress
+    state = CampaignProgress(10, 5, lambda: 0.0)
+    state.update("load", 1, 1)
+    state.update("texts", 0, 10)
+    state.update("tokens", 12345, 40)
+    assert state.line().endswith("0 model calls, 12,345 tokens")
+    state.update("tokens~", 20000, 60)  # some calls' tokens estimated
+    state.update("cost", 0.0125, 0)
+    assert state.line().endswith("~20,000 tokens, cost ~0.0125")
+
+
 def test_pacer_keeps_to_requests_per_minute_and_halves_on_429():
     now = [0.0]
     pacer = Pacer(4, rpm=2, clock=lambda: now[0], sleep=lambda s: now.__setitem__(0, now[0] + s))
@@ -56,6 +68,22 @@ def test_pacer_keeps_to_tokens_per_minute():
     pacer.release()
     pacer.acquire(40)  # 70 + 40 > 100: waits for the first to leave the window
     assert now[0] >= 60.0
+
+
+def test_the_embedded_model_counts_its_tokens(gemma):
+    """The in-process GGUF model knows its tokens: the whole prompt read (the task's examples and the text), one
+    token decided per classified text."""
+    def spent(text):
+        before = gemma.usage.numbers()
+        gemma.predict([text])
+        after = gemma.usage.numbers()
+        return {k: after[k] - before[k] for k in after}
+
+    short = spent("A fine film.")
+    long = spent("A fine film, with a long and winding plot that the actors carry well to the very end.")
+    assert short["calls"] == long["calls"] == 1 and short["tokens_out"] == long["tokens_out"] == 1
+    assert long["tokens_in"] > short["tokens_in"] > 50  # the prompt's examples, then the text
+    assert short["estimated_calls"] == 0
 
 
 # ---------------------------------------------------------------- a 429, then an answer (a real loopback server)
@@ -227,6 +255,8 @@ def test_a_run_stopped_by_its_budget_resumes_to_the_uncapped_run(tmp_path):
     assert full.returncode == 0, full.stderr
     expected, usage_full = _results(tmp_path / "full")
     assert usage_full["estimated"] and usage_full["estimated_calls"] == usage_full["calls"] > 0
+    assert f"Usage: {usage_full['calls']} requests" in full.stdout
+    assert 'data-testid="usage"' in (tmp_path / "full" / "report.html").read_text(encoding="utf-8")
 
     capped = hinter(*base, "--out", str(tmp_path / "capped"), "--budget", "calls=60")
     assert capped.returncode == 4, capped.stderr

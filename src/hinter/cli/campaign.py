@@ -447,7 +447,8 @@ class _display:
         self._thread.join(timeout=5)
         if exc_type is None:
             s = self.state
-            console.print(f"hinter: {s.stored}/{s.total} texts, {s.calls} model calls, "
+            tokens = "" if s.tokens is None else f"{'~' if s.tokens_estimated else ''}{s.tokens:,} tokens, "
+            console.print(f"hinter: {s.stored}/{s.total} texts, {s.calls} model calls, {tokens}"
                           f"{_duration(s.clock() - s.started)}", highlight=False, markup=False, soft_wrap=True)
 
 
