@@ -32,6 +32,50 @@ def test_budget_forms_and_errors():
     assert Prices(1.0, 2.0).cost(1_000_000, 500_000) == 2.0  # per million tokens
 
 
+class SpreadModel:
+    """A model that runs its batches together (as the Ray executor's does): the cache hands it every batch."""
+
+    fingerprint, batch_size = "spread", 4
+
+    def __init__(self):
+        self.asked = 0
+
+    def predict(self, texts):
+        self.asked += len(texts)
+        return ["Positive" for _ in texts]
+
+    def predict_batches(self, batches, retries, backoff_s):
+        from hinter.models import normalise
+        for b in batches:
+            yield [normalise(o) for o in self.predict(b)]
+
+
+@pytest.mark.parametrize("spread", [False, True])
+def test_the_cache_stops_before_the_batch_that_would_pass_the_budget_and_counts_earlier_sessions(tmp_path, spread):
+    from hinter.models.base import OutcomeCache
+    from hinter.models.callable import CallableModel
+    from hinter.store import RunStore
+    from hinter.usage import BudgetReached, Meter
+    texts = [f"text number {i}" for i in range(10)]
+    store = RunStore(tmp_path / "run.sqlite")
+    model = SpreadModel() if spread else CallableModel(lambda ts: ["Positive"] * len(ts), batch_size=4)
+    cache = OutcomeCache(model, store, meter=Meter(model, store, Budget("calls", 9)))
+    with pytest.raises(BudgetReached, match="calls=9"):
+        cache.predict(texts)
+    assert cache.calls == 8  # two batches of 4; a third would make 12
+    assert store.stats()["usage.calls"] == 8 and store.stats()["usage.estimated_calls"] == 8
+    # a later session with the same budget: what was spent counts, the stored answers are free, nothing is asked
+    again = OutcomeCache(model, store, meter=Meter(model, store, Budget("calls", 9)))
+    with pytest.raises(BudgetReached):
+        again.predict(texts)
+    assert again.calls == 0
+    # with a larger one it asks only the rest
+    more = OutcomeCache(model, store, meter=Meter(model, store, Budget("calls", 12)))
+    assert len(more.predict(texts)) == 10 and more.calls == 2
+    assert store.stats()["usage.calls"] == 10
+    store.close()
+
+
 def test_the_progress_line_shows_tokens_and_cost():
     from hinter.cli.campaign import CampaignProgress
     state = CampaignProgress(10, 5, lambda: 0.0)

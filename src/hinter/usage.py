@@ -192,8 +192,9 @@ class Meter:
         tin = int(tin * self._ratio_in)
         return {"calls": len(texts), "tokens": tin + tout, "cost": self.prices.cost(tin, tout)}
 
-    def check(self, texts: Sequence[str]) -> None:
-        """Raise BudgetReached if asking `texts` (one model batch) would exceed the budget."""
+    def check(self, texts: Sequence[str], force: bool = False) -> None:
+        """Raise BudgetReached if asking `texts` (one model batch) would exceed the budget (`force`: in any case,
+        the batches sent together having been cut before it by `fitting`)."""
         if self.budget is None:
             return
         self.record(())  # what the model counted since the last batch (its preflight, the start-up check)
@@ -201,7 +202,7 @@ class Meter:
         now = {"calls": spent.get("calls", 0), "tokens": spent.get("tokens_in", 0) + spent.get("tokens_out", 0),
                "cost": spent.get("cost", 0.0)}[self.budget.kind]
         next_ = self._batch_estimate(texts)[self.budget.kind]
-        if now + next_ > self.budget.amount:
+        if force or now + next_ > self.budget.amount:
             shown = f"{now:.4g}" if self.budget.kind == "cost" else f"{int(now)}"
             raise BudgetReached(f"the budget {self.budget} is reached: {shown} {self.budget.kind} spent, and the "
                                 f"next batch of {len(texts)} texts would take about {next_:.4g} more",

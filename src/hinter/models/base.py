@@ -146,7 +146,7 @@ class OutcomeCache:
             fit = len(text_chunks) if meter is None else meter.fitting(text_chunks)
             results = self.model.predict_batches(text_chunks[:fit], self.retries, self.backoff_s)
             if fit < len(text_chunks):  # the batches that fit, then the budget's stop (BudgetReached)
-                results = _then(results, lambda: meter.check(text_chunks[fit]))
+                results = _then(results, lambda: meter.check(text_chunks[fit], force=True))
         else:
             results = (predict_with_retries(self.model, c, self.retries, self.backoff_s)
                        for c in text_chunks if meter is None or meter.check(c) is None)
