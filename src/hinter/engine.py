@@ -184,6 +184,8 @@ def execute(config: RunConfig, texts: Sequence[str | TextRecord], model, *, dict
     report = progress or (lambda stage, done, total: None)
     try:
         report("load", 0, 1)
+        from .models import ModelSpec
+        loaded_here = isinstance(model, (str, ModelSpec))  # loaded for this run: all it counts is the run's
         model = executor.start(model, parser)
         report("load", 1, 1)
         store = _open_store(out_dir, run_settings(config, model.fingerprint, _parser_fingerprint(executor, config),
@@ -191,7 +193,7 @@ def execute(config: RunConfig, texts: Sequence[str | TextRecord], model, *, dict
         _run_checks(store, model, records, config, d, suite)
         source = suite if suite is not None else ParsedVerdicts(Mutate(config, d), executor.validate)
         done = store.done_text_ids()
-        cache = OutcomeCache(model, store, meter=usage_meter(config, model, store, report))
+        cache = OutcomeCache(model, store, meter=usage_meter(config, model, store, report, loaded_here))
         run_pipeline(text_batches(records, done, config.batch_texts), source, StoreSink(store), config,
                      cache=cache, total=len(records), done=len(done), report=report)
         return Run(out_dir, store)
@@ -200,10 +202,11 @@ def execute(config: RunConfig, texts: Sequence[str | TextRecord], model, *, dict
         lock.release()
 
 
-def usage_meter(config: RunConfig, model, store: RunStore | None, report=None):
+def usage_meter(config: RunConfig, model, store: RunStore | None, report=None, since_load: bool = True):
     """The meter of the run's cache (hinter.usage): what the model spends, capped by --budget."""
     from .usage import Meter, Prices, parse_budget
-    return Meter(model, store, parse_budget(config.budget), Prices(config.price_in, config.price_out), report=report)
+    return Meter(model, store, parse_budget(config.budget), Prices(config.price_in, config.price_out), report=report,
+                 since_load=since_load)
 
 
 def estimate_campaign(config: RunConfig, texts: Sequence[str | TextRecord], *, dictionary: Dictionary | None = None,

@@ -166,16 +166,18 @@ class Meter:
     does not count its tokens (and, for the budget's check, how the next batch is estimated)."""
 
     def __init__(self, model, store=None, budget: Budget | None = None, prices: Prices | None = None,
-                 cost: TextCost | None = None, report=None):
+                 cost: TextCost | None = None, report=None, since_load: bool = True):
         self.model, self.store, self.budget = model, store, budget
         # progress(stage, done, total): "tokens" (tokens, calls; "tokens~" where some are estimated), "cost" (cost, 0)
         self.report = report
         self.prices = (prices or Prices()).merged(getattr(model, "prices", None))
         self.text_cost = cost or TextCost.of_task(getattr(model, "task", None))
-        self.counted: Usage | None = getattr(model, "usage", None) if isinstance(getattr(model, "usage", None),
-                                                                               Usage) else None
-        self._seen = self.counted.numbers() if self.counted is not None else None
-        self._seen = {k: 0 for k in self._seen} if self._seen is not None else None  # preflight, checks included
+        usage = getattr(model, "usage", None)
+        self.counted = usage if isinstance(usage, Usage) else None
+        # `since_load`: the model was loaded for this run, so what it counted already (its preflight) is the run's;
+        # otherwise (a model object used by several runs) only what it counts from now on
+        self._seen = None if self.counted is None else (
+            dict.fromkeys(self.counted.numbers(), 0) if since_load else self.counted.numbers())
         before = {k[len(STAT):]: v for k, v in (store.stats() if store is not None else {}).items()
                   if k.startswith(STAT)}
         self.before = before  # what the earlier sessions of this run spent
@@ -258,19 +260,6 @@ class Meter:
             if self.prices.given:
                 self.report("cost", spent.get("cost", 0.0), 0)
 
-    def progress_text(self) -> str:
-        """'1,234 calls, 56,789 tokens, cost 0.0123' (this run, every session): for the progress line."""
-        return usage_text(self.spent(), self.prices.given)
-
-
-def usage_text(spent: dict, priced: bool) -> str:
-    tokens = int(spent.get("tokens_in", 0) + spent.get("tokens_out", 0))
-    est = "~" if spent.get("estimated_calls") else ""
-    text = f"{est}{tokens:,} tokens"
-    if priced or spent.get("cost"):
-        text += f", cost {est}{spent.get('cost', 0.0):.4g}"
-    return text
-
 
 def summary_section(stats: dict[str, float], settings: dict) -> dict:
     """summary.json's `usage`: from the run's stats, every session summed."""
@@ -291,4 +280,4 @@ def summary_section(stats: dict[str, float], settings: dict) -> dict:
 
 
 __all__ = ["BUDGET_KINDS", "Budget", "BudgetReached", "CHARS_PER_TOKEN", "EXIT_BUDGET", "Meter", "Prices", "TextCost",
-           "Usage", "estimate_tokens", "estimated", "parse_budget", "summary_section", "usage_text"]
+           "Usage", "estimate_tokens", "estimated", "parse_budget", "summary_section"]
