@@ -316,3 +316,41 @@ def test_a_run_stopped_by_its_budget_resumes_to_the_uncapped_run(tmp_path):
     resumed, usage_resumed = _results(tmp_path / "capped")
     assert resumed == expected
     assert usage_resumed["calls"] == usage_full["calls"]  # no text asked twice over the three sessions
+
+
+def test_a_large_campaign_asks_first_in_a_terminal_and_a_no_asks_nothing(tmp_path):
+    """In a real pseudo-terminal: above 10,000 estimated calls, the run asks; 'n' stops it before any call."""
+    import os
+    import pty
+    import subprocess
+    import sys
+    words = ["man", "woman", "boy", "girl", "white", "black"]
+    rows = [{"text": f"The {words[i % 6]} and the {words[(i + 1) % 6]} met the {words[(i + 2) % 6]} on day {i}."}
+            for i in range(3000)]
+    (tmp_path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "hinter.cli", "run", "-d", str(tmp_path / "data.jsonl"), "-m",
+                             "python:planted:intersectional", "-a", "gender,race", "--budget", "calls=1000000",
+                             "--out", str(tmp_path / "run")], stdin=slave, stdout=slave, stderr=slave,
+                            env={**os.environ, "PYTHONPATH": os.path.dirname(__file__)}, close_fds=True)
+    os.close(slave)
+    seen = b""
+    try:
+        while b"Go on?" not in seen:
+            chunk = os.read(master, 4096)
+            assert chunk, seen.decode(errors="replace")
+            seen += chunk
+        os.write(master, b"n\n")
+        while True:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:  # the terminal closed with the process
+                break
+            if not chunk:
+                break
+            seen += chunk
+    finally:
+        assert proc.wait(timeout=120) == 1, seen.decode(errors="replace")
+        os.close(master)
+    assert b"Nothing was asked" in seen
+    assert not (tmp_path / "run" / "run.sqlite").exists()
