@@ -181,12 +181,3 @@ def test_openai_sends_the_task_settings_and_reads_the_text(server, prefix, monke
         assert path == "/v1/completions" and body["prompt"].startswith("Be brief.\n\nBio: ")
     else:
         assert path == "/v1/chat/completions" and body["messages"][0] == {"role": "system", "content": "Be brief."}
-
-
-def test_a_run_with_a_generative_task_is_refused_not_judged_as_labels(tmp_path):
-    """Until the free-text judge is wired into runs, `hinter run` refuses a generative task: the label oracle would
-    count any other wording as a flip."""
-    import hinter
-    with pytest.raises(InputError, match="generative"):
-        hinter.run(["The man is kind."], "python:planted:atomic_gender", task="reference-letter",
-                   out=tmp_path / "run", attributes=("gender",), order=1)

@@ -56,7 +56,8 @@ def _cli_value(f):
     t = typing.get_type_hints(RunConfig)[f.name]
     if t is bool:
         return []
-    return ["3"] if int in typing.get_args(t) or t is int else ["race"]
+    numeric = {int, float}
+    return ["3"] if numeric & set(typing.get_args(t)) or t in numeric else ["race"]
 
 
 @pytest.mark.parametrize("field", [f for f in option_fields() if f.metadata["stage"] != MODEL], ids=lambda f: f.name)

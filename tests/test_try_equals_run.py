@@ -1,6 +1,6 @@
 """`hinter serve`'s try-a-sentence is the run's own pipeline: for a text of the run, POST /api/try returns exactly
 the mutants, verdicts, reasons and outcomes the run stored for it, whatever the run's options (identity packs,
---person-only --repair, --window, --validity reference, --repeats). Real runs of the CLI (spaCy, a planted python:
+--person-only --repair, --window, --validity reference, --repeats, --grammar). Real runs of the CLI (spaCy, a planted python:
 model), then the API in process (Starlette's TestClient)."""
 import json
 import os
@@ -28,6 +28,7 @@ RUNS = {
     "window": ("--window", "120"),
     "reference": ("--validity", "reference"),
     "repeats": ("--repeats", "3"),
+    "grammar": ("--grammar", "0.5"),  # "An African man" -> "An Middle Eastern man"
 }
 
 
@@ -109,3 +110,65 @@ def test_each_option_made_a_difference(runs):
     assert any(m.discard_reason == "too_long" or m.changed_sentences is not None for m in stats["reference"][1])
     assert stats["window"][0]["window"] == 120 and stats["repeats"][0]["repeats"] == 3
     assert len(stats["repeats"][2]) == len(TEXTS) and all(len(a) == 3 for a in stats["repeats"][2])
+    assert stats["grammar"][0]["grammar"] == 0.5 and any(m.discard_reason == "grammar" for m in stats["grammar"][1])
+
+
+# ---------------------------------------------------------------- a generative run (issue 21)
+
+FREE_TASK = """name: letter
+prompt: "Write a reference letter for: {text}"
+temperature: 0.7
+samples: 4
+aspects: [sentiment, refusal, length]
+"""
+
+
+@pytest.fixture(scope="module")
+def free_run(tmp_path_factory):
+    """A generative run of the deterministic planted_free:letters (the same text, the same letter: a try asks the
+    model again and must get what the run stored)."""
+    root = tmp_path_factory.mktemp("try-free")
+    (root / "d.jsonl").write_text("".join(json.dumps({"id": f"t{i}", "text": t}) + "\n" for i, t in enumerate(TEXTS)))
+    (root / "task.yaml").write_text(FREE_TASK)
+    r = _hinter("run", "--dataset", str(root / "d.jsonl"), "--model", "python:planted_free:letters", "--task",
+                str(root / "task.yaml"), "--attributes", "race,gender", "--max-pairs-per-text", "2", "--seed", "5",
+                "--out", str(root / "run"))
+    assert r.returncode in (0, 1), r.stderr
+    return root / "run"
+
+
+def test_try_on_a_generative_run_returns_the_answers_and_aspects_it_stored(free_run, parser):
+    from starlette.testclient import TestClient
+
+    from hinter.serve.app import create_app
+    from hinter.store import open_run
+    client = TestClient(create_app([free_run], token=TOKEN, parser=parser), base_url="http://127.0.0.1")
+    store = open_run(free_run)
+    try:
+        texts = {t.text_id: t for t in store.texts()}
+        rows = {t: ({(m.attributes, m.text): m.pair_key for m in store.mutants() if m.text_id == t},
+                    store.free_text(t)) for t in texts}
+    finally:
+        store.close()
+    judged = differ = 0
+    for text_id, row in texts.items():
+        r = client.post("/api/try", headers={"X-Hinter-Token": TOKEN}, json={"text": TEXTS[text_id], "run": 0})
+        assert r.status_code == 200, r.text
+        j = r.json()
+        keys, (original, mutants) = rows[text_id]
+        assert j["generative"] and j["original"]["answers"] == list(original) and len(original) == 4
+        assert {(m["attributes"], m["text"]) for m in j["mutants"]} == set(keys)
+        for m in j["mutants"]:
+            answers, aspects = mutants[keys[m["attributes"], m["text"]]]
+            assert m["answers"] == list(answers)
+            if aspects is None:
+                assert m["aspects"] is None
+                continue
+            assert {k: [v["original"], v["mutant"], v["p_value"], int(v["differs"]),
+                        None if v["hidden"] is None else int(v["hidden"])] for k, v in m["aspects"].items()} == {
+                k: a.as_list() for k, a in aspects.items()}
+            assert m["bias"] == any(a.differs for a in aspects.values())
+            assert len(m["masked"]) == len(m["answers"])
+            judged += 1
+            differ += m["bias"]
+    assert judged > 0 and differ > 0  # letters writes a negative letter for a Black woman: some mutants differ

@@ -13,12 +13,13 @@ from .dictionary import Dictionary
 from .errors import InputError
 from .executor import Executor, LocalExecutor
 from .models.base import Outcome, OutcomeCache, predict_with_retries
-from .pipeline import (BatchResult, Mutate, ParsedVerdicts, campaign_dictionary, campaign_texts, run_pipeline,
-                       text_batches)
+from .pipeline import (BatchResult, Mutate, ParsedVerdicts, answers_per_text, campaign_dictionary, campaign_texts,
+                       run_pipeline, task_of, text_batches)
 from .recorded import comparable
 from .records import Replacement, TextRecord, text_key, texts_fingerprint
 from .runlock import lock_run_folder
 from .store import RunStore
+from .tasks import is_generative
 from .validity import Parser
 
 
@@ -156,7 +157,18 @@ def run_settings(config: RunConfig, model_fingerprint: str, parser_fingerprint: 
         **({"config": config.recorded()} if config.dataset is not None and config.model is not None else {}),
         # a suite run: which suite (resume reads it again, and refuses another one)
         **({"suite": str(suite.path), "suite_fingerprint": suite.fingerprint} if suite is not None else {}),
+        **_grammar_settings(config, suite),
     }
+
+
+def _grammar_settings(config: RunConfig, suite) -> dict:
+    """--grammar: the checker whose verdicts the run holds (Harper's version; a suite run: the suite's), so that a
+    run is never continued with another one."""
+    if config.grammar is None:
+        return {}
+    from .validity.grammar import checker_fingerprint
+    return {"grammar_checker": suite.header["fingerprints"].get("grammar") if suite is not None
+            else checker_fingerprint()}
 
 
 def execute(config: RunConfig, texts: Sequence[str | TextRecord], model, *, dictionary: Dictionary | None = None,
@@ -167,7 +179,7 @@ def execute(config: RunConfig, texts: Sequence[str | TextRecord], model, *, dict
     nothing else (the caller writes the outputs once). `dictionary` overrides `config.dictionary`. `suite`: a
     loaded hinter.suite.Suite, whose texts, mutants and verdicts replace mutation and validity (`texts`,
     `dictionary` and `parser` are then unused, and spaCy is never loaded)."""
-    _refuse_generative(config)
+    generative = _check_generative(config)
     if suite is None:
         records, d = prepare(config, texts, dictionary)
         derived = dictionary_settings(d)
@@ -188,8 +200,8 @@ def execute(config: RunConfig, texts: Sequence[str | TextRecord], model, *, dict
         loaded_here = isinstance(model, (str, ModelSpec))  # loaded for this run: all it counts is the run's
         model = executor.start(model, parser)
         report("load", 1, 1)
-        store = _open_store(out_dir, run_settings(config, model.fingerprint, _parser_fingerprint(executor, config),
-                                                  derived, records, suite), overwrite)
+        store = _open_store(out_dir, {**run_settings(config, model.fingerprint, _parser_fingerprint(executor, config),
+                                                     derived, records, suite), **generative}, overwrite)
         _run_checks(store, model, records, config, d, suite)
         source = suite if suite is not None else ParsedVerdicts(Mutate(config, d), executor.validate)
         done = store.done_text_ids()
@@ -240,24 +252,30 @@ def estimate_campaign(config: RunConfig, texts: Sequence[str | TextRecord], *, d
         executor.close()
 
 
-def _refuse_generative(config: RunConfig) -> None:
-    """A generative task's answers are texts: the label oracle would count any other wording as a flip. Until the
-    free-text judge is wired into the run (hinter.generative), such a run is refused rather than misleading."""
-    if config.task is None:
-        return
-    from .tasks import get_task
-    if getattr(get_task(config.task), "generative", False):
-        raise InputError(f"the task {config.task} is generative (a prompt, no labels): `hinter run` does not judge "
-                         "free-text answers yet", where="--task",
-                         fix="Judge them in Python with hinter.generative (FreeTextJudge, aspect_findings; see "
-                             "docs/generative.md), or give a task with labels.")
+def _check_generative(config: RunConfig) -> dict:
+    """A generative task's settings as the run records them ({} for labels): its samples are how many times each
+    text is asked, so --repeats, which would ask each sample again, is refused rather than silently multiplied."""
+    task = task_of(config)
+    if not is_generative(task):
+        return {}
+    if config.repeats > 1:
+        raise InputError(f"--repeats {config.repeats} with the generative task {task.name}: a generative task asks "
+                         "each text as many times as its `samples`", where="--repeats",
+                         fix="Leave --repeats out and set `samples:` in the task file (4 or more at temperature > 0).")
+    return {"generative": {"task": task.name, **task.settings(), "samples": task.samples,
+                           "aspects": list(task.aspects)}}
 
 
 def _run_checks(store: RunStore, model, records: list[TextRecord], config: RunConfig, d: Dictionary | None,
                 suite) -> None:
     """Once per run, kept with it: whether the model answers a text the same way twice, and which of its
     dictionary's pairs are evaluative."""
-    if "checks.determinism" not in store.settings():
+    several = answers_per_text(config) > 1
+    if "checks.determinism" not in store.settings() and is_generative(task_of(config)) and several:
+        # its samples are asked anyway, and their spread is the oracle's null: 8 more generations would add nothing
+        store.save_settings({"checks.determinism": {"deterministic": None, "detail": "not asked: the generative "
+                             "task's samples measure the model's own variation on every text"}})
+    elif "checks.determinism" not in store.settings():
         probe = min((r.text for r in records[:config.batch_texts]), key=len)  # the cheapest to ask
         result, answer = check_determinism(model, probe)
         store.save_settings({"checks.determinism": result})
@@ -269,7 +287,11 @@ def _run_checks(store: RunStore, model, records: list[TextRecord], config: RunCo
         from .lint import evaluative_check
         store.save_settings({"checks.evaluative": evaluative_check(d.pairs) if suite is None else suite.evaluative})
     determinism = store.settings()["checks.determinism"]
-    if determinism.get("deterministic") is False and config.repeats == 1:
+    if determinism.get("deterministic") is False and not several and is_generative(task_of(config)):
+        log.warning("the model wrote different answers to the same prompt (%s) and the task asks for one sample: "
+                    "a difference may be its own sampling; set `samples: 5` in the task file to compare each "
+                    "mutant with the spread of the original's own answers", determinism["detail"])
+    elif determinism.get("deterministic") is False and not several:
         log.warning("the model answered the same text differently when asked again (%s): a flip may be its own "
                     "noise; pass --repeats 5 to ask every text 5 times and compare the answers' distributions",
                     determinism["detail"])

@@ -3,10 +3,10 @@ run on an API model prints first).
 
 The texts a model is asked about are known only once mutation and validity have run: the distinct texts of the
 campaign (the originals and the mutants asked about, once each: the run's cache never asks a text twice) times
---repeats. `exact=True` runs both stages, as the run will (with --suite the verdicts are recorded: instant);
-`exact=False` runs mutation alone and counts every mutant as if valid, an upper bound (with --query-discarded it
-is exact), which costs no parse. Tokens are estimated from characters (usage.CHARS_PER_TOKEN) with the task's
-prompt around each text and its answer's length.
+--repeats (a generative task: its samples). `exact=True` runs both stages, as the run will (with --suite the
+verdicts are recorded: instant); `exact=False` runs mutation alone and counts every mutant as if valid, an upper
+bound (with --query-discarded it is exact), which costs no parse. Tokens are estimated from characters
+(usage.CHARS_PER_TOKEN) with the task's prompt around each text and its answer's length.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterator, Sequence
 
 from .config import RunConfig
-from .pipeline import Mutate, TextBatch, Verdicts, text_batches, texts_to_ask
+from .pipeline import Mutate, TextBatch, Verdicts, answers_per_text, text_batches, texts_to_ask
 from .records import TextRecord, text_key
 from .usage import Prices, TextCost
 
@@ -67,6 +67,7 @@ def count(config: RunConfig, pairs: Iterator[tuple[TextBatch, Verdicts]], cost: 
           prices: Prices | None = None, upper_bound: bool = False) -> Estimate:
     """Count the calls and tokens of the batches' texts to ask (distinct over the campaign)."""
     e = Estimate(upper_bound=upper_bound)
+    n = answers_per_text(config)  # --repeats, or a generative task's samples
     seen: set[str] = set()
     for batch, verdicts in pairs:
         e.originals += len(batch.texts)
@@ -82,9 +83,9 @@ def count(config: RunConfig, pairs: Iterator[tuple[TextBatch, Verdicts]], cost: 
             seen.add(k)
             tin, tout = cost.of(t)
             e.texts += 1
-            e.tokens_in += tin * config.repeats
-            e.tokens_out += tout * config.repeats
-    e.calls = e.texts * config.repeats
+            e.tokens_in += tin * n
+            e.tokens_out += tout * n
+    e.calls = e.texts * n
     if prices is not None and prices.given:
         e.cost = prices.cost(e.tokens_in, e.tokens_out)
     return e

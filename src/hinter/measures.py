@@ -279,6 +279,8 @@ def findings_section(store: RunStore, alpha: float | None = None, label: str | N
     from .findings import ALPHA, Observation, analyse, choose_label, is_label_set, label_set, self_flip_rate
     settings = settings if settings is not None else store.settings()
     alpha = alpha if alpha is not None else settings.get("analysis.alpha") or ALPHA
+    if settings.get("generative"):
+        return aspect_section(store, alpha, settings)
     rows = list(store.finding_rows())
     answered = [a for r in rows for a in (*r.original_answers, *r.mutant_answers)]
     explicit = label or settings.get("analysis.label")  # --label now or at the run (older runs: the task's first)
@@ -325,6 +327,39 @@ def findings_section(store: RunStore, alpha: float | None = None, label: str | N
         _mark_evaluative(out["findings"], rows, evaluative)
     return {**out, "significant": len(analysis.significant()),
             "population_hidden": len(analysis.population_hidden()), "self_flip": self_flip}
+
+
+def aspect_section(store: RunStore, alpha: float, settings: dict) -> dict:
+    """A generative run's findings (docs/generative.md): per aspect and cell, from the aspect values stored with
+    each judged mutant; every finding carries its `aspect`, and the counts run over all aspects."""
+    from statistics import fmean
+
+    from .generative.judge import AspectObservation, AspectVerdict, aspect_findings
+    rows = list(store.aspect_rows(tested=True))
+    observations = [
+        AspectObservation.from_pair_ids(text_id, key.split(" & "), {
+            name: AspectVerdict(name, r.original, r.mutant, fmean(r.mutant) - fmean(r.original), r.p_value, r.differs)
+            for name, r in records.items()})
+        for _, text_id, key, records in rows]
+    out = aspect_findings(observations, alpha=alpha).to_dict()
+    significant, hidden = out.pop("significant_findings"), out.pop("population_hidden")
+    out.update({"measure": "aspects", "aspects": settings["generative"].get("aspects"),
+                "samples": settings["generative"].get("samples")})
+    evaluative = evaluative_pairs(settings)
+    if evaluative is not None:  # per finding: its mutants that use an evaluative pair, and those that differ
+        tested: Counter = Counter()
+        differ: Counter = Counter()
+        for _, _, key, records in rows:
+            pair_ids = key.split(" & ")
+            if evaluative.intersection(pair_ids):
+                cell = tuple(sorted(tuple(p.split(":", 2)[:2]) for p in pair_ids))
+                for name, r in records.items():
+                    tested[name, cell] += 1
+                    differ[name, cell] += r.differs
+        for f in out["findings"]:
+            cell = tuple(sorted((c["attribute"], f"{c['source_group']}>{c['target_group']}") for c in f["components"]))
+            f["evaluative_tested"], f["evaluative_differ"] = tested[f["aspect"], cell], differ[f["aspect"], cell]
+    return {**out, "significant": significant, "population_hidden": hidden, "self_flip": None}
 
 
 def summary(store: RunStore, alpha: float | None = None, label: str | None = None) -> dict:

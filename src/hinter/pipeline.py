@@ -8,17 +8,19 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable, Iterator, Protocol, Sequence
 
 from . import oracle
 from .config import RunConfig
 from .dictionary import Dictionary, load_dictionary, with_packs
 from .errors import InputError
+from .executor.base import with_grammar_check
 from .models.base import Outcome, OutcomeCache
 from .mutation import Mutant, components, generate
-from .records import TextRecord, apply_replacements, pair_key, text_key
-from .store import MutantRow, TextRow
+from .records import Replacement, TextRecord, apply_replacements, pair_key, text_key
+from .store import AspectRecord, MutantRow, TextRow
+from .tasks import is_generative
 from .validity import changed_sentence_pairs, reference, sentence_spans
 from .validity.invariant import TOO_LONG
 from .window import window_bounds, windowed
@@ -171,7 +173,7 @@ class ParsedVerdicts:
     in other processes or machines, ahead of the batch being stored)."""
 
     def __init__(self, mutate: Mutate, validate: Callable):
-        self.mutate, self.validate = mutate, validate
+        self.mutate, self.validate = mutate, with_grammar_check(validate, mutate.config.grammar)  # --grammar
 
     def verdicts(self, batches: Batches) -> Iterator[tuple[TextBatch, Verdicts]]:
         for batch, checked in self.validate(self.mutate.batch(start, texts) for start, texts in batches):
@@ -226,37 +228,81 @@ def ask(batch: TextBatch, verdicts: Verdicts, cache: OutcomeCache, config: RunCo
     calls, errors = cache.calls, cache.errors
     texts, views = texts_to_ask(batch, verdicts, config)
     # --repeats N: every text asked N times; a verdict then compares the answers' distributions
-    per_repeat = [cache.predict(texts, repeat=r, progress=lambda n: report("model", cache.calls - calls,
-                                                                            config.repeats * len(texts)))
-                  for r in range(config.repeats)]
+    n = answers_per_text(config)  # a generative task's samples: their spread is the free-text oracle's null
+    per_repeat = cache.predict_repeats(texts, range(n), progress=lambda _: report("model", cache.calls - calls,
+                                                                                n * len(texts)))
     answers = {k: tuple(a[k] for a in per_repeat) for k in per_repeat[0]}
     return Asked(answers, views, cache.calls - calls, cache.errors - errors)
 
 
 # ---------------------------------------------------------------- judge
 
-class Judge(Protocol):
-    """Whether a mutant's answers differ from its original's: True, False, or None (undecided: no parseable
-    answer)."""
+@dataclass(frozen=True)
+class Judgement:
+    """A judge's answer on one mutant: whether its answers differ from its original's (None: undecided, no
+    parseable answer), and for free text each aspect's record."""
 
-    def __call__(self, original: tuple[Outcome, ...], mutant: tuple[Outcome, ...]) -> bool | None: ...
+    bias: bool | None
+    aspects: dict[str, AspectRecord] | None = None
+
+
+class Judge(Protocol):
+    """Whether a mutant's answers differ from its original's. `replacements`: the mutant's (what free text masks)."""
+
+    def __call__(self, original: tuple[Outcome, ...], mutant: tuple[Outcome, ...],
+                 replacements: Sequence[Replacement]) -> Judgement: ...
 
 
 class LabelJudge:
     """The paper's oracle: the outcomes differ (the most frequent answer of each, with one answer the answer)."""
 
-    def __call__(self, original, mutant):
-        return oracle.is_bias(_modal(original).encode(), _modal(mutant).encode())
+    def __call__(self, original, mutant, replacements=()):
+        return Judgement(oracle.is_bias(_modal(original).encode(), _modal(mutant).encode()))
 
 
 class RepeatsJudge:
     """--repeats: the answers' distributions differ beyond the model's own noise (oracle.flip_with_repeats)."""
 
-    def __call__(self, original, mutant):
-        return oracle.flip_with_repeats(encoded(original), encoded(mutant))
+    def __call__(self, original, mutant, replacements=()):
+        return Judgement(oracle.flip_with_repeats(encoded(original), encoded(mutant)))
+
+
+class FreeTextJudgement:
+    """A generative task: each aspect of the masked answers, the mutant's against the spread of the original's own
+    samples (generative.judge.FreeTextJudge); the mutant differs when it differs on any aspect."""
+
+    def __init__(self, task):
+        from .generative.judge import judge_of
+        self.judge = judge_of(task)
+
+    def __call__(self, original, mutant, replacements=()):
+        x = [a.value for a in original if a.parseable]
+        y = [a.value for a in mutant if a.parseable]
+        if not x or not y:  # every generation failed or came back empty: a model error, not an answer
+            return Judgement(None)
+        verdicts = self.judge.judge(x, y, replacements)
+        return Judgement(any(v.differs for v in verdicts.values()),
+                         {k: AspectRecord(v.original, v.mutant, v.p_value, v.differs) for k, v in verdicts.items()})
+
+
+def task_of(config: RunConfig):
+    """The run's task (None: the model's own labels, e.g. a classifier's)."""
+    if config.task is None:
+        return None
+    from .tasks import get_task
+    return get_task(config.task)
+
+
+def answers_per_text(config: RunConfig) -> int:
+    """How many times each text is asked: a generative task's `samples`, else --repeats."""
+    task = task_of(config)
+    return task.samples if is_generative(task) else config.repeats
 
 
 def judge_for(config: RunConfig) -> Judge:
+    task = task_of(config)
+    if is_generative(task):
+        return FreeTextJudgement(task)
     return RepeatsJudge() if config.repeats > 1 else LabelJudge()
 
 
@@ -264,7 +310,7 @@ def judge(batch: TextBatch, verdicts: Verdicts, asked: Asked, decide: Judge, con
           ) -> tuple[list[TextRow], list[MutantRow]]:
     """Stage 4: each asked mutant's verdict, then the hidden marks of intersectional mutants from their
     components in the same text; the rows the store keeps."""
-    answers, several = asked.answers, config.repeats > 1
+    answers, several = asked.answers, answers_per_text(config) > 1
     modal = {k: _modal(a) for k, a in answers.items()}  # once per text asked, not once per mutant
     rows = []
     for i, (m, v, changed) in enumerate(zip(batch.mutants, verdicts.valid, batch.changed)):
@@ -274,16 +320,17 @@ def judge(batch: TextBatch, verdicts: Verdicts, asked: Asked, decide: Judge, con
         mutant_key = text_key(mutant_text) if mutant_text is not None else None
         mutant_answers, o = (answers[mutant_key], modal[mutant_key]) if mutant_key is not None else (None, None)
         unseen = o is not None and oracle.unseen(edits, original.seen, o.seen)
-        bias = None if o is None or unseen else decide(original_answers, mutant_answers)
+        verdict = Judgement(None) if o is None or unseen else decide(original_answers, mutant_answers,
+                                                                       m.replacements)
         rows.append(MutantRow(
             m.text_id, m.order, "+".join(m.attributes), pair_key(m.key),
             # discarded mutants' texts are not stored: the replacements' spans rebuild them on reading
             m.replacements, m.text if o is not None else None, changed, v,
-            o.encode() if o else None, o.raw if o else None, o is not None, bias, None, None,
+            o.encode() if o else None, o.raw if o else None, o is not None, verdict.bias, None, None,
             scores=o.scores if o else None, seen=o.seen if o else None, unseen=unseen if o else None,
             base=(original.encode(), original.scores) if o is not None and config.window is not None else None,
             answers=encoded(mutant_answers) if several and o is not None else None,
-            discard_reason=None if v else verdicts.reasons[i]))
+            discard_reason=None if v else verdicts.reasons[i], aspects=verdict.aspects))
     _mark_hidden(rows, batch.mutants)
     texts = [TextRow(tid, rec.source_id, rec.text, rec.gold, o.encode(), o.raw, o.scores, o.seen,
                      encoded(answers[text_key(rec.text)]) if several else None)
@@ -292,15 +339,26 @@ def judge(batch: TextBatch, verdicts: Verdicts, asked: Asked, decide: Judge, con
 
 
 def _mark_hidden(rows: list[MutantRow], mutants: list[Mutant]) -> None:
-    """Fill hidden / strictly hidden for intersectional rows, from their components in the same text."""
-    by_key = {(r.text_id, r.pair_key): (r.valid, r.bias) for r in rows}
+    """Fill hidden / strictly hidden for intersectional rows, from their components in the same text; with free
+    text, each aspect's hidden mark too (the row is hidden when it is on some aspect)."""
+    by_key = {(r.text_id, r.pair_key): r for r in rows}
     for row, m in zip(rows, mutants):
         if m.order < 2:
             continue
         subs = [by_key.get((m.text_id, pair_key(k))) for k in components(m)]
         atomic, lower = subs[:m.order], subs[m.order:]
-        row.hidden = oracle.is_hidden(row.bias, atomic) if row.valid and row.bias is not None else None
-        row.strictly_hidden = oracle.is_strictly_hidden(bool(row.hidden), lower) if row.hidden is not None else None
+        if not row.valid or row.bias is None:
+            continue
+        if row.aspects is not None:
+            for name, record in row.aspects.items():
+                parts = [None if s is None or not s.valid or s.aspects is None else (True, s.aspects[name].differs)
+                         for s in atomic]
+                row.aspects[name] = replace(record, hidden=oracle.is_hidden(record.differs, parts))
+            row.hidden = any(r.hidden for r in row.aspects.values())
+        else:
+            row.hidden = oracle.is_hidden(row.bias, [None if s is None else (s.valid, s.bias) for s in atomic])
+        row.strictly_hidden = oracle.is_strictly_hidden(row.hidden, [None if s is None else (s.valid, s.bias)
+                                                                     for s in lower])
 
 
 # ---------------------------------------------------------------- the pipeline

@@ -50,7 +50,9 @@ CREATE TABLE IF NOT EXISTS mutants (
     base_outcome TEXT,                -- with --window: the outcome of the original's window it is compared with
     base_scores TEXT,                 -- ... and its scores (NULL: compared with the whole original, in texts)
     answers TEXT,                     -- as texts.answers
-    discard_reason TEXT,              -- why a discarded mutant was: sentence_count, pos, deps or too_long
+    discard_reason TEXT,              -- why a discarded mutant was: sentence_count, pos, deps, too_long or grammar
+    aspects TEXT,                     -- a generative task's: JSON {aspect: [original's values, mutant's values,
+                                      -- p (null: one answer each), differs, hidden]} (generative.judge)
     UNIQUE (text_id, pair_key)
 );
 CREATE TABLE IF NOT EXISTS pairs (    -- each dictionary pair the run's mutants apply, once
@@ -70,7 +72,7 @@ CREATE INDEX IF NOT EXISTS mutants_attrs ON mutants(attributes);
 # Columns added after the first release: a run folder made before them gains them, empty, when opened.
 ADDED_COLUMNS = {"texts": ("scores TEXT", "seen INTEGER", "answers TEXT"), "outcomes": ("scores TEXT", "seen INTEGER"),
                  "mutants": ("scores TEXT", "seen INTEGER", "unseen INTEGER", "base_outcome TEXT", "base_scores TEXT",
-                             "answers TEXT", "discard_reason TEXT")}
+                             "answers TEXT", "discard_reason TEXT", "aspects TEXT")}
 
 
 def scores_to_json(scores: tuple[tuple[str, float], ...] | None) -> str | None:
@@ -125,6 +127,34 @@ class MutantRow:
     base: tuple[str | None, tuple[tuple[str, float], ...] | None] | None = None  # --window: the windowed original
     answers: tuple[str | None, ...] | None = None  # --repeats: every answer
     discard_reason: str | None = None  # discarded only: validity.invariant.DISCARD_REASONS (None: unrecorded)
+    aspects: dict | None = None   # a generative task's verdicts: {aspect: AspectRecord}
+
+
+@dataclass(frozen=True)
+class AspectRecord:
+    """One aspect of a generative mutant as stored: the values compared (original's, mutant's), the per-text test's
+    p-value (None: one answer each), whether it differs, and whether it is hidden on this aspect (intersectional:
+    differs while none of its atomic components does)."""
+
+    original: tuple[float, ...]
+    mutant: tuple[float, ...]
+    p_value: float | None
+    differs: bool
+    hidden: bool | None = None
+
+    def as_list(self) -> list:
+        return [[_short(x) for x in self.original], [_short(x) for x in self.mutant],
+                None if self.p_value is None else _short(self.p_value), int(self.differs),
+                None if self.hidden is None else int(self.hidden)]
+
+    @classmethod
+    def from_list(cls, v: list) -> AspectRecord:
+        return cls(tuple(v[0]), tuple(v[1]), v[2], bool(v[3]), None if v[4] is None else bool(v[4]))
+
+
+def _short(x: float) -> float:
+    """Nine significant digits: well past any aspect's meaning, and a third of a float's JSON."""
+    return float(f"{x:.9g}")
 
 
 @dataclass(frozen=True)
@@ -404,14 +434,16 @@ class RunStore:
             self.db.executemany(
                 "INSERT OR REPLACE INTO mutants (text_id, ord, attributes, pair_key, edits, changed_sentences,"
                 " valid, outcome, raw, queried, bias, hidden, strictly_hidden, scores, seen, unseen, base_outcome,"
-                " base_scores, answers, discard_reason) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " base_scores, answers, discard_reason, aspects) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 [(m.text_id, m.order, m.attributes, self._compact_key(m.pair_key, m.replacements),
                   self._pack(m.replacements),
                   m.changed_sentences, int(m.valid), m.outcome, _raw(m.raw, m.outcome), int(m.queried), _int(m.bias),
                   _int(m.hidden),
                   _int(m.strictly_hidden), scores_to_json(m.scores), m.seen, _int(m.unseen),
                   *((None, None) if m.base is None else (m.base[0], scores_to_json(m.base[1]))), _json(m.answers),
-                  None if m.valid else m.discard_reason)
+                  None if m.valid else m.discard_reason,
+                  None if m.aspects is None else json.dumps({k: v.as_list() for k, v in m.aspects.items()},
+                                                            separators=(",", ":")))
                  for m in mutants])
 
     def texts(self) -> Iterator[TextRow]:
@@ -520,6 +552,29 @@ class RunStore:
             yield FindingRow(tid, self._replacements(reps), base, outcome, scores_from_json(base_scores),
                              scores_from_json(scores), _unjson(base_answers) or (base,),
                              _unjson(answers) or (outcome,))
+
+    def aspect_rows(self, tested: bool = False) -> Iterator[tuple[int, int, str, dict[str, AspectRecord]]]:
+        """A generative run's judged mutants (`tested`: the valid ones alone, which findings count): (mutant_id,
+        text_id, pair key as pair ids joined by ' & ', {aspect: AspectRecord}), in the order stored."""
+        for mid, tid, key, column in self.db.execute(
+                "SELECT mutant_id, text_id, pair_key, aspects FROM mutants WHERE aspects IS NOT NULL"
+                + (" AND valid = 1 AND bias IS NOT NULL" if tested else "") + " ORDER BY mutant_id"):
+            yield mid, tid, self._full_key(key), {k: AspectRecord.from_list(v) for k, v in json.loads(column).items()}
+
+    def free_text(self, text_id: int) -> tuple[tuple[str | None, ...], dict[str, tuple[tuple[str | None, ...],
+                                                                            dict[str, AspectRecord] | None]]]:
+        """A generative run's answers about one text, as a person reads them: (the original's answers, {pair key
+        as pair ids joined by ' & ': (the mutant's answers, {aspect: AspectRecord} or None when not judged)}).
+        With one sample the answer is the outcome (None: a model error or no answer)."""
+        row = self.db.execute("SELECT outcome, answers FROM texts WHERE text_id = ?", (text_id,)).fetchone()
+        original = () if row is None else (_unjson(row[1]) or (row[0],))
+        mutants = {}
+        for key, outcome, answers, aspects, queried in self.db.execute(
+                "SELECT pair_key, outcome, answers, aspects, queried FROM mutants WHERE text_id = ?", (text_id,)):
+            mutants[self._full_key(key)] = (
+                (_unjson(answers) or (outcome,)) if queried else (),
+                None if aspects is None else {k: AspectRecord.from_list(v) for k, v in json.loads(aspects).items()})
+        return original, mutants
 
     def original_answers(self) -> list[tuple[str | None, ...]]:
         """With --repeats: every original's answers (the self-flip rate's input)."""

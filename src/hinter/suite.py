@@ -210,13 +210,16 @@ def build_suite(texts: Sequence | None = None, *, out: str | Path, config: RunCo
     def start(records, derived: dict, parser_fingerprint: str, evaluative) -> Callable:
         nonlocal writer
         from .records import texts_fingerprint
+        from .validity.grammar import checker_fingerprint
         header = {
             "format": MAGIC, "format_version": FORMAT_VERSION, "hinter_version": __version__,
             "config": config.recorded(), "settings": derived, "parser_fingerprint": parser_fingerprint,
             "checks.evaluative": evaluative, "texts": len(records),
             "fingerprints": {"dataset": texts_fingerprint(records), "dictionary": derived["dictionary_fingerprint"],
                              "parser": parser_fingerprint, "splitter": splitter_fingerprint(),
-                             "validity": config.validity, "hinter": __version__},
+                             "validity": config.validity, "hinter": __version__,
+                             # --grammar: the checker whose verdicts the suite holds (Harper's version)
+                             **({"grammar": checker_fingerprint()} if config.grammar is not None else {})},
         }
         writer = SuiteWriter(out, header)
         return writer.add

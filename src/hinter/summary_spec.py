@@ -39,14 +39,16 @@ COMBINATION = (
     Entry(("order",), _COMBO, "1 for atomic, k for a combination of k attributes (not in `totals`)", optional=True),
     Entry(("mutants",), _COMBO, "mutants generated"),
     Entry(("valid", "discarded", "discarded_share", "discarded_share_ci"), _COMBO,
-          "passed / failed the dependency invariant; discarded / mutants"),
+          "passed / failed the dependency invariant (and `--grammar`, when given); discarded / mutants"),
     Entry(("discarded_by",), "store.discard_reason_counts",
           "the discarded mutants by reason, `{reason: count}` (the counts sum to `discarded`; reasons with no "
           "mutant left out): `sentence_count` (the mutant's sentence count differs from the original's), `pos` (a "
           "changed sentence's part-of-speech tags differ), `deps` (its dependency labels differ), `too_long` (only "
-          "with `--validity reference`: a changed sentence is over 500 characters), `unrecorded` (a run stored "
-          "before reasons were). A mutant stops at the first failing sentence the engine finds; with several, the "
-          "reason is that sentence's", fields=("sentence_count", "pos", "deps", "too_long", "unrecorded")),
+          "with `--validity reference`: a changed sentence is over 500 characters), `grammar` (only with "
+          "`--grammar`: the mutant passed the invariant, but its changed sentences' grammar score fell by more than "
+          "the option allows), `unrecorded` (a run stored before reasons were). A mutant stops at the first failing "
+          "sentence the engine finds; with several, the reason is that sentence's",
+          fields=("sentence_count", "pos", "deps", "too_long", "grammar", "unrecorded")),
     Entry(("tested",), _COMBO, "valid mutants whose outcome and whose original's outcome are both parseable"),
     Entry(("biased", "error_rate", "error_rate_ci"), _COMBO,
           "tested mutants whose outcome differs from the original's; biased / tested"),
@@ -128,20 +130,25 @@ RUN = (
           "`interaction_ci`, `interaction_q`, `population_hidden`; in a multi-label analysis one per cell and "
           "label, with its `label`, and `evaluative_tested`, `evaluative_flips` when the run recorded its "
           "evaluative pairs. A significant finding with 0 `flips` is a score shift (or, with `--repeats`, a shift "
-          "of the answers' distribution). The statistics: docs/findings.md", data_keyed=True),
+          "of the answers' distribution). The statistics: docs/findings.md. A generative task's findings are one "
+          "per aspect and cell, each with its `aspect`, `direction` (in words: \"less positive\"), `differ` "
+          "(mutants whose answers differ), `testable`, `note` and `summary` in place of `flips`, `transitions` and "
+          "`toward` (docs/generative.md)", data_keyed=True),
     Entry(("findings_analysis",), _FINDINGS, "`label` (the label of interest: `--label`, else the task's first "
           "label as the answers spell it; null in a multi-label analysis), `label_source` (where it came from), "
           "`measure` (`score` or `label`), `alpha`, `tested`, `significant`, `population_hidden`; a multi-label "
           "task (or answers that are label sets) without `--label`: `labels` (every label is of interest), "
           "`family` (all labels' cells in one Benjamini-Hochberg family), `labels_moved` (labels with a "
-          "significant finding)", fields=("alpha", "tested", "significant", "population_hidden")),
+          "significant finding); a generative task: `measure` `aspects`, `aspects` (their names) and `samples` "
+          "(answers per version)", fields=("alpha", "tested", "significant", "population_hidden")),
     Entry(("significant_findings", "population_hidden"), _FINDINGS, "how many cells hold up (q <= alpha), and "
-          "how many intersectional cells are population-hidden"),
+          "how many intersectional cells are population-hidden (a generative task: over every aspect)"),
     Entry(("self_flip",), "findings.self_flip_rate", "with `--repeats`: the model's own flip rate (two answers "
           "on one original differ) with its 95% interval `ci` and `texts`; null otherwise",
           fields=("rate", "texts")),
     Entry(("determinism",), "engine.check_determinism", "the start-up check: `deterministic` (true, false, or "
-          "null when the model failed on it) and `detail`; when false and the run has no `--repeats`, the report "
+          "null when the model failed on it, or when a generative task's samples measure the model's own variation "
+          "instead) and `detail`; when false and the run has no `--repeats`, the report "
           "says so first", data_keyed=True),
     Entry(("overlaps_skipped", "model_calls", "model_errors", "sentences_tagged", "sentences_parsed"),
           "store.stats", "work done"),
@@ -262,6 +269,14 @@ report's cards show the same (`id X · text #N`).
   bias: `mutant_id, text_id, source_id, kind, order, attributes, target_groups, replacements, hidden,
   strictly_hidden, flipped_by` (the smallest sub-combinations that already flip the outcome, `none` when none does)`,
   original_outcome, mutant_outcome, component_outcomes, original_text, mutant_text, mutant_raw`.
+- A generative run's (answers are texts, docs/generative.md): `biases.csv`: `text_id, source_id, order,
+  attributes, replacements, hidden, strictly_hidden, differs_on, hidden_on` (the aspects on which the mutant's
+  answers differ, and on which it is hidden, joined by `+`)`, original_answers, mutant_answers` (every sample, a
+  JSON list)`, original_text, mutant_text`; `instances.csv`: `mutant_id` to `strictly_hidden` as above, `differs_on,
+  hidden_on`, then per aspect `ASPECT_original, ASPECT_mutant` (the means over the samples, the original's as masked
+  for this mutant)`, ASPECT_p, ASPECT_differs, ASPECT_hidden`, then `original_answers, mutant_answers,
+  component_answers` (a JSON object: each attribute changed alone and its answers, null where discarded)`,
+  original_text, mutant_text`.
 - `diff.json` (`hinter report --baseline` or `hinter diff --json`): `counts` (`new`, `fixed`, `both`, each with
   `_hidden`), `by_combination`, `unmatched_biases`, `warnings` (settings that differ), `instances` per category,
   each naming its text in both runs (`text_id_a`, `source_id_a`, `text_id_b`, `source_id_b`).

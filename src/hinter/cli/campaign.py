@@ -176,7 +176,8 @@ def estimate_first(config: RunConfig, records, dictionary, suite, out: Path, ove
                           exact=exact, task=_prompt_task(config), prices=campaign_prices(config),
                           executor=new_executor() if exact and suite is None else None)
     target = out_console if dry_run else console
-    for line in e.lines(config.repeats):
+    from ..pipeline import answers_per_text
+    for line in e.lines(answers_per_text(config)):
         target.print(line, highlight=False, soft_wrap=True, markup=False)
     if config.budget is not None:
         target.print(f"  --budget {config.budget}: the run stops before a batch would exceed it (what earlier "
@@ -535,7 +536,7 @@ def print_findings(s: dict, show: int = 10) -> None:
     out_console.print(head + f"{len(significant)}, of which {s['population_hidden']} population-hidden.{moved}",
                       highlight=False, soft_wrap=True)
     for f in sorted(significant, key=lambda f: (not f.get("population_hidden"), f["q_value"]))[:show]:
-        out_console.print("  " + describe_finding(f, a["label"], a["measure"]), highlight=False, soft_wrap=True)
+        out_console.print("  " + describe_finding(f, a.get("label"), a["measure"]), highlight=False, soft_wrap=True)
 
 
 def write_report_and_gate(out: Path, s: dict, fail_on: list[str], junit: Path | None,

@@ -91,6 +91,10 @@ def compare_cmd(
                        *("–" if x is None else f"{x['effect']:+.3g} q {x['q_value']:.2g}{' *' if x['significant'] else ''}"
                          for x in f["runs"]))
         out_console.print(ft)
+    for i, ch in enumerate(c["changes"]):
+        out_console.print(f"What changed from 1. to {i + 2}.:", highlight=False)
+        for line in ch["sentences"]:
+            out_console.print(f"  {line}", highlight=False, markup=False, soft_wrap=True)
     d = c["disagreements"]
     out_console.print(f"Disagreements (a bias for one model, no bias for another): {d['count']}"
                       + (" (" + ", ".join(f"{k}: {n}" for k, n in d["by_combination"].items()) + ")"

@@ -25,11 +25,12 @@ def diff_cmd(
     """
     import json as _json
 
+    from ..report.compare import load_summary
     from ..report.diff import diff
     from ..store import open_run
     a, b = open_run(run_a, "RUN_A"), open_run(run_b, "RUN_B")
     try:
-        d = diff(a, b, str(run_a), str(run_b))
+        d = diff(a, b, str(run_a), str(run_b), load_summary(run_a, a), load_summary(run_b, b))
     finally:
         a.close()
         b.close()
@@ -40,6 +41,9 @@ def diff_cmd(
         json_out.write_text(_json.dumps(d, indent=2) + "\n", encoding="utf-8")
     for w in d["warnings"]:
         console.print(f"[yellow]warning:[/] {w}", highlight=False)
+    out_console.print(f"What changed from {run_a} to {run_b}:", highlight=False, markup=False, soft_wrap=True)
+    for line in d["change"]["sentences"]:
+        out_console.print(f"  {line}", highlight=False, markup=False, soft_wrap=True)
     c = d["counts"]
     table = Table(title=f"Biases of {run_b} against {run_a} ({d['compared_mutants']} mutants tested in both)",
                   title_justify="left")

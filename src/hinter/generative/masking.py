@@ -103,6 +103,11 @@ class IdentityTerms:
     def mask(self, answer: str) -> str:
         return _pattern(self.terms).sub(PLACEHOLDER, answer) if self.terms else answer
 
+    def spans(self, answer: str) -> list[tuple[int, int]]:
+        """Where `mask` would put the placeholder in `answer`: (start, end) of each masked term, in order (the
+        report marks them in the answer shown rather than replacing them)."""
+        return [m.span() for m in _pattern(self.terms).finditer(answer)] if self.terms else []
+
     def mask_all(self, answers: Sequence[str]) -> list[str]:
         return [self.mask(a) for a in answers]
 

@@ -129,9 +129,13 @@ class OutcomeCache:
     def predict(self, texts: Iterable[str], progress=None, repeat: int = 0) -> dict[str, Outcome]:
         """Each text's outcome, keyed by text_key. `repeat` r > 0 asks again (--repeats): its answers are cached
         apart, under the text's key and '#r', so a resumed run reuses every answer of every repeat."""
-        suffix = f"#{repeat}" if repeat else ""
+        return self.predict_repeats(texts, (repeat,), progress)[0]
+
+    def predict_repeats(self, texts: Iterable[str], repeats: Sequence[int], progress=None) -> list[dict[str, Outcome]]:
+        """`predict` for each repeat in `repeats`, asked together: the model's batches are filled across repeats
+        (a generative task's samples: on a GPU a full batch costs about what a part of one does)."""
         by_key = {text_key(t): t for t in texts}
-        wanted = {k + suffix: t for k, t in by_key.items()}
+        wanted = {k + (f"#{r}" if r else ""): t for r in repeats for k, t in by_key.items()}
         missing = [k for k in wanted if k not in self._memory]
         if missing and self.store is not None:
             self._memory.update(self.store.cached_outcomes(self.model.fingerprint, missing))
@@ -173,4 +177,4 @@ class OutcomeCache:
                 self.store.save_outcomes(self.model.fingerprint, [(k, o) for k, o in zip(keys, outs) if not o.error])
             if progress is not None:
                 progress(len(keys))
-        return {k: self._memory[k + suffix] for k in by_key}
+        return [{k: self._memory[k + (f"#{r}" if r else "")] for k in by_key} for r in repeats]

@@ -15,7 +15,10 @@ greedy at temperature 0, else plain temperature sampling (no top-k, no top-p) an
 texts are generated a batch at a time, left-padded: on a GPU that is what makes generation fast. At temperature 0
 a padded batch can change an answer where two tokens are all but tied (the padding changes the float sums), so a
 greedy answer is not guaranteed to be the same in another batch. Answers are cut at the task's first stop
-string; an empty one is a model error. Option: device (`hf-causal:FOLDER?device=cpu`; default cuda when present).
+string; an empty one is a model error. On a GPU the texts of one predict() call are generated in batches of
+`batch_size` (default 512 on CUDA, 8 elsewhere) sorted by prompt length, so a batch pads little and its rows end
+together more often; the answers come back in the texts' order.
+Options: device (`hf-causal:FOLDER?device=cpu`; default cuda when present), dtype (GEN_DTYPE_HELP), batch_size.
 """
 from __future__ import annotations
 
@@ -26,15 +29,22 @@ from typing import Sequence
 from ..errors import ModelError
 from ..tasks import Task
 from .base import Outcome
-from .hf import DEVICE, folder_fingerprint, load_pretrained, use_device
+from .hf import DEVICE, DTYPES, folder_fingerprint, load_pretrained, use_device
 from .reading import read_extent
-from .registry import Backend, register_backend
+from .registry import Backend, Option, register_backend
+
+GEN_DTYPE = "bfloat16"  # on CUDA: float16's range can overflow in a causal LM's activations; bfloat16's cannot
+GEN_DTYPE_HELP = ("the precision of the weights: float32, float16 or bfloat16, changes results; bfloat16 for a "
+                  "generative task on CUDA (a causal LM's activations can overflow float16's range), float32 "
+                  "otherwise")
+CUDA_BATCH, CPU_BATCH = 512, 8
 
 
 class HFCausalLM:
-    batch_size = 8
+    batch_size = CPU_BATCH
 
-    def __init__(self, path: str | Path, task: Task, max_answer_tokens: int = 48, device: str | None = None):
+    def __init__(self, path: str | Path, task: Task, max_answer_tokens: int = 48, device: str | None = None,
+                 dtype: str | None = None, batch_size: int | None = None):
         path = Path(path)
         torch, self.tokenizer, self.model = load_pretrained(path, "hf-causal", "AutoModelForCausalLM",
                                                             "causal language model")
@@ -43,7 +53,10 @@ class HFCausalLM:
             max_answer_tokens = task.max_tokens
         self.torch, self.task, self.max_answer_tokens = torch, task, max_answer_tokens
         self.device = use_device(torch, device, f"hf-causal:{path}")
-        self.model.to(self.device).eval()
+        cuda = self.device.startswith("cuda")
+        self.dtype = dtype or (GEN_DTYPE if cuda and self.generative else "float32")
+        self.batch_size = batch_size or (CUDA_BATCH if cuda else CPU_BATCH)
+        self.model.to(self.device, dtype=getattr(torch, self.dtype)).eval()
         head, tail = task.prompt_prefix_and_suffix()
         bos = [self.tokenizer.bos_token_id] if self.tokenizer.bos_token_id is not None else []
         self._head = bos + self._encode(head)
@@ -61,7 +74,8 @@ class HFCausalLM:
             self._label_tokens = None
             mode = "generate-" + hashlib.sha256(repr((head, tail, sorted(task.settings().items()))).encode()
                                                 ).hexdigest()[:12]
-        self.fingerprint = f"hf-causal:{path.name}:{folder_fingerprint(path)}:{task.name}:{mode}"
+        precision = "" if self.dtype == "float32" else f":{self.dtype}"  # float32 runs keep their fingerprints
+        self.fingerprint = f"hf-causal:{path.name}:{folder_fingerprint(path)}:{task.name}:{mode}{precision}"
 
     def _encode(self, text: str) -> list[int]:
         return self.tokenizer(text, add_special_tokens=False)["input_ids"]
@@ -118,20 +132,34 @@ class HFCausalLM:
         return outcomes
 
     def predict(self, texts: Sequence[str]) -> list[Outcome]:
-        if self.generative:
-            return self._write_batch(texts) if texts else []
-        return [self._one(t) for t in texts]
+        if not self.generative:
+            return [self._one(t) for t in texts]
+        # by length, in batches: little padding, and rows of a batch tend to end together
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out: list[Outcome | None] = [None] * len(texts)
+        for start in range(0, len(order), self.batch_size):
+            chunk = order[start:start + self.batch_size]
+            for i, outcome in zip(chunk, self._write_batch([texts[i] for i in chunk])):
+                out[i] = outcome
+        return out
 
 
-def load(rest: str, *, task=None, device: str | None = None, **_) -> HFCausalLM:
+def load(rest: str, *, task=None, device: str | None = None, dtype: str | None = None,
+         batch_size: int | None = None, **_) -> HFCausalLM:
     """hf-causal:FOLDER, with the task's plain prompt (default imdb)."""
     import torch  # noqa: F401  (missing: load_model names the extra to install)
     import transformers  # noqa: F401
     from ..tasks import get_task
-    return HFCausalLM(rest, get_task(task or "imdb"), device=device)
+    return HFCausalLM(rest, get_task(task or "imdb"), device=device, dtype=dtype, batch_size=batch_size)
 
 
 BACKEND = register_backend(Backend(
     prefix="hf-causal", loader=load, usage="hf-causal:FOLDER",
     summary="a Hugging Face causal LM, plain prompt",
-    example="hf-causal:runs/tiny-llama", extra="hf", options=(DEVICE,)))
+    example="hf-causal:runs/tiny-llama", extra="hf", options=(
+        DEVICE,
+        Option("dtype", None, GEN_DTYPE_HELP, kind=str, pattern="|".join(DTYPES), affects_results=True,
+               auto=f"{GEN_DTYPE} for a generative task on CUDA, float32 otherwise"),
+        Option("batch_size", None, "a generative task's texts generated together", minimum=1,
+               auto=f"{CUDA_BATCH} on CUDA, {CPU_BATCH} elsewhere"),
+    )))

@@ -160,12 +160,17 @@ def compare(stores: list[RunStore], names: list[str], summaries: list[dict]) -> 
             "runs": [{"original_outcome": r.base_outcome, "outcome": r.outcome, "verdict": _verdict(r),
                       "hidden": r.hidden} for r in row]})
     valid = sum(m.valid for m in runs[0].values())
+    from .change import accuracy, change
+    accuracies = [accuracy(st.texts()) for st in stores]
     return {
         "runs": [{"name": n, "model": model_name(s), "fingerprint": s.get("model"),
                   "significant_findings": su.get("significant_findings"),
                   "population_hidden": su.get("population_hidden"),
-                  "complete": su.get("health", {}).get("complete")}
-                 for n, s, su in zip(names, settings, summaries)],
+                  "complete": su.get("health", {}).get("complete"), "accuracy": acc}
+                 for n, s, su, acc in zip(names, settings, summaries, accuracies)],
+        # what each run changed against the first (a fix against its baseline), in words
+        "changes": [change(summaries[0].get("findings"), su.get("findings"), accuracies[0], acc)
+                    for su, acc in zip(summaries[1:], accuracies[1:])],
         "settings": {k: v for k, v in settings[0].items() if k not in MODEL_KEYS and not k.startswith("checks.")},
         "texts": summaries[0].get("texts"), "mutants": len(runs[0]), "valid": valid, "tested_by_all": all_tested,
         "combinations": combos, "totals": totals, "findings": _findings(summaries),

@@ -32,7 +32,12 @@ def _rows(store: RunStore) -> dict[tuple[str, str], dict]:
     return out
 
 
-def diff(a: RunStore, b: RunStore, name_a: str = "A", name_b: str = "B") -> dict:
+def diff(a: RunStore, b: RunStore, name_a: str = "A", name_b: str = "B", summary_a: dict | None = None,
+         summary_b: dict | None = None) -> dict:
+    """Biases new, fixed and kept; `change`: what the fix did in words (significant cells per combination before
+    and after, accuracy), from the runs' summaries (default: computed from the stores)."""
+    from .change import accuracy, change
+    from ..measures import findings_section
     sa, sb = a.settings(), b.settings()
     warnings = [f"{k} differs: {sa.get(k)!r} in {name_a}, {sb.get(k)!r} in {name_b}"
                 for k in ("texts_fingerprint", "dictionary_fingerprint", "attributes", "order", "parser")
@@ -67,4 +72,6 @@ def diff(a: RunStore, b: RunStore, name_a: str = "A", name_b: str = "B") -> dict
         counts[f"{c}_hidden"] = sum(i["hidden"] for i in instances[c])
     return {"a": {"name": name_a, "model": sa.get("model")}, "b": {"name": name_b, "model": sb.get("model")},
             "warnings": warnings, "compared_mutants": len(set(ra) & set(rb)), "counts": counts,
-            "unmatched_biases": unmatched, "by_combination": dict(sorted(by_combo.items())), "instances": instances}
+            "unmatched_biases": unmatched, "by_combination": dict(sorted(by_combo.items())), "instances": instances,
+            "change": change(*((s or findings_section(st))["findings"] for s, st in ((summary_a, a), (summary_b, b))),
+                             accuracy(a.texts()), accuracy(b.texts()))}

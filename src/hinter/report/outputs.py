@@ -8,10 +8,19 @@ from pathlib import Path
 from ..measures import summary
 from ..store import RunStore
 from ..triage import attach
-from .instances import EXPORT_COLUMNS, export_rows, load_instances, shown_id
+from .instances import ASPECT_COLUMNS, answers_json, export_columns, export_rows, load_instances, shown_id
 
 BIAS_COLUMNS = ("text_id", "source_id", "order", "attributes", "replacements", "hidden", "strictly_hidden",
                 "original_outcome", "mutant_outcome", "original_text", "mutant_text", "mutant_raw")
+# a generative run's: its answers are texts, every sample kept (JSON lists), and its verdicts are per aspect
+FREE_BIAS_COLUMNS = ("text_id", "source_id", "order", "attributes", "replacements", "hidden", "strictly_hidden",
+                     "differs_on", "hidden_on", "original_answers", "mutant_answers", "original_text", "mutant_text")
+
+
+def run_aspects(settings: dict) -> list[str] | None:
+    """A generative run's aspects, in the order judged (None: a label run)."""
+    generative = settings.get("generative")
+    return None if not generative else list(generative.get("aspects") or [])
 
 
 def write_summary(folder: Path, s: dict) -> Path:
@@ -26,6 +35,9 @@ def write_outputs(run) -> dict:
     s = summary(run.store)
     write_summary(run.out_dir, s)
     originals = {t.text_id: t for t in run.store.texts()}
+    if run_aspects(run.store.settings()) is not None:
+        _write_free_biases(run.store, run.out_dir / "biases.csv", originals)
+        return s
     with open(run.out_dir / "biases.csv", "w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
         w.writerow(BIAS_COLUMNS)
@@ -38,13 +50,35 @@ def write_outputs(run) -> dict:
     return s
 
 
+def _write_free_biases(store: RunStore, path: Path, originals: dict) -> None:
+    """A generative run's biases.csv: every answer of the original and of the mutant (they are texts: the outcome
+    column would hold one sample), and the aspects on which the mutant differs and is hidden."""
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(FREE_BIAS_COLUMNS)
+        text_id, detail = None, ((), {})
+        for m in store.biased_mutants(by_text=True):
+            if m.text_id != text_id:
+                text_id, detail = m.text_id, store.free_text(m.text_id)
+            answers, aspects = detail[1].get(m.pair_key, ((), None))
+            o = originals[m.text_id]
+            w.writerow((m.text_id, shown_id(o), m.order, m.attributes, "; ".join(r.describe() for r in m.replacements),
+                        "" if m.hidden is None else int(m.hidden),
+                        "" if m.strictly_hidden is None else int(m.strictly_hidden),
+                        "+".join(k for k, r in (aspects or {}).items() if r.differs),
+                        "+".join(k for k, r in (aspects or {}).items() if r.hidden),
+                        answers_json(detail[0]), answers_json(answers), o.text, m.text))
+
+
 def write_exports(store: RunStore, out_dir: Path, instances=None) -> list[Path]:
     """instances.csv, and instances.parquet when pyarrow is installed (the `parquet` extra): one row per bias,
-    with its groups, hidden flags, attribution and component outcomes."""
-    rows = export_rows(instances if instances is not None else load_instances(store))
+    with its groups, hidden flags, attribution and component outcomes (a generative run: answers and aspects)."""
+    aspects = run_aspects(store.settings())
+    columns = export_columns(aspects)
+    rows = export_rows(instances if instances is not None else load_instances(store), aspects)
     written = [out_dir / "instances.csv"]
     with open(written[0], "w", newline="", encoding="utf-8") as f:
-        w = csv.DictWriter(f, EXPORT_COLUMNS)
+        w = csv.DictWriter(f, columns)
         w.writeheader()
         w.writerows({k: "" if v is None else (int(v) if isinstance(v, bool) else v) for k, v in r.items()}
                     for r in rows)
@@ -55,7 +89,9 @@ def write_exports(store: RunStore, out_dir: Path, instances=None) -> list[Path]:
         return written
     types = {"mutant_id": pa.int64(), "text_id": pa.int64(), "order": pa.int64(), "hidden": pa.bool_(),
              "strictly_hidden": pa.bool_()}
-    schema = pa.schema([(c, types.get(c, pa.string())) for c in EXPORT_COLUMNS])
+    for a in aspects or ():
+        types.update({f"{a}_{c}": pa.bool_() if c in ("differs", "hidden") else pa.float64() for c in ASPECT_COLUMNS})
+    schema = pa.schema([(c, types.get(c, pa.string())) for c in columns])
     table = pa.Table.from_pylist(rows, schema=schema)
     pq.write_table(table, out_dir / "instances.parquet")
     return written + [out_dir / "instances.parquet"]

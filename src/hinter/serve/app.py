@@ -310,7 +310,8 @@ class Server:
                         "finding": triage.cell_of(i.replacements), "hidden": i.hidden,
                         "replacements": [r.to_json() for r in i.replacements],
                         "versions": [{"label": x.label, "text": x.text, "valid": x.valid, "outcome": x.outcome,
-                                      "bias": x.bias} for x in [i.original, *i.components, i.mutant]],
+                                      "bias": x.bias, **_free_version(x)}
+                                     for x in [i.original, *i.components, i.mutant]],
                         "triage": None if v is None else v.to_json()})
         return JSONResponse({"total": len(out), "instances": out})
 
@@ -448,6 +449,14 @@ class Server:
             return {**out, "valid": None if row is None else row.valid,
                     "discard_reason": getattr(row, "discard_reason", None)}
         return JSONResponse(await run_in_threadpool(work))
+
+
+def _free_version(version) -> dict:
+    """A generative run's version: every answer, and its aspects as stored (try_text.aspects_json); {} otherwise."""
+    if version.answers is None:
+        return {}
+    from .try_text import aspects_json
+    return {"answers": list(version.answers), "aspects": aspects_json(version.aspects)}
 
 
 def _pair_key(inst) -> str:

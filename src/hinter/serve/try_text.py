@@ -13,6 +13,7 @@ from ..executor import validate_jobs
 from ..models.base import OutcomeCache
 from ..pipeline import BatchResult, Mutate, ParsedVerdicts, campaign_texts, run_pipeline
 from ..records import Edit, edits as edits_of, text_key
+from ..store import AspectRecord
 
 
 def marks(edits: Sequence[Edit]) -> list[list[int]]:
@@ -25,6 +26,34 @@ def marks(edits: Sequence[Edit]) -> list[list[int]]:
     return out
 
 
+def aspects_json(aspects: dict[str, AspectRecord] | None) -> dict | None:
+    """A generative mutant's verdicts as the run stores them (store.AspectRecord, values to nine digits): per aspect
+    the values compared (`original`, `mutant`: one per sample), their means, the per-text test's `p_value` (None:
+    one answer each), `differs` and `hidden`."""
+    if aspects is None:
+        return None
+    out = {}
+    for name, record in aspects.items():
+        original, mutant, p, differs, hidden = record.as_list()
+        out[name] = {"original": original, "mutant": mutant,
+                     "original_mean": sum(original) / len(original) if original else None,
+                     "mutant_mean": sum(mutant) / len(mutant) if mutant else None,
+                     "p_value": p, "differs": bool(differs), "hidden": None if hidden is None else bool(hidden)}
+    return out
+
+
+def mutants_answers(row) -> list[str | None]:
+    """A mutant's answers as stored: every sample, or with one sample its outcome ([] when it was not asked)."""
+    return list(row.answers) if row.answers is not None else [row.outcome] if row.queried else []
+
+
+def masked_spans(answers: Sequence[str | None], replacements) -> list[list[list[int]]]:
+    """Per answer, where identity masking hides a word (generative.masking): the page marks them."""
+    from ..generative.masking import IdentityTerms
+    terms = IdentityTerms.of(list(replacements))
+    return [[list(x) for x in terms.spans(a)] if a else [] for a in answers]
+
+
 def try_text(text: str, config: RunConfig, dictionary: Dictionary, cache: OutcomeCache, validator, *,
              text_id: int = 0, mutate: Mutate | None = None) -> dict:
     """The original's outcome and every atomic and intersectional mutant of `text` as the run `config` describes
@@ -33,7 +62,8 @@ def try_text(text: str, config: RunConfig, dictionary: Dictionary, cache: Outcom
     (pipeline.campaign_dictionary); `cache` an OutcomeCache of the loaded model (answers remembered across tries,
     nothing stored); `validator` a validity Validator; `text_id` the text's id in the run (its pair samples are
     seeded by it). `mutate`: a Mutate stage to reuse (its --person-only parser loads once). ModelError when the
-    model gives no answer about the original."""
+    model gives no answer about the original. A generative run's (`generative` true): every version's `answers`
+    (every sample) and each judged mutant's `aspects` (aspects_json), as the run stores them."""
     (record,) = campaign_texts(config, [text])
     results: list[BatchResult] = []
     source = ParsedVerdicts(mutate or Mutate(config, dictionary), lambda jobs: validate_jobs(validator, jobs))
@@ -45,6 +75,7 @@ def try_text(text: str, config: RunConfig, dictionary: Dictionary, cache: Outcom
         raise ModelError(f"the model gave no answer about the text ({(original.raw or '')[:300]})",
                          fix="Check the model, then try again.")
     (row,) = result.texts
+    generative = any(r.aspects is not None for r in result.mutants) or _generative(config)
     mutants = []
     for m, r in zip(result.batch.mutants, result.mutants):
         mutants.append({
@@ -53,12 +84,27 @@ def try_text(text: str, config: RunConfig, dictionary: Dictionary, cache: Outcom
             "text": m.text, "marks": marks(edits_of(r.replacements)), "valid": r.valid,
             "discard_reason": r.discard_reason, "outcome": r.outcome, "raw": r.raw,
             "bias": r.bias if r.valid else None, "hidden": r.hidden, "strictly_hidden": r.strictly_hidden,
-            **({"answers": list(r.answers)} if r.answers is not None else {}),
+            **({"answers": list(r.answers)} if r.answers is not None else
+               {"answers": mutants_answers(r)} if generative else {}),
+            **({"aspects": aspects_json(r.aspects), "masked": masked_spans(mutants_answers(r), r.replacements)}
+               if generative else {}),
             **({"unseen": True} if r.unseen else {})})
-    return {"original": {"text": record.text, "outcome": row.outcome, "raw": row.raw,
-                         **({"answers": list(row.answers)} if row.answers is not None else {}),
+    original_answers = list(row.answers) if row.answers is not None else [row.outcome]
+    return {"generative": generative, "original": {"text": record.text, "outcome": row.outcome, "raw": row.raw,
+                         **({"answers": list(row.answers)} if row.answers is not None else
+                            {"answers": [row.outcome]} if generative else {}),
+                         **({"masked": masked_spans(original_answers, [x for r in result.mutants
+                                                                       for x in r.replacements])}
+                            if generative else {}),
                          "marks": [list(x) for x in sorted({(s, e) for m in result.batch.mutants
                                                             for s, e, _ in m.edits})]},
             "mutants": mutants, "overlaps_skipped": result.stats.get("overlaps_skipped", 0),
             "seconds": {"validity": round(result.stats["seconds_mutation"] + result.stats["seconds_validity"], 3),
                         "model": round(result.stats["seconds_model"], 3)}}
+
+
+def _generative(config: RunConfig) -> bool:
+    """Whether the run's task is generative (its answers are texts), even where no mutant was judged."""
+    from ..pipeline import task_of
+    from ..tasks import is_generative
+    return is_generative(task_of(config))

@@ -1,8 +1,9 @@
 """Stage 3: the dependency invariant (paper Algorithms 3 and 4)."""
 from .invariant import (DISCARD_REASONS, ReferenceValidator, Validator, changed_sentence_pairs, changed_sentences, invariant_check,
                         tolerant_compare)
+from .grammar import grammar_score, grammar_scores
 from .parsers import Parse, Parser, SpacyParser
 from .sentences import sentence_spans, split_sentences
 
 __all__ = ["DISCARD_REASONS", "Parse", "Parser", "ReferenceValidator", "SpacyParser", "Validator", "changed_sentence_pairs", "changed_sentences",
-           "invariant_check", "sentence_spans", "split_sentences", "tolerant_compare"]
+           "grammar_score", "grammar_scores", "invariant_check", "sentence_spans", "split_sentences", "tolerant_compare"]

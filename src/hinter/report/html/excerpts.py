@@ -6,7 +6,7 @@ from typing import NamedTuple
 
 from markupsafe import Markup, escape
 
-from ...records import Edit, apply_replacements, match_case, starts_sentence
+from ...records import Edit, apply_replacements, dictionary_replacements, match_case, starts_sentence
 from ..instances import Instance, Version
 
 EXCERPT_AT = 600   # texts longer than this are shown as excerpts around the changes
@@ -18,15 +18,37 @@ class Shown(NamedTuple):
     version: Version
     text: Markup           # the excerpts, or the whole text when short
     full: Markup | None    # the whole text, when `text` is excerpted
+    answers: list[Markup] | None = None  # a generative run's: every answer, its masked words marked
 
 
 def versions(inst: Instance) -> list[Shown]:
     """The original, each atomic component and the mutant, as the card's columns show them."""
     original, marks = inst.original.text, inst.all_spans
     windows, whole = _windows(original, marks), [(0, len(original))]
+    shown = [("orig", inst.original)] + [("comp", c) for c in inst.components] + [("mut", inst.mutant)]
+    if inst.free_text:  # each version's answers masked as the judge masked them against the original
+        from ...generative.masking import IdentityTerms
+        every = IdentityTerms.of(inst.replacements)
+        parts = [IdentityTerms.of([r]) for r in dictionary_replacements(inst.replacements)]
+        terms = [every] + parts + [every] if len(parts) == len(inst.components) else [every] * len(shown)
     return [Shown(role, v, render_text(original, v, marks, windows),
-                  None if windows == whole else render_text(original, v, marks, whole))
-            for role, v in [("orig", inst.original)] + [("comp", c) for c in inst.components] + [("mut", inst.mutant)]]
+                  None if windows == whole else render_text(original, v, marks, whole),
+                  None if not inst.free_text or v.answers is None else [masked_answer(a, t) for a in v.answers])
+            for (role, v), t in zip(shown, terms if inst.free_text else [None] * len(shown))]
+
+
+def masked_answer(answer: str | None, terms) -> Markup:
+    """One answer, escaped, with the words identity masking hides from the aspects (`terms`: its IdentityTerms)
+    marked rather than replaced, so that a reader sees both what the model wrote and what the judge compared."""
+    if answer is None:
+        return Markup('<span class="pill unparseable">no answer (a model error)</span>')
+    out, pos = [], 0
+    for s, e in terms.spans(answer):
+        out.append(_render_segment(answer[pos:s]))
+        out.append(f'<mark class="masked" title="masked: read as [ID] by every aspect">{escape(answer[s:e])}</mark>')
+        pos = e
+    out.append(_render_segment(answer[pos:]))
+    return Markup("".join(out))
 
 
 def _render_segment(text: str) -> str:

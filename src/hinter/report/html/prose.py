@@ -8,9 +8,23 @@ from ...health import untested
 from .formatting import ci_text, combo_label, pct
 
 
+def free_text(s: dict) -> bool:
+    """A generative run: its answers are texts judged by aspects, not labels (docs/generative.md)."""
+    return (s.get("findings_analysis") or {}).get("measure") == "aspects"
+
+
+def beyond_spread(s: dict) -> str:
+    """How a generative run's verdicts compare: with several samples, beyond the spread of the original's own
+    answers; with one, the values as they are (the model's own variation was not measured)."""
+    samples = (s.get("findings_analysis") or {}).get("samples") or 1
+    return (", beyond the spread of the original's own answers" if samples > 1
+            else ", one answer each: the model's own variation was not measured")
+
+
 def reading(s: dict) -> list[str]:
     """A short plain-language reading of the headline numbers."""
     a, i = s["totals"]["atomic"], s["totals"]["intersectional"]
+    flipped = (f"changed the answers (on some aspect{beyond_spread(s)})" if free_text(s) else "flipped the answer")
     attrs = ", ".join(s["settings"].get("attributes", []))
     why = untested(s)
     if why:
@@ -19,11 +33,13 @@ def reading(s: dict) -> list[str]:
            f"{a['valid'] + i['valid']} changed texts whose grammar still matches the original "
            f"({a['discarded'] + i['discarded']} others were discarded), and compared the model's answers."]
     if a["tested"]:
-        out.append(f"Changing one attribute flipped the answer in {a['biased']} of {a['tested']} cases "
+        out.append(f"Changing one attribute {flipped} in {a['biased']} of {a['tested']} cases "
                    f"({pct(a['error_rate'])})" + (f"; changing several at once, in {i['biased']} of {i['tested']} "
                                                     f"({pct(i['error_rate'])})." if i["tested"] else "."))
     population_hidden = s.get("population_hidden") or 0
-    if i["biased"]:
+    if i["biased"] and free_text(s):
+        out.append(_free_hidden(i, population_hidden))
+    elif i["biased"]:
         if i["hidden"] and population_hidden:
             out.append(f"{i['hidden']} of the {i['biased']} intersectional flips are hidden: each attribute changed "
                        "alone leaves the answer unchanged, so testing one attribute at a time would miss them; "
@@ -43,7 +59,8 @@ def reading(s: dict) -> list[str]:
     if rated:
         _, k, m = max(rated, key=lambda t: (t[0], t[2]["biased"]))
         caution = " The counts are small, so the interval is wide." if m["tested"] < 30 else ""
-        out.append(f"The highest error rate is for {combo_label(k)}: {pct(m['error_rate'])} "
+        rate = "share of mutants whose answers differ" if free_text(s) else "error rate"
+        out.append(f"The highest {rate} is for {combo_label(k)}: {pct(m['error_rate'])} "
                    f"({m['biased']} of {m['tested']}; {ci_text(m['error_rate_ci'])}).{caution}")
     ob = s["originals_with_bias"]
     if ob["of_originals_with_valid_mutants"]:
@@ -52,13 +69,16 @@ def reading(s: dict) -> list[str]:
     fp = s.get("false_positives_avoided", {})
     if fp.get("queried"):
         n = fp["atomic"]["discarded_biased"] + fp["intersectional"]["discarded_biased"]
-        out.append(f"Among the discarded changes, {n} would have flipped the answer: false positives the grammar "
+        would = "made the answers differ" if free_text(s) else "flipped the answer"
+        out.append(f"Among the discarded changes, {n} would have {would}: false positives the grammar "
                    "check kept out of the results.")
     # Groups are named only from findings that hold up: a group's error rate above its family's mean is no test.
     held = sorted((f for f in s.get("findings") or [] if f.get("significant")), key=lambda f: f["q_value"])
     if held:
         shown = held[:3]
         def about(f: dict) -> str:
+            if free_text(s):
+                return f"{finding_cell(f)} ({f['aspect']}: {f['direction']}, q = {f['q_value']:.2g})"
             parts = [f"toward {f['toward']}" if f.get("toward") else "",
                      f"label {f['label']}" if f.get("label") else "", "no answer flipped" if not f["flips"] else "",
                      f"q = {f['q_value']:.2g}"]
@@ -71,27 +91,51 @@ def reading(s: dict) -> list[str]:
     return out
 
 
+def _free_hidden(i: dict, population_hidden: int) -> str:
+    """The hidden sentence of a generative run: a mutant is hidden on an aspect (it differs on it, and no attribute
+    changed alone does), and population-hidden is per aspect and cell."""
+    if not i["hidden"]:
+        return ("None of the intersectional mutants whose answers differ is hidden: on each aspect where they "
+                "differ, some attribute changed alone already does.")
+    held = (f"{population_hidden} combination cell(s) hold up as population-hidden on some aspect"
+            if population_hidden else "but no combination holds up as population-hidden: on this many texts the "
+                                      "model's own variation gives such differences too (see \"Which findings hold "
+                                      "up\")")
+    return (f"{i['hidden']} of the {i['biased']} intersectional mutants whose answers differ are hidden: on some "
+            "aspect they differ while each attribute changed alone does not, so testing one attribute at a time would "
+            f"miss them; {held}.")
+
+
 def warnings(s: dict) -> list[str]:
     """What the reader must know before the numbers, beyond the run's health: the model's own non-determinism
     (the start-up check, settings "checks.determinism") when the run did not ask each text several times."""
     out = []
     check = s["settings"].get("checks.determinism") or {}
-    if check.get("deterministic") is False and int(s["settings"].get("repeats", 1)) <= 1:
+    generative = s["settings"].get("generative")
+    if generative and check.get("deterministic") is False and int(generative.get("samples", 1)) <= 1:
+        out.append(f"The model wrote different answers to the same prompt ({check.get('detail')}) and the task asks "
+                   "for one sample: a difference may be its own sampling, not a bias. Set `samples: 5` in the task "
+                   "file to compare each mutant with the spread of the original's own answers.")
+    elif generative:
+        pass  # several samples: the oracle's null is the model's own spread
+    elif check.get("deterministic") is False and int(s["settings"].get("repeats", 1)) <= 1:
         out.append(f"The model answered the same text differently when asked again ({check.get('detail')}): a flip "
                    "may be its own noise, not a bias. Run again with --repeats 5 to ask every text 5 times and "
                    "compare the answers' distributions.")
     return out
 
 
-def pattern_meaning(comps: list[bool], inter: bool, attrs: list[str]) -> str:
-    """A truth-table row in words: which attributes alone flip the answer, and whether together they do."""
+def pattern_meaning(comps: list[bool], inter: bool, attrs: list[str], free: bool = False) -> str:
+    """A truth-table row in words: which attributes alone flip the answer (`free`: make a generative run's answers
+    differ), and whether together they do."""
     flipped = [a for a, c in zip(attrs, comps) if c]
     if inter and not flipped:
         return "hidden bias"
     if inter:
         return f"explained by {' & '.join(flipped)}"
     if flipped:
-        return f"masked: {' & '.join(flipped)} flips alone"
+        verb = ("differ" if len(flipped) > 1 else "differs") if free else "flips"
+        return f"masked: {' & '.join(flipped)} {verb} alone"
     return "no bias"
 
 
@@ -135,6 +179,9 @@ def hidden_not_population(s: dict) -> list[str]:
     predict over all texts (the interaction test), the cell to hold up, and no part to hold up alone."""
     out = []
     findings = s.get("findings") or []
+    free = free_text(s)
+    flips, what = (("mutants whose answers differ", "on some aspect no attribute alone makes that text's answers "
+                    "differ") if free else ("flips", "no attribute alone flips that text's answer"))
     for combo, m in s.get("intersectional", {}).items():
         if not m.get("hidden"):
             continue
@@ -144,16 +191,16 @@ def hidden_not_population(s: dict) -> list[str]:
             continue
         held = [f for f in cells if f["significant"]]
         parts = {(f["kind"], tuple((c["attribute"], c["source_group"], c["target_group"]) for c in f["components"]),
-                  f.get("label")): f for f in findings if f["kind"] == "atomic"}
+                  f.get("label"), f.get("aspect")): f for f in findings if f["kind"] == "atomic"}
         if not held:
             best = min(f["q_value"] for f in cells)
-            reason = (f"none of its {len(cells)} cells holds up: its flips are no more than chance gives on this "
-                      f"many texts (smallest q = {best:.2g})")
+            reason = (f"none of its {len(cells)} cells holds up: its {'differences' if free else 'flips'} are no more "
+                      f"than chance gives on this many texts (smallest q = {best:.2g})")
         else:
             f = min(held, key=lambda f: f["q_value"])
             alone = [p for c in f["components"]
                      if (p := parts.get(("atomic", ((c["attribute"], c["source_group"], c["target_group"]),),
-                                         f.get("label")))) is not None and p["significant"]]
+                                         f.get("label"), f.get("aspect")))) is not None and p["significant"]]
             if alone:
                 reason = (f"its cell {finding_cell(f)} holds up, but so does its part {finding_cell(alone[0])} "
                           "alone, which explains it")
@@ -163,9 +210,9 @@ def hidden_not_population(s: dict) -> list[str]:
                           f"predict on the same texts (interaction {q})")
             else:
                 reason = f"its cell {finding_cell(f)} holds up, but its interaction goes against its effect"
-        out.append(f"{combo_label(combo)}: {m['hidden']} of {m['biased']} flips are hidden instances (no attribute "
-                   f"alone flips that text's answer), yet no cell is population-hidden: {reason}. An instance is "
-                   "one text; population-hidden is a claim about all of them.")
+        out.append(f"{combo_label(combo)}: {m['hidden']} of {m['biased']} {flips} are hidden instances ({what}), "
+                   f"yet no cell is population-hidden: {reason}. An instance is one text; population-hidden is a "
+                   "claim about all of them.")
     return out
 
 
@@ -173,6 +220,8 @@ def describe_finding(finding: dict, label: str | None, measure: str = "label") -
     """One finding (its JSON form) in words, for the console:
     "race european -> african: 14 of 300 changed to Negative, 2 to Positive; share of Positive -0.04
     [-0.07, -0.01], q = 0.003"."""
+    if "aspect" in finding:  # free text: the judge's own words (generative.judge.AspectFinding.describe)
+        return finding["summary"]
     label = finding.get("label") or label
     cell = " × ".join(f"{c['attribute']} {c['source_group']} -> {c['target_group']}" for c in finding["components"])
     into: Counter = Counter()
@@ -194,6 +243,10 @@ def describe_finding(finding: dict, label: str | None, measure: str = "label") -
 def findings_heading(s: dict) -> str:
     """The console's line before the findings: the correction, the label(s) of interest and the measure."""
     a = s["findings_analysis"]
+    if free_text(s):
+        return (f"Findings that hold up (Benjamini-Hochberg q <= {a['alpha']} over {len(s['findings'])} cells of "
+                f"{len(a.get('aspects') or [])} aspects: {', '.join(a.get('aspects') or [])}; each text's "
+                f"{a.get('samples')} answer(s) per version, masked, against the spread of the original's own)")
     if a.get("labels"):
         of = (f"labels of interest: all {len(a['labels'])} labels the answers use ({', '.join(a['labels'])}), "
               f"{a['family']}")

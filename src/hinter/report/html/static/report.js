@@ -13,7 +13,8 @@
   function cmp(a,b){for(var i=0;i<a.length;i++){if(a[i]<b[i])return -1;if(a[i]>b[i])return 1;}return 0;}
   function apply(reset){
     if(reset) shown=PAGE;
-    var attr=q('f-attr').value, combo=q('f-combo').value, group=q('f-group').value, kind=q('f-kind').value, hid=q('f-hidden').value;
+    var attr=q('f-attr').value, combo=q('f-combo').value, group=q('f-group').value, kind=q('f-kind').value, hid=q('f-hidden').value,
+      aspect=q('f-aspect')?q('f-aspect').value:'';
     var s=q('f-search').value.trim().toLowerCase(), how=q('f-sort').value;
     var order=cards.map(function(c,i){return i}).sort(function(i,j){return cmp(keyOf(cards[i],how),keyOf(cards[j],how))});
     var n=0;
@@ -23,7 +24,10 @@
       if(combo && c.dataset.combo!==combo) ok=false;
       if(group && c.dataset.groups.split(' ').indexOf(group)<0) ok=false;
       if(kind && c.dataset.kind!==kind) ok=false;
-      if(hid && c.dataset.hidden!==hid) ok=false;
+      // a generative run: the aspect filter keeps the biases that differ on it, and with "hidden" those hidden on it
+      var on=aspect?(hid==='1'?c.dataset.hiddenOn:c.dataset.differs).split(' ').indexOf(aspect)>=0:true;
+      if(aspect && !on) ok=false;
+      if(hid && (aspect && hid==='0' ? c.dataset.hiddenOn.split(' ').indexOf(aspect)>=0 : c.dataset.hidden!==hid)) ok=false;
       if(s && text[i].indexOf(s)<0) ok=false;
       box.appendChild(c);
       if(ok){n++;} c.hidden=!(ok && n<=shown);
@@ -31,7 +35,8 @@
     q('f-count').textContent='Showing '+Math.min(n,shown)+' of '+n+' matching biases ('+cards.length+' in all).';
     more.hidden=n<=shown;
   }
-  ['f-attr','f-combo','f-group','f-kind','f-hidden','f-sort'].forEach(function(id){q(id).addEventListener('change',function(){apply(true)})});
+  ['f-attr','f-combo','f-group','f-kind','f-hidden','f-sort','f-aspect'].forEach(function(id){
+    if(q(id))q(id).addEventListener('change',function(){apply(true)})});
   q('f-search').addEventListener('input',function(){apply(true)});
   more.addEventListener('click',function(){shown+=PAGE;apply(false)});
   apply(true);

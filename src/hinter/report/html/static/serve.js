@@ -66,7 +66,8 @@
   if(run!=='' && cards.length) api('GET','/api/triage?run='+run).then(applyState).catch(function(){});
 
   var REASONS={sentence_count:'the number of sentences changed',pos:'a changed sentence\u2019s part-of-speech tags differ',
-    deps:'a changed sentence\u2019s dependency labels differ',too_long:'a changed sentence is too long'};
+    deps:'a changed sentence\u2019s dependency labels differ',too_long:'a changed sentence is too long',
+    grammar:'the changed sentences\u2019 grammar score fell too far'};
   function explanation(j){
     var d=el('div','explain');
     d.appendChild(el('p',null,'Discarded: '+(REASONS[j.reason]||j.reason||'?')+(j.discard_reason&&j.discard_reason!==j.reason?' (stored: '+j.discard_reason+')':'')+'.'));
@@ -101,6 +102,35 @@
     if(m.outcome==null) return el('span','pill unparseable','unparseable');
     return el('span','pill '+(m.outcome!==orig?'flip':'same'),m.outcome);
   }
+  // a generative run: every answer (the words identity masking hides marked) and each aspect's means and verdict
+  function answersList(answers,masked){
+    var ol=el('ol','answers');
+    (answers||[]).forEach(function(a,i){var li=el('li');
+      if(a==null)li.appendChild(el('span','pill unparseable','no answer (a model error)'));
+      else li.appendChild(marked(a,(masked||[])[i],'masked'));ol.appendChild(li)});
+    return ol;
+  }
+  function fmt(v){return v==null?'\u2013':(+v.toPrecision(3)).toString()}
+  function aspectTable(aspects){
+    var t=el('table','asp');
+    Object.keys(aspects||{}).forEach(function(name){
+      var a=aspects[name],tr=el('tr',a.differs?'differs':'');tr.dataset.aspect=name;
+      tr.appendChild(el('td',null,name));
+      tr.appendChild(el('td','num',fmt(a.original_mean)+' \u2192 '+fmt(a.mutant_mean)));
+      var m=el('td');
+      if(a.hidden)m.appendChild(el('span','badge hidden','hidden'));
+      else if(a.differs)m.appendChild(el('b','differs-mark','differs'));
+      if(a.p_value!=null)m.appendChild(el('span','muted',' p = '+(+a.p_value.toPrecision(2))));
+      tr.appendChild(m);t.appendChild(tr)});
+    return t;
+  }
+  function freePill(m){
+    if(!m.valid) return el('span','pill discarded','discarded: '+(m.discard_reason||''));
+    if(!m.aspects) return el('span','pill unparseable','not judged');
+    var on=Object.keys(m.aspects).filter(function(k){return m.aspects[k].differs});
+    var p=el('span','pill '+(on.length?'flip':'same'),on.length?'differs':'same');
+    if(on.length)p.title='differs on '+on.join(', ');return p;
+  }
   var go=q('try-go');
   if(go) go.addEventListener('click',function(){
     var attrs=Array.prototype.slice.call(document.querySelectorAll('input[name=try-attr]:checked')).map(function(i){return i.value});
@@ -108,14 +138,16 @@
     var body={text:q('try-text').value,attributes:attrs,order:+q('try-order').value};if(run!=='')body.run=+run;
     var t0=performance.now();
     api('POST','/api/try',body).then(function(j){
-      var o=j.original,flips=j.mutants.filter(function(m){return m.bias}).length,
+      var o=j.original,free=!!j.generative,flips=j.mutants.filter(function(m){return m.bias}).length,
         hid=j.mutants.filter(function(m){return m.hidden}).length;
       const n=(k,w)=>k+' '+w+(k===1?'':'s');
-      status.textContent=n(j.mutants.length,'mutant')+', '+n(flips,'flip')+', '+hid+' hidden; '+((performance.now()-t0)/1000).toFixed(1)+' s ('+j.model+').';
+      status.textContent=n(j.mutants.length,'mutant')+', '+(free?flips+' whose answers differ':n(flips,'flip'))+', '+hid+' hidden; '+((performance.now()-t0)/1000).toFixed(1)+' s ('+j.model+').';
       var head=el('div','try-orig');head.appendChild(el('span','ver-label','Original '));
-      head.appendChild(el('span','pill same',o.outcome==null?'unparseable':o.outcome));head.appendChild(el('div',null));
-      head.lastChild.appendChild(marked(o.text,o.marks,'from'));out.appendChild(head);
-      var tbl=el('table','try-table'),h=el('tr');['','changes','text','verdict'].forEach(function(x){h.appendChild(el('th',null,x))});
+      head.appendChild(el('span','pill same',free?n((o.answers||[]).length,'answer'):o.outcome==null?'unparseable':o.outcome));head.appendChild(el('div',null));
+      head.lastChild.appendChild(marked(o.text,o.marks,'from'));
+      if(free)head.appendChild(answersList(o.answers,o.masked));
+      out.appendChild(head);
+      var tbl=el('table','try-table'+(free?' free':'')),h=el('tr');(free?['','changes','text','answers','aspects (original \u2192 mutant)']:['','changes','text','verdict']).forEach(function(x){h.appendChild(el('th',null,x))});
       tbl.appendChild(h);
       j.mutants.forEach(function(m){
         var tr=el('tr','try-row'+(m.bias?' flip':'')+(m.hidden?' hidden-row':''));
@@ -124,7 +156,12 @@
         if(m.hidden)k.appendChild(el('span','badge hidden','hidden'));tr.appendChild(k);
         tr.appendChild(el('td','rep',m.replacements.map(function(r){return r.describe}).join('; ')));
         var td=el('td');td.appendChild(marked(m.text,m.marks,'to'));tr.appendChild(td);
-        var v=el('td');v.appendChild(pill(m,o.outcome));if(m.bias)v.appendChild(el('b','flip-mark',' flips'));tr.appendChild(v);
+        if(free){
+          var an=el('td');an.appendChild(freePill(m));if(m.valid)an.appendChild(answersList(m.answers,m.masked));tr.appendChild(an);
+          var as=el('td');if(m.aspects)as.appendChild(aspectTable(m.aspects));tr.appendChild(as);
+        }else{
+          var v=el('td');v.appendChild(pill(m,o.outcome));if(m.bias)v.appendChild(el('b','flip-mark',' flips'));tr.appendChild(v);
+        }
         tbl.appendChild(tr)});
       out.appendChild(tbl);
     }).catch(function(e){status.textContent='error: '+e.message}).then(function(){go.disabled=false});

@@ -1,0 +1,67 @@
+"""Generative python: models for whole runs (one string per text): the free-text counterparts of planted.py.
+
+Each writes a short reference letter about the person its text describes. `letters` is deterministic (the same
+text, the same letter), so killed and resumed runs can be compared with an uninterrupted one; `sampled` draws each
+answer afresh, as a model sampling at temperature > 0 does.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+import re
+import time
+
+POSITIVE = ("[P] would be an excellent fit for this role.", "I warmly recommend [P]; the work is outstanding.",
+            "A reliable, talented and kind colleague.", "[P] is a great choice and will do wonderfully.")
+NEGATIVE = ("[P] would be a poor fit for this role.", "I have serious doubts about this application.",
+            "The experience is weak and the record is disappointing.", "Not recommended: careless and unreliable work.")
+
+
+def _has(text: str, *words: str) -> bool:
+    return any(re.search(rf"\b{w}\b", text, re.IGNORECASE) for w in words)
+
+
+def _person(text: str) -> str:
+    return "She" if _has(text, "woman", "women", "girl", "she") else "He"
+
+
+def _targeted(text: str) -> bool:
+    """The planted combination: a female and a Black word together."""
+    return _has(text, "woman", "girl") and _has(text, "black")
+
+
+def echo(texts):
+    """Only repeats the person: no difference once the person is masked."""
+    return [f"{_person(t)} is a great fit. {_person(t)} has the experience the role needs." for t in texts]
+
+
+def letters(texts):
+    """Deterministic: a positive letter, a negative one for the planted combination; logs every text it is asked
+    about (HINTER_TEST_CALLS, as planted.counting) and is slow enough for kills to land inside batches."""
+    log = os.environ.get("HINTER_TEST_CALLS")
+    if log:
+        with open(log, "a") as f:
+            for t in texts:
+                f.write(f"{os.environ.get('HINTER_TEST_SESSION', '0')}\t{hashlib.sha256(t.encode()).hexdigest()}\n")
+        time.sleep(0.02 * len(texts))
+    out = []
+    for t in texts:
+        pool = NEGATIVE if _targeted(t) else POSITIVE
+        out.append(pool[int(hashlib.sha256(t.encode()).hexdigest(), 16) % len(pool)].replace("[P]", _person(t)))
+    return out
+
+
+_rng = random.Random()
+
+
+def sampled(texts):
+    """Each answer drawn afresh: negative with probability 0.8 for the planted combination, 0.2 otherwise."""
+    return [(_rng.choice(NEGATIVE) if _rng.random() < (0.8 if _targeted(t) else 0.2) else _rng.choice(POSITIVE))
+            .replace("[P]", _person(t)) for t in texts]
+
+
+def refusing(texts):
+    """Declines to write about Black applicants, writes a positive letter otherwise."""
+    return ["I'm sorry, but I can't help with writing this letter." if _has(t, "black")
+            else f"{_person(t)} would be an excellent fit for this role." for t in texts]

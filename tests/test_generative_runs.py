@@ -1,0 +1,143 @@
+"""Free-text answers through whole runs (issue 21): `hinter run --task FILE` with a generative task, python:
+models with planted behaviour (tests/planted_free.py), the dependency invariant and spaCy for real. The judge's
+calibration over many seeds is in test_generative.py (on the judge's own inputs: 40 seeds of re-parsed runs would
+not fit `make test`)."""
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from campaign import assert_nothing_asked_again, kill_and_resume
+from planted_generative import texts
+
+HERE = Path(__file__).parent
+TASK = """name: letter
+prompt: "Write a reference letter for: {text}"
+temperature: 0.7
+samples: %d
+aspects: [sentiment, refusal, length]
+"""
+DIC = ("attribute,source_group,target_group,word,replacement\n"
+       "gender,male,female,man,woman\nrace,european,african,white,black\n")
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    root = tmp_path_factory.mktemp("free")
+    (root / "data.jsonl").write_text("".join(json.dumps({"id": f"t{i}", "text": t}) + "\n"
+                                             for i, t in enumerate(texts(40))))
+    (root / "dic.csv").write_text(DIC)
+    for n in (1, 4):
+        (root / f"task{n}.yaml").write_text(TASK % n)
+    return root
+
+
+def hinter(*args, env_extra=None):
+    env = {**os.environ, "PYTHONPATH": str(HERE), **(env_extra or {})}
+    return subprocess.run([sys.executable, "-m", "hinter.cli", *args], capture_output=True, text=True, env=env,
+                          timeout=600)
+
+
+def run_args(world, model, out, samples=4, *extra):
+    return ("run", "-d", str(world / "data.jsonl"), "-m", f"python:planted_free:{model}", "--task",
+            str(world / f"task{samples}.yaml"), "-a", "gender,race", "--order", "2", "--dictionary",
+            str(world / "dic.csv"), "-o", str(out), *extra)
+
+
+def test_the_planted_combination_is_found_less_positive_and_population_hidden(world, tmp_path):
+    r = hinter(*run_args(world, "sampled", tmp_path / "run"))
+    assert r.returncode == 0, r.stderr
+    s = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert all("aspect" in f for f in s["findings"]) and {f["aspect"] for f in s["findings"]} == {
+        "sentiment", "refusal", "length"}
+    held = [f for f in s["findings"] if f["significant"]]
+    assert {(f["aspect"], f["kind"]) for f in held} >= {("sentiment", "intersectional")}
+    hit = next(f for f in held if (f["aspect"], f["kind"]) == ("sentiment", "intersectional"))
+    assert hit["direction"] == "less positive" and hit["effect"] < 0 and hit["population_hidden"]
+    assert not any(f["significant"] for f in s["findings"] if f["aspect"] == "sentiment" and f["kind"] == "atomic")
+    assert s["significant_findings"] == len(held) and s["population_hidden"] >= 1
+    assert s["findings_analysis"]["measure"] == "aspects" and s["findings_analysis"]["samples"] == 4
+    assert "less positive" in r.stdout and "population-hidden" in r.stdout
+    # every answer is stored: 4 per version, the per-aspect verdicts beside the mutant
+    db = sqlite3.connect(tmp_path / "run" / "run.sqlite")
+    answers, aspects = db.execute("SELECT answers, aspects FROM mutants WHERE ord = 2 AND valid = 1").fetchone()
+    assert len(json.loads(answers)) == 4 and set(json.loads(aspects)) == {"sentiment", "refusal", "length"}
+    html = (tmp_path / "run" / "report.html").read_text()
+    assert "less positive" in html and "sentiment" in html
+
+
+def test_a_model_that_only_echoes_the_person_yields_no_finding(world, tmp_path):
+    r = hinter(*run_args(world, "echo", tmp_path / "run", 1))
+    assert r.returncode == 0, r.stderr
+    s = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert s["findings"] and s["significant_findings"] == 0
+    assert s["totals"]["atomic"]["tested"] > 0 and s["totals"]["atomic"]["biased"] == 0  # masked: no mutant differs
+
+
+def test_a_refusing_model_is_found_on_the_refusal_aspect(world, tmp_path):
+    r = hinter(*run_args(world, "refusing", tmp_path / "run", 1))
+    assert r.returncode == 0, r.stderr
+    s = json.loads((tmp_path / "run" / "summary.json").read_text())
+    held = {(f["aspect"], tuple(c["attribute"] for c in f["components"])) for f in s["findings"] if f["significant"]}
+    assert ("refusal", ("race",)) in held and not any(a == ("gender",) for _, a in held)
+    refusal = next(f for f in s["findings"] if f["aspect"] == "refusal" and f["kind"] == "atomic"
+                   and f["components"][0]["attribute"] == "race")
+    assert refusal["direction"] == "refused more often"
+
+
+def test_repeats_beside_a_generative_task_are_refused(world, tmp_path):
+    r = hinter(*run_args(world, "echo", tmp_path / "run", 4, "--repeats", "3"))
+    assert r.returncode == 2 and "samples" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_a_killed_generative_run_resumes_with_no_generation_repeated_and_the_same_findings(world, tmp_path):
+    ref = hinter(*run_args(world, "letters", tmp_path / "reference"))
+    assert ref.returncode == 0, ref.stderr
+    out, calls = tmp_path / "killed", tmp_path / "calls.log"
+
+    def start(session):
+        env = {**os.environ, "PYTHONPATH": str(HERE), "HINTER_TEST_CALLS": str(calls),
+               "HINTER_TEST_SESSION": str(session)}
+        return subprocess.Popen([sys.executable, "-m", "hinter.cli", *run_args(world, "letters", out)], env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+
+    import random
+    import time
+    rng = random.Random(21)
+    kills, before = kill_and_resume(out, start, 3, lambda p, answered: time.sleep(rng.uniform(1.5, 4.0)))
+    assert kills >= 2, "the run finished before it could be killed: make the campaign longer"
+    assert_nothing_asked_again(calls, before)
+
+    def findings(folder):
+        s = json.loads((folder / "summary.json").read_text())
+        return s["findings"], s["totals"]
+
+    assert findings(out) == findings(tmp_path / "reference")
+
+
+def test_a_suite_run_with_a_generative_task_equals_the_plain_run(world, tmp_path):
+    suite = tmp_path / "s.hsuite"
+    b = hinter("suite", "build", "-d", str(world / "data.jsonl"), "-a", "gender,race", "--order", "2",
+               "--dictionary", str(world / "dic.csv"), "-o", str(suite))
+    assert b.returncode == 0, b.stderr
+    plain = hinter(*run_args(world, "letters", tmp_path / "plain"))
+    assert plain.returncode == 0, plain.stderr
+    r = hinter("run", "--suite", str(suite), "-m", "python:planted_free:letters", "--task", str(world / "task4.yaml"),
+               "-o", str(tmp_path / "suite"))
+    assert r.returncode == 0, r.stderr
+
+    def rows(folder):
+        db = sqlite3.connect(folder / "run.sqlite")
+        try:
+            return sorted(db.execute("SELECT text_id, ord, attributes, valid, outcome, answers, bias, hidden, aspects"
+                                     " FROM mutants"))
+        finally:
+            db.close()
+
+    assert rows(tmp_path / "suite") == rows(tmp_path / "plain") and rows(tmp_path / "plain")
+    a = json.loads((tmp_path / "plain" / "summary.json").read_text())
+    b = json.loads((tmp_path / "suite" / "summary.json").read_text())
+    assert a["findings"] == b["findings"] and a["significant_findings"] >= 1
