@@ -147,6 +147,19 @@ class RunConfig:
                               "paper's imdb, ecthr, eurlex, ledgar, scotus), or a YAML/JSON task file.", MODEL)
     batch_texts: int = option(32, "--batch-texts", "Texts per batch: the unit of commit (a killed run resumes at "
                               "the first batch not committed); changes no result.", MODEL, compare=False)
+    # What the campaign may spend (hinter.usage): none of them changes a result, so none is compared on resume.
+    budget: str | None = option(
+        None, "--budget", "Stop before a model batch would spend more than this, in all the sessions of the run: "
+        "calls=N (requests), tokens=N (read and written) or cost=X (needs prices). Everything asked so far is kept "
+        "and the summary names the cells left incomplete; exit code 4. Run again with a larger budget, or none, "
+        "to continue.", MODEL, compare=False)
+    price_in: float | None = option(
+        None, "--price-in", "The price of a million tokens read (the prompt), in any currency: the run's cost is "
+        "shown in the progress line, summary.json (usage) and the report. An openai: spec may give it instead "
+        "(?price_in=0.15).", MODEL, compare=False)
+    price_out: float | None = option(
+        None, "--price-out", "The price of a million tokens written (the answer), in the same currency as "
+        "--price-in.", MODEL, compare=False)
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -171,6 +184,17 @@ class RunConfig:
             _at_least_one(name, getattr(self, name), " (or unset for all pairs)")
         _at_least_one("batch_texts", self.batch_texts)
         _at_least_one("repeats", self.repeats)
+        from .usage import parse_budget
+        budget = parse_budget(self.budget)  # an error names --budget and the forms it takes
+        for flag, value in (("--price-in", self.price_in), ("--price-out", self.price_out)):
+            if value is not None and not (value >= 0 and value != float("inf")):
+                raise InputError(f"{flag} must be a price of zero or more, got {value}", where=flag,
+                                 fix="Give the price of a million tokens, e.g. 0.15.")
+        if budget is not None and budget.kind == "cost" and self.price_in is None and self.price_out is None \
+                and "price_" not in (self.model or ""):
+            raise InputError("a cost budget needs prices", where="--budget",
+                             fix="Give --price-in and --price-out (per million tokens), or a calls= or tokens= "
+                                 "budget.")
         if self.validity not in VALIDITY_MODES:
             raise InputError(f"--validity must be one of {', '.join(VALIDITY_MODES)}, got {self.validity!r}",
                              where="--validity", fix="paper (the default) checks as the paper's algorithms say; "

@@ -196,6 +196,8 @@ def execute(config: RunConfig, texts: Sequence[str | TextRecord], model, *, dict
     report = progress or (lambda stage, done, total: None)
     try:
         report("load", 0, 1)
+        from .models import ModelSpec
+        loaded_here = isinstance(model, (str, ModelSpec))  # loaded for this run: all it counts is the run's
         model = executor.start(model, parser)
         report("load", 1, 1)
         store = _open_store(out_dir, {**run_settings(config, model.fingerprint, _parser_fingerprint(executor, config),
@@ -203,12 +205,51 @@ def execute(config: RunConfig, texts: Sequence[str | TextRecord], model, *, dict
         _run_checks(store, model, records, config, d, suite)
         source = suite if suite is not None else ParsedVerdicts(Mutate(config, d), executor.validate)
         done = store.done_text_ids()
+        cache = OutcomeCache(model, store, meter=usage_meter(config, model, store, report, loaded_here))
         run_pipeline(text_batches(records, done, config.batch_texts), source, StoreSink(store), config,
-                     cache=OutcomeCache(model, store), total=len(records), done=len(done), report=report)
+                     cache=cache, total=len(records), done=len(done), report=report)
         return Run(out_dir, store)
     finally:
         executor.close()
         lock.release()
+
+
+def usage_meter(config: RunConfig, model, store: RunStore | None, report=None, since_load: bool = True):
+    """The meter of the run's cache (hinter.usage): what the model spends, capped by --budget."""
+    from .usage import Meter, Prices, parse_budget
+    return Meter(model, store, parse_budget(config.budget), Prices(config.price_in, config.price_out), report=report,
+                 since_load=since_load)
+
+
+def estimate_campaign(config: RunConfig, texts: Sequence[str | TextRecord], *, dictionary: Dictionary | None = None,
+                      suite=None, out: str | Path | None = None, exact: bool = True, task=None,
+                      executor: Executor | None = None, parser: Parser | None = None, prices=None,
+                      progress: Callable[[str, int, int], None] | None = None):
+    """hinter.estimate.Estimate of the campaign's texts not yet stored in `out`, asking no model: mutation and
+    (`exact`) validity run as the run will run them; a suite's verdicts are read."""
+    from .estimate import estimate
+    done: set[int] = set()
+    if out is not None and (Path(out) / "run.sqlite").is_file():
+        store = RunStore(Path(out) / "run.sqlite")
+        try:
+            done = store.done_text_ids()
+        finally:
+            store.close()
+    if suite is not None:
+        return estimate(config, suite.records, suite=suite, done=done, task=task, prices=prices)
+    records, d = prepare(config, texts, dictionary)
+    if not exact:
+        return estimate(config, records, dictionary=d, done=done, exact=False, task=task, prices=prices)
+    executor = executor or LocalExecutor()
+    report = progress or (lambda stage, done, total: None)
+    try:
+        report("load", 0, 1)
+        executor.start(_never_asked, parser)
+        report("load", 1, 1)
+        return estimate(config, records, dictionary=d, done=done, task=task, prices=prices,
+                        validate=executor.validate)
+    finally:
+        executor.close()
 
 
 def _check_generative(config: RunConfig) -> dict:

@@ -11,6 +11,7 @@ import itertools
 from collections import Counter, defaultdict
 
 from . import stats
+from .usage import summary_section as usage_section
 from .health import health
 from .store import KeyedVerdict, RunStore, TestedRow
 from .summary_spec import SCHEMA_VERSION
@@ -405,6 +406,8 @@ def summary(store: RunStore, alpha: float | None = None, label: str | None = Non
         "sentences_parsed": int(stats.get("sentences_parsed", 0)),
         "seconds": {k[len("seconds_"):]: round(v, 2) for k, v in stats.items() if k.startswith("seconds_")},
         "first_errors": store.first_failures(),
+        # what the model cost: calls made (answers reused from the store are free), tokens, cost (hinter.usage)
+        "usage": usage_section(stats, settings),
     }
     f = findings_section(store, alpha, label, s["settings"])
     s["findings"] = f.pop("findings")

@@ -202,11 +202,10 @@ def encoded(answers: tuple[Outcome, ...]) -> tuple[str | None, ...]:
     return tuple(a.encode() for a in answers)
 
 
-def ask(batch: TextBatch, verdicts: Verdicts, cache: OutcomeCache, config: RunConfig,
-        report: Progress = lambda *a: None) -> Asked:
-    """Stage 3: the model's answers about each original and each mutant it is asked about (valid ones, or every
-    one with --query-discarded), through the cache: a text is never asked twice."""
-    calls, errors = cache.calls, cache.errors
+def texts_to_ask(batch: TextBatch, verdicts: Verdicts, config: RunConfig
+                 ) -> tuple[list[str], dict[int, tuple[str, str, list]]]:
+    """The texts stage 3 asks the model about for one batch, in order and distinct, and per asked mutant what the
+    model reads (`Asked.views`). hinter.estimate counts them before a campaign."""
     # Each original, then its mutants in sorted order: consecutive texts then share long prefixes, which a backend
     # with a prefix cache (llama.cpp) does not compute again.
     asked_mutants: dict[int, list[str]] = {text_id: [] for text_id, _ in batch.texts}
@@ -221,6 +220,15 @@ def ask(batch: TextBatch, verdicts: Verdicts, cache: OutcomeCache, config: RunCo
                         if config.window is not None else (m.original, m.text, m.edits))
             asked_mutants[m.text_id] += views[i][:2]
     texts = [t for text_id, rec in batch.texts for t in dict.fromkeys([rec.text, *sorted(asked_mutants[text_id])])]
+    return texts, views
+
+
+def ask(batch: TextBatch, verdicts: Verdicts, cache: OutcomeCache, config: RunConfig,
+        report: Progress = lambda *a: None) -> Asked:
+    """Stage 3: the model's answers about each original and each mutant it is asked about (valid ones, or every
+    one with --query-discarded), through the cache: a text is never asked twice."""
+    calls, errors = cache.calls, cache.errors
+    texts, views = texts_to_ask(batch, verdicts, config)
     # --repeats N: every text asked N times; a verdict then compares the answers' distributions
     n = answers_per_text(config)  # a generative task's samples: their spread is the free-text oracle's null
     per_repeat = cache.predict_repeats(texts, range(n), progress=lambda _: report("model", cache.calls - calls,

@@ -155,6 +155,15 @@ RUN = (
     Entry(("overlaps_skipped", "model_calls", "model_errors", "sentences_tagged", "sentences_parsed"),
           "store.stats", "work done"),
     Entry(("seconds",), "store.stats", "time per stage, `{stage: seconds}`", data_keyed=True),
+    Entry(("usage",), "usage.summary_section", "what the model cost, every session of the run summed: `calls` "
+          "(requests made; answers reused from the run folder cost none), `tokens_in`, `tokens_out` (the model's own "
+          "count where it gives one: an OpenAI-compatible API's `usage`, the embedded GGUF model), `retries`, "
+          "`estimated` (true when some calls' tokens are estimated, about 4 characters a token) and "
+          "`estimated_calls`, `cost` (tokens times `--price-in` / `--price-out` per million tokens; null without "
+          "prices), `unpriced_calls` (calls made with no price given: not in `cost`), `budget` (null without "
+          "`--budget`; else `budget`, `reached`, `incomplete_cells`: the attribute combinations with a mutant not "
+          "yet asked about, `texts_done`, `texts_total`). docs/usage.md",
+          fields=("calls", "tokens_in", "tokens_out", "retries", "cost", "estimated_calls", "unpriced_calls")),
     Entry(("person_only_skipped",), "store.stats", "with `--person-only`: occurrences of dictionary words left "
           "alone because they do not refer to a person", optional=True),
     Entry(("repairs",), "store.stats", "with `--repair` (or a pack whose pronouns follow a name): repair edits "

@@ -52,14 +52,20 @@ def print_no_match(dictionary, texts: list[str], attributes) -> None:
                   "--text-field, --attributes or --dictionary).", highlight=False, soft_wrap=True)
 
 
+# A campaign estimated above this many calls asks for confirmation first, where stdin is a terminal (--yes: never).
+CONFIRM_ABOVE_CALLS = 10_000
+
+
 def run_campaign(config: RunConfig, execution: Execution, out: Path, overwrite: bool = False,
-                 analysis: dict | None = None, suite=None) -> dict:
+                 analysis: dict | None = None, suite=None, dry_run: bool = False, yes: bool = False) -> dict | None:
     """Run `config` into `out`; returns the summary (also in OUT/summary.json). `analysis`: {"alpha", "label"}
     for the findings, recorded with the run (None values: the defaults). `suite`: a loaded suite, run instead of
-    mutating and validating (`run --suite`)."""
+    mutating and validating (`run --suite`). `dry_run`: print the campaign's estimate and stop (None, no model
+    call); `yes`: never ask for confirmation."""
     from ..engine import execute
     from ..models import ModelSpec, identity_limit
     from ..report import write_outputs
+    from ..usage import BudgetReached
 
     task = None
     if config.task is not None:  # an unknown task is an error whatever the backend (a python: model ignores it)
@@ -69,12 +75,19 @@ def run_campaign(config: RunConfig, execution: Execution, out: Path, overwrite: 
         records, dictionary = read_campaign(config, out)
     else:  # the suite holds the texts, mutants and verdicts: no dataset, dictionary or parser to load
         records, dictionary = suite.records, None
+    from ..executor import make_executor
+
+    def new_executor():
+        return make_executor(execution.executor, address=execution.ray_address, workers=execution.workers,
+                             cpus_per_worker=execution.cpus_per_worker, gpus_per_worker=execution.gpus_per_worker)
+
+    if dry_run or _worth_estimating(config):
+        if not estimate_first(config, records, dictionary, suite, out, overwrite, new_executor, dry_run, yes):
+            return None
     running_in(out)
     if not overwrite:
         check_model_unchanged(config, out)
-    from ..executor import make_executor
-    executor = make_executor(execution.executor, address=execution.ray_address, workers=execution.workers,
-                             cpus_per_worker=execution.cpus_per_worker, gpus_per_worker=execution.gpus_per_worker)
+    executor = new_executor()
     started = time.perf_counter()
     state = CampaignProgress(len(records), config.batch_texts)
     with _display(state) as show:
@@ -84,9 +97,24 @@ def run_campaign(config: RunConfig, execution: Execution, out: Path, overwrite: 
             state.update(stage, done, total)
             show()
 
-        result = execute(config, records, ModelSpec(config.model, config.task, execution.concurrency),
-                         dictionary=dictionary, out=out, executor=executor, overwrite=overwrite, progress=report,
-                         suite=suite)
+        try:
+            result = execute(config, records, ModelSpec(config.model, config.task, execution.concurrency),
+                             dictionary=dictionary, out=out, executor=executor, overwrite=overwrite,
+                             progress=report, suite=suite)
+        except BudgetReached as e:
+            stopped: BudgetReached | None = e
+        else:
+            stopped = None
+    analysis = {k: v for k, v in (analysis or {}).items() if v is not None}
+    if task is not None:
+        # the label of interest is --label, else the task's first label (measures.findings_section); a multi-label
+        # task makes every label of interest
+        analysis.update(task_labels=list(task.labels), multi_label=task.multi_label)
+    analysis_settings = {f"analysis.{k}": v for k, v in analysis.items()}
+    if stopped is not None:  # everything asked so far is kept; the summary says which cells it leaves incomplete
+        stop_at_budget(config, records, dictionary, suite, out, analysis_settings)
+        raise stopped
+    record_budget(config, result.store)
     print_reuse(out, len(records), state.stored_at_start or 0, state.calls)
     limit = identity_limit(str(result.store.settings().get("model", "")), config.model)
     if limit is not None:  # recorded with the run, and said where answers were reused (the risk is there)
@@ -94,15 +122,114 @@ def run_campaign(config: RunConfig, execution: Execution, out: Path, overwrite: 
         if state.stored_at_start:
             console.print(f"[yellow]Note:[/] {limit}; pass --overwrite to ask it again.", highlight=False,
                           soft_wrap=True)
-    analysis = {k: v for k, v in (analysis or {}).items() if v is not None}
-    if task is not None:
-        # the label of interest is --label, else the task's first label (measures.findings_section); a multi-label
-        # task makes every label of interest
-        analysis.update(task_labels=list(task.labels), multi_label=task.multi_label)
-    result.store.save_settings({f"analysis.{k}": v for k, v in analysis.items()})
+    result.store.save_settings(analysis_settings)
     s = write_outputs(result)
     print_summary(s, out, time.perf_counter() - started)
     return s
+
+
+def _worth_estimating(config: RunConfig) -> bool:
+    """An estimate before a run: for an API model (a bill), or where a budget or prices are given."""
+    from ..models import ModelSpec
+    return ModelSpec(config.model or "").is_api or config.budget is not None or config.price_in is not None \
+        or config.price_out is not None
+
+
+def campaign_prices(config: RunConfig):
+    """The prices per million tokens: --price-in / --price-out, else the model spec's price_in / price_out."""
+    from ..errors import HinterError
+    from ..models import parse_model_spec
+    from ..usage import Prices
+    given: dict = {}
+    try:
+        given = parse_model_spec(config.model).given if config.model else {}
+    except HinterError:
+        pass
+    return Prices(config.price_in, config.price_out).merged(Prices(given.get("price_in"), given.get("price_out")))
+
+
+def _prompt_task(config: RunConfig):
+    """The task whose prompt each call sends around a text (None for models that read the text alone)."""
+    from ..models import ModelSpec
+    from ..tasks import get_task
+    spec = ModelSpec(config.model or "")
+    prompted = spec.is_api or (spec.backend is not None and spec.backend.prefix in ("gguf", "hf-causal"))
+    return get_task(config.task or "imdb") if prompted else None
+
+
+def estimate_first(config: RunConfig, records, dictionary, suite, out: Path, overwrite: bool, new_executor,
+                   dry_run: bool, yes: bool) -> bool:
+    """Print the campaign's estimate; False when the run must not go on (a dry run, or a 'no' at the prompt).
+    A dry run runs mutation and validity (exact); before a run, mutation alone (an upper bound), unless a suite
+    gives the verdicts."""
+    import sys
+
+    import typer
+
+    from ..engine import estimate_campaign
+    exact = dry_run or suite is not None
+    if dry_run:
+        console.print("Dry run: mutation and validity run to know the texts to ask; no model is loaded or called."
+                      if suite is None else "Dry run: the suite's texts and verdicts; no model is loaded or called.",
+                      highlight=False, soft_wrap=True)
+    e = estimate_campaign(config, records, dictionary=dictionary, suite=suite, out=None if overwrite else out,
+                          exact=exact, task=_prompt_task(config), prices=campaign_prices(config),
+                          executor=new_executor() if exact and suite is None else None)
+    target = out_console if dry_run else console
+    from ..pipeline import answers_per_text
+    for line in e.lines(answers_per_text(config)):
+        target.print(line, highlight=False, soft_wrap=True, markup=False)
+    if config.budget is not None:
+        target.print(f"  --budget {config.budget}: the run stops before a batch would exceed it (what earlier "
+                     "sessions of this run spent counts).", highlight=False, soft_wrap=True, markup=False)
+    if dry_run:
+        import json
+        out_console.print(json.dumps({"estimate": e.as_dict()}), highlight=False, soft_wrap=True, markup=False)
+        return False
+    if e.calls > CONFIRM_ABOVE_CALLS and not yes and sys.stdin.isatty() and sys.stderr.isatty():
+        if not typer.confirm(f"The campaign may make {e.calls:,} model calls. Go on?", default=False,
+                             err=True):
+            console.print("Nothing was asked. Pass --yes to skip this question, or narrow the campaign (--limit, "
+                          "--sample, --pairs-per-attribute, --budget).", highlight=False, soft_wrap=True)
+            raise typer.Exit(1)
+    return True
+
+
+def stop_at_budget(config: RunConfig, records, dictionary, suite, out: Path, analysis_settings: dict) -> None:
+    """A run stopped by --budget: record which cells are incomplete, then write summary.json and biases.csv from
+    what is stored (the report is left to `hinter report`)."""
+    from ..engine import Run
+    from ..estimate import incomplete_cells
+    from ..pipeline import campaign_dictionary, campaign_texts
+    from ..report import write_outputs
+    from ..store import RunStore
+    store = RunStore(out / "run.sqlite")
+    try:
+        done = store.done_text_ids()
+        if suite is not None:
+            cells = incomplete_cells(config, suite.records, done, suite=suite)
+            total = len(suite.records)
+        else:
+            texts = campaign_texts(config, records)
+            cells = incomplete_cells(config, texts, done, dictionary=campaign_dictionary(config, dictionary))
+            total = len(texts)
+        store.save_settings({**analysis_settings, "checks.budget": {
+            "budget": config.budget, "reached": True, "incomplete_cells": cells, "texts_done": len(done),
+            "texts_total": total}})
+        write_outputs(Run(out, store))
+        console.print(f"Stopped at the budget {config.budget}: {len(done)} of {total} texts done; incomplete: "
+                      f"{', '.join(cells) or 'none'}. Written: {out / 'summary.json'} (usage.budget).",
+                      highlight=False, soft_wrap=True)
+    finally:
+        store.close()
+
+
+def record_budget(config: RunConfig, store) -> None:
+    """A finished run records its budget (not reached), replacing an earlier session's stop."""
+    if config.budget is not None or "checks.budget" in store.settings():
+        store.save_settings({"checks.budget": {"budget": config.budget, "reached": False, "incomplete_cells": [],
+                                               "texts_done": len(store.done_text_ids()),
+                                               "texts_total": store.settings().get("texts")}})
 
 
 def check_model_unchanged(config: RunConfig, out: Path) -> None:
@@ -193,6 +320,9 @@ class CampaignProgress(logging.Handler):
         self.errors = 0
         self.warnings = 0
         self.warning: str | None = None
+        self.tokens: int | None = None
+        self.tokens_estimated = False
+        self.cost: float | None = None
 
     def emit(self, record: logging.LogRecord) -> None:
         self.warnings += 1
@@ -211,6 +341,10 @@ class CampaignProgress(logging.Handler):
             self.batch_calls, self.batch_asks = done, total
         elif stage == "errors":
             self.errors = done
+        elif stage in ("tokens", "tokens~"):  # hinter.usage.Meter: every session of the run
+            self.tokens, self.tokens_estimated = done, stage == "tokens~"
+        elif stage == "cost":
+            self.cost = done
 
     @property
     def done(self) -> float:
@@ -245,6 +379,10 @@ class CampaignProgress(logging.Handler):
             parts += [f"{_rate(speed)} texts/s", f"ETA {_duration((self.total - self.done) / speed)}"]
         if calls:
             parts.append(f"{self.calls} model call{'s' if self.calls != 1 else ''}")
+        if self.tokens is not None:
+            about = "~" if self.tokens_estimated else ""
+            parts.append(f"{about}{self.tokens:,} tokens" + ("" if self.cost is None else
+                                                              f", cost {about}{self.cost:.4g}"))
         if self.errors:
             parts.append(f"{self.errors} model error{'s' if self.errors != 1 else ''}")
         return parts
@@ -310,7 +448,8 @@ class _display:
         self._thread.join(timeout=5)
         if exc_type is None:
             s = self.state
-            console.print(f"hinter: {s.stored}/{s.total} texts, {s.calls} model calls, "
+            tokens = "" if s.tokens is None else f"{'~' if s.tokens_estimated else ''}{s.tokens:,} tokens, "
+            console.print(f"hinter: {s.stored}/{s.total} texts, {s.calls} model calls, {tokens}"
                           f"{_duration(s.clock() - s.started)}", highlight=False, markup=False, soft_wrap=True)
 
 
@@ -354,6 +493,7 @@ def print_summary(s: dict, out_dir: Path, seconds: float) -> None:
     out_console.print(f"Model calls: {s['model_calls']}, sentences tagged: {s.get('sentences_tagged', 0)}, "
                       f"given dependencies: {s['sentences_parsed']}, "
                       f"wall time {seconds:.1f} s.")
+    print_usage(s)
     from ..health import untested
     why = untested(s)
     if why:
@@ -361,6 +501,21 @@ def print_summary(s: dict, out_dir: Path, seconds: float) -> None:
                           "fails (exit 3).", highlight=False, soft_wrap=True)
     print_findings(s)
     out_console.print(f"Written: {out_dir / 'run.sqlite'}, {out_dir / 'summary.json'}, {out_dir / 'biases.csv'}")
+
+
+def print_usage(s: dict) -> None:
+    """What the model cost, every session of the run (summary.json's usage)."""
+    u = s.get("usage")
+    if not u or not u["calls"]:
+        return
+    about = "about " if u["estimated"] else ""
+    cost = "" if u["cost"] is None else f", cost {u['cost']:.4g}" + (
+        f" (not counting {u['unpriced_calls']} calls made without prices)" if u["unpriced_calls"] else "")
+    est = f" ({u['estimated_calls']} calls' tokens estimated)" if u["estimated"] else ""
+    retries = f", {u['retries']} retries" if u["retries"] else ""
+    out_console.print(f"Usage: {u['calls']} requests (answers reused from the run folder are free), {about}"
+                      f"{u['tokens_in']:,} tokens read and {u['tokens_out']:,} written{est}{cost}{retries}.",
+                      highlight=False, soft_wrap=True)
 
 
 def print_findings(s: dict, show: int = 10) -> None:

@@ -43,6 +43,12 @@ def run_cmd(
     executor: str = o.EXECUTOR_OPT, ray_address: Optional[str] = o.RAY_ADDRESS_OPT,
     workers: Optional[int] = o.WORKERS_OPT, cpus_per_worker: float = o.CPUS_OPT, gpus_per_worker: float = o.GPUS_OPT,
     concurrency: Optional[int] = o.CONCURRENCY_OPT,
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print the campaign's estimate (model calls, tokens, and "
+                                 "cost with prices) and stop: no model is loaded or called. Mutation and validity "
+                                 "run to know which texts would be asked (minutes on a large dataset); with --suite "
+                                 "it is instant. A run on an API model prints an upper bound first (mutation alone)."),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Never ask for confirmation (a campaign estimated above "
+                             "10,000 model calls asks first where the input is a terminal)."),
 ) -> None:
     """Run a bias test. Example:
 
@@ -73,6 +79,9 @@ def run_cmd(
     from ..report.gate import check_paths
     check_paths(fail_on, config.attributes, config.order)
     execution = o.execution(executor, ray_address, workers, cpus_per_worker, gpus_per_worker, concurrency)
-    s = run_campaign(config, execution, out, overwrite, {"alpha": alpha, "label": label}, suite=loaded)
+    s = run_campaign(config, execution, out, overwrite, {"alpha": alpha, "label": label}, suite=loaded,
+                     dry_run=dry_run, yes=yes)
+    if s is None:  # --dry-run: the estimate only
+        return
     write_report_and_gate(out, s, fail_on, junit, Thresholds(max_failed_share, max_failed_originals),
                           allow_model_errors)

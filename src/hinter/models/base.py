@@ -96,12 +96,20 @@ def predict_with_retries(model: Model, texts: list[str], retries: int = 2, backo
     return last
 
 
+def _then(results: Iterable, stop) -> Iterator:
+    """`results`, then `stop()` (which raises)."""
+    yield from results
+    stop()
+
+
 class OutcomeCache:
     """Outcomes per (model fingerprint, exact text): the same text is never sent twice in a run."""
 
     def __init__(self, model: Model, store=None, retries: int = 2, max_failed_batches: int = 5,
-                 backoff_s: float = 0.5):
+                 backoff_s: float = 0.5, meter=None):
         self.model, self.store = model, store
+        # hinter.usage.Meter: counts what each batch sent costs, and stops before one would exceed --budget
+        self.meter = meter
         self._memory: dict[str, Outcome] = {}
         self.calls = 0  # texts actually sent to the model
         self.errors = 0  # texts whose batch failed every try: recorded as model errors, never as outcomes
@@ -137,12 +145,19 @@ class OutcomeCache:
         text_chunks = [[wanted[k] for k in keys] for keys in key_chunks]
         # A model spread over workers (the Ray executor) runs the batches at once, retrying where it runs;
         # here they run one after the other. Either way the results arrive in order.
+        meter = self.meter
         if isinstance(self.model, BatchSpreadingModel):
-            results = self.model.predict_batches(text_chunks, self.retries, self.backoff_s)
+            fit = len(text_chunks) if meter is None else meter.fitting(text_chunks)
+            results = self.model.predict_batches(text_chunks[:fit], self.retries, self.backoff_s)
+            if fit < len(text_chunks):  # the batches that fit, then the budget's stop (BudgetReached)
+                results = _then(results, lambda: meter.check(text_chunks[fit], force=True))
         else:
-            results = (predict_with_retries(self.model, c, self.retries, self.backoff_s) for c in text_chunks)
-        for keys, outs in zip(key_chunks, results):
+            results = (predict_with_retries(self.model, c, self.retries, self.backoff_s)
+                       for c in text_chunks if meter is None or meter.check(c) is None)
+        for keys, texts_sent, outs in zip(key_chunks, text_chunks, results):
             self.calls += len(keys)
+            if meter is not None:
+                meter.record(texts_sent)
             if isinstance(outs, str):
                 self.errors += len(keys)
                 self._failed_in_a_row += 1

@@ -32,6 +32,7 @@ from typing import Sequence
 
 from ..errors import InputError, ModelError
 from ..tasks import Task
+from ..usage import Usage
 from .base import Outcome
 from .reading import read_extent
 from .registry import Backend, Option, register_backend
@@ -111,6 +112,7 @@ class GGUFModel:
         self.generative = bool(getattr(task, "generative", False))
         self.max_answer_tokens = task.max_tokens if self.generative else max_answer_tokens
         self.tokens_reused = 0
+        self.usage = Usage()  # tokens read (the whole prompt, reused prefix included) and written, per text
         head, tail = task.prompt_prefix_and_suffix()
         self._head = self.llm.tokenize(head.encode(), add_bos=True, special=False)
         self._tail = self.llm.tokenize(tail.encode(), add_bos=False, special=False)
@@ -183,6 +185,7 @@ class GGUFModel:
     def _classify(self, text: str) -> Outcome:
         tokens, seen = self._prepare(text)
         self._eval_in_chunks(tokens)
+        self._count(tokens, 1)  # the answer is the label of the most likely first token
         logits = self._last_logits()
         scores = [float(logits[t]) for t in self._label_tokens]
         best = max(range(len(scores)), key=scores.__getitem__)
@@ -205,6 +208,7 @@ class GGUFModel:
             if b"\n" in self.llm.detokenize([nxt]):
                 break
             self.llm.eval([nxt])
+        self._count(tokens, len(out))
         answer = self.llm.detokenize(out).decode("utf-8", errors="replace").split("\n")[0]
         outcome = self.task.parse_answer(answer)
         return outcome if seen is None else replace(outcome, seen=seen)
@@ -230,12 +234,16 @@ class GGUFModel:
             if stops and any(s in self.llm.detokenize(out).decode("utf-8", errors="ignore").lstrip() for s in stops):
                 break
             self.llm.eval([nxt])
+        self._count(tokens, len(out))
         outcome = self.task.answer(self.llm.detokenize(out).decode("utf-8", errors="replace"))
         return outcome if seen is None else replace(outcome, seen=seen)
 
     def predict(self, texts: Sequence[str]) -> list[Outcome]:
         run = self._write if self.generative else self._classify if self._label_tokens else self._generate
         return [run(t) for t in texts]
+
+    def _count(self, tokens: list[int], written: int) -> None:
+        self.usage.add(calls=1, tokens_in=len(tokens), tokens_out=written)
 
 
 def load(rest: str, *, task=None, threads: int | None = None, n_ctx: int = DEFAULT_N_CTX, **_) -> GGUFModel:

@@ -28,8 +28,11 @@ chat messages, at its temperature and max_tokens, without log-probabilities (its
 sample. The answer is the text written; an empty answer or a refused request is a model error, never an answer.
 
 Options (`openai:MODEL@URL?timeout=30&concurrency=8&retries=3`): timeout, seconds per request (60); concurrency,
-requests at once, in all (4; --concurrency wins over it); retries, after the first try (5). None changes results
-or the fingerprint.
+requests at once, in all (4; --concurrency wins over it); retries, after the first try (5); rpm and tpm, requests
+and tokens per minute at most (no limit; a 429 also halves the requests at once, which grow back as requests
+succeed: pacing.py); price_in and price_out, per million tokens, for the run's cost (--price-in / --price-out
+win). None changes results or the fingerprint. Each response's `usage` (tokens read and written) is counted in
+`usage` (hinter.usage), estimated and marked so where the server sends none.
 """
 from __future__ import annotations
 
@@ -44,7 +47,9 @@ from typing import Sequence
 
 from ..errors import InputError, ModelError
 from ..tasks import Task
+from ..usage import Prices, TextCost, Usage
 from .base import Outcome
+from .pacing import Pacer
 from .registry import Backend, Option, register_backend
 
 KEY_VARIABLES = ("HINTER_OPENAI_API_KEY", "OPENAI_API_KEY")
@@ -64,7 +69,8 @@ def api_key(base_url: str | None) -> str:
 class OpenAIModel:
     def __init__(self, model: str, task: Task, base_url: str | None = None, chat: bool = False,
                  concurrency: int = 4, timeout: float = 60.0, retries: int = 5, max_answer_tokens: int | None = None,
-                 top_logprobs: int = 5, backoff: float = 0.5):
+                 top_logprobs: int = 5, backoff: float = 0.5, rpm: int | None = None, tpm: int | None = None,
+                 price_in: float | None = None, price_out: float | None = None):
         try:
             import openai
         except ImportError:
@@ -86,6 +92,12 @@ class OpenAIModel:
         self._logprobs_ok = True  # cleared when a server rejects logprob requests
         self._lock = threading.Lock()
         self.retried = 0  # requests retried (for logs and tests)
+        # what the requests cost (hinter.usage: the server's own `usage`, estimated where it gives none), and how
+        # fast they may go (--concurrency, rpm, tpm; a 429 lowers the requests at once)
+        self.usage = Usage()
+        self.prices = Prices(price_in, price_out)
+        self.pacer = Pacer(self.concurrency, rpm, tpm)
+        self._text_cost = TextCost.of_task(task)
         api = "chat" if chat else "completions"
         prompt = repr(task.chat_messages("\x00") if chat else task.completion_prompt("\x00"))
         if self.generative:  # temperature, max_tokens and stop change the answers too
@@ -114,32 +126,57 @@ class OpenAIModel:
             kwargs["logprobs"] = self.top_logprobs
         return self.client.completions.create(**kwargs)
 
+    def _count(self, response, text: str) -> int | None:
+        """Add a response's tokens to `usage` (the server's count; estimated, and marked so, where it gives none);
+        returns the tokens counted."""
+        u = getattr(response, "usage", None)
+        tin, tout = getattr(u, "prompt_tokens", None), getattr(u, "completion_tokens", None)
+        if isinstance(tin, int):
+            self.usage.add(calls=1, tokens_in=tin, tokens_out=tout if isinstance(tout, int) else 0)
+            return tin + (tout or 0)
+        tin, tout = self._text_cost.of(text)
+        self.usage.add(calls=1, tokens_in=tin, tokens_out=tout, estimated_calls=1)
+        return tin + tout
+
+    def _paced_call(self, text: str):
+        """One request, when the pacer lets it go (a slot, the per-minute limits); its tokens counted."""
+        counter = self.pacer.acquire(sum(self._text_cost.of(text)))
+        limited = False
+        try:
+            response = self._call(text)
+        except self.openai.RateLimitError:
+            limited = True
+            raise
+        finally:
+            self.pacer.release(rate_limited=limited)
+        self.pacer.settle(counter, self._count(response, text))
+        return response
+
     def _request(self, text: str):
         o = self.openai
         for attempt in range(self.retries + 1):
             try:
-                return self._call(text)
+                return self._paced_call(text)
             except o.BadRequestError as e:
+                self.usage.add(calls=1)  # refused: no token read or written
                 if self._logprobs_ok and "logprob" in str(e).lower():  # a server without logprobs: ask without
                     self._logprobs_ok = False
                     continue
                 return e
             except (o.APITimeoutError, o.APIConnectionError, o.RateLimitError, o.InternalServerError) as e:
                 if attempt == self.retries:
+                    self.usage.add(calls=1)
                     raise ModelError(f"the API at {self.base_url or 'api.openai.com'} failed {self.retries + 1} times "
                                      f"({type(e).__name__}: {e})", fix="Check that the server runs and is reachable; "
                                      "lower the load or raise the timeout.") from None
                 with self._lock:
                     self.retried += 1
-                delay = self.backoff * 2 ** attempt * (1 + random.random() / 2)
+                self.usage.add(retries=1)
+                delay = min(self.backoff * 2 ** attempt * (1 + random.random() / 2), 60.0)
                 response = getattr(e, "response", None)
-                after = response.headers.get("retry-after") if response is not None else None
-                if after:
-                    try:
-                        delay = max(delay, float(after))
-                    except ValueError:
-                        pass
-                delay = min(delay, 60.0)
+                after = retry_after_s(response.headers) if response is not None else None
+                if after is not None:  # the server's word wins over our backoff (up to MAX_RETRY_AFTER_S)
+                    delay = min(max(delay, after), MAX_RETRY_AFTER_S)
                 log.warning("the API at %s: %s; retry %d of %d in %.1f s", self.url, _failure(e, self.timeout),
                             attempt + 1, self.retries, delay)
                 time.sleep(delay)
@@ -165,9 +202,10 @@ class OpenAIModel:
         for attempt in range(2):
             try:
                 if self.chat:
-                    client.chat.completions.create(messages=self.task.chat_messages(text), **kwargs)
+                    response = client.chat.completions.create(messages=self.task.chat_messages(text), **kwargs)
                 else:
-                    client.completions.create(prompt=self.task.completion_prompt(text), **kwargs)
+                    response = client.completions.create(prompt=self.task.completion_prompt(text), **kwargs)
+                self._count(response, text)  # a real request: counted with the run's usage
                 return
             except o.APITimeoutError as e:
                 if isinstance(e.__cause__, httpx.ConnectTimeout):
@@ -292,6 +330,33 @@ class OpenAIModel:
                 else self._outcome(r) for r in responses]
 
 
+MAX_RETRY_AFTER_S = 600.0  # a Retry-After beyond this is taken as this: a run does not sleep for hours
+
+
+def retry_after_s(headers) -> float | None:
+    """Seconds a 429 / 503 asks to wait: `retry-after-ms`, or `Retry-After` in seconds or as an HTTP date; None
+    when absent or unreadable."""
+    ms = headers.get("retry-after-ms")
+    if ms:
+        try:
+            return max(0.0, float(ms) / 1000)
+        except ValueError:
+            pass
+    after = headers.get("retry-after")
+    if not after:
+        return None
+    try:
+        return max(0.0, float(after))
+    except ValueError:
+        from email.utils import parsedate_to_datetime
+        try:
+            when = parsedate_to_datetime(after)
+        except (TypeError, ValueError):
+            return None
+        import datetime
+        return max(0.0, (when - datetime.datetime.now(datetime.timezone.utc)).total_seconds())
+
+
 def _message(e: Exception) -> str:
     body = getattr(e, "body", None)
     if isinstance(body, dict):
@@ -339,12 +404,14 @@ def parse_spec(rest: str) -> tuple[str, str | None]:
 
 def _loader(chat: bool):
     def load(rest: str, *, task=None, concurrency: int | None = None, timeout: float = 60.0, retries: int = 5,
-             preflight: bool = True, **_) -> OpenAIModel:
+             preflight: bool = True, rpm: int | None = None, tpm: int | None = None, price_in: float | None = None,
+             price_out: float | None = None, **_) -> OpenAIModel:
         import openai  # noqa: F401  (missing: load_model names the extra to install)
         from ..tasks import get_task
         model, base_url = parse_spec(rest)
         loaded = OpenAIModel(model, get_task(task or "imdb"), base_url=base_url, chat=chat, timeout=timeout,
-                             retries=retries, **({"concurrency": concurrency} if concurrency else {}))
+                             retries=retries, rpm=rpm, tpm=tpm, price_in=price_in, price_out=price_out,
+                             **({"concurrency": concurrency} if concurrency else {}))
         if preflight:
             loaded.preflight()
         return loaded
@@ -355,6 +422,13 @@ OPTIONS = (
     Option("timeout", 60.0, "seconds per request", kind=float, minimum=0.1),
     Option("concurrency", 4, "requests at once in all, --concurrency wins", minimum=1),
     Option("retries", 5, "retries of timeouts, connection errors, 429 and 5xx", minimum=0),
+    Option("rpm", None, "requests per minute at most", minimum=1, auto="no limit"),
+    Option("tpm", None, "tokens per minute at most (read and written; estimated before each request)", minimum=1,
+           auto="no limit"),
+    Option("price_in", None, "price of a million tokens read, for the run's cost (--price-in wins)", kind=float,
+           minimum=0, auto="none"),
+    Option("price_out", None, "price of a million tokens written (--price-out wins)", kind=float, minimum=0,
+           auto="none"),
 )
 
 COMPLETIONS = register_backend(Backend(
