@@ -253,3 +253,27 @@ def test_capitalised_is_a_common_word_with_a_capital_not_an_acronym_or_a_proper_
     assert reason("husband", "wife") is None and reason("Chinese", "Cuban") is None  # proper words keep theirs
     assert reason("mrs", "Mr") is None  # an honorific, capitalised before a name
     assert all(p.attribute != "gender" or reason(p.word, p.replacement) is None for p in load_dictionary().pairs)
+
+
+def test_a_repaired_mutant_counts_in_its_findings_evaluative_marks(tmp_path):
+    """A mutant's cell is its dictionary pairs: its repairs (a/an, number: --repair) are edits, not components, so
+    a repaired mutant that uses an evaluative pair counts in its finding's evaluative marks as any other."""
+    out, data = tmp_path / "repaired", tmp_path / "angry.jsonl"
+    # gender's evaluative pair angry -> hysterical needs "an" -> "a" before it: a repair of every such mutant
+    data.write_text("".join(json.dumps({"id": f"a{i}", "text": f"We met an angry man at the station on day {i}. "
+                                        "He was late."}) + "\n" for i in range(8)))
+    r = hinter("run", "--dataset", str(data), "-a", "gender", "-m", "python:planted:negative_word", "--repair",
+               "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    s = json.loads((out / "summary.json").read_text())
+    evaluative = set(s["settings"]["checks.evaluative"]["pairs"])
+    from hinter.records import dictionary_replacements
+    from hinter.store import open_run
+    store = open_run(out)
+    try:
+        used = [m for m in store.tested_mutants() if evaluative & {x.pair_id for x in m.replacements}]
+    finally:
+        store.close()
+    assert any(len(dictionary_replacements(m.replacements)) < len(m.replacements) for m in used), \
+        "no repaired mutant uses an evaluative pair here: the test needs another campaign"
+    assert sum(f["evaluative_tested"] for f in s["findings"]) == len(used)

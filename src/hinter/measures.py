@@ -226,12 +226,10 @@ def _mark_evaluative(findings: list[dict], rows: list[TestedRow], evaluative: se
     tested: Counter = Counter()
     flips: Counter = Counter()
     rows = [r for r in rows if not evaluative.isdisjoint(r.pair_ids)]
-    # a mutant's cell is read from all its replacements, repairs included (so a mutant with a repair matches no
-    # finding's cell): its pairs' components, unless the run has repairs (then these rows' edits are unpacked)
-    replacements = store.replacements_of([r.mutant_id for r in rows]) if store.has_repairs() else None
+    # a mutant's cell is its dictionary pairs: its repairs (a/an, number) are edits, not components
     pairs = store.pairs()
     for r in rows:
-        parts = [pairs[p] for p in r.pair_ids] if replacements is None else replacements[r.mutant_id]
+        parts = [pairs[p] for p in r.pair_ids]
         cell = tuple(sorted((x.attribute, x.source_group, x.target_group) for x in parts))
         tested[cell] += 1
         flips[cell] += int(r.original != r.mutant)
