@@ -101,6 +101,12 @@ class RunConfig:
         "or reference (the reference tool's preprocessing around the same check: its regex splitter, its text "
         "formatting, capitalized sentences, changed sentences over 500 characters discarded), to compare a "
         "discarded share with the paper's.", VALIDITY, when_set=True)
+    grammar: float | None = option(
+        None, "--grammar", "A second validity check, after the dependency invariant: a mutant is also discarded "
+        "(reason grammar) when the grammar score of its changed sentences falls more than this many points below the "
+        "same sentences' in the original (the score: 100 minus grammar errors per 100 words, by the offline checker "
+        "Harper; docs/grammar.md). 0.5 discards a mutant that adds a grammar error to a sentence of up to 200 "
+        "words. Needs pip install 'hinter[grammar]'. Example: --grammar 0.5", VALIDITY, when_set=True)
     packs: tuple[str, ...] = option(
         (), "--packs", "Identity packs to add to the dictionary, comma-separated: names (first names by gender x "
         "ethnicity, BBQ; the person's pronouns follow a name whose gender changes), religion, age, nationality "
@@ -169,6 +175,10 @@ class RunConfig:
             raise InputError(f"--validity must be one of {', '.join(VALIDITY_MODES)}, got {self.validity!r}",
                              where="--validity", fix="paper (the default) checks as the paper's algorithms say; "
                              "reference adds the reference tool's preprocessing, to compare with the paper's numbers.")
+        if self.grammar is not None and not 0 <= self.grammar < 100:
+            raise InputError(f"--grammar must be at least 0 and below 100 (score points), got {self.grammar}",
+                             where="--grammar", fix="Give the largest drop of the grammar score a valid mutant may "
+                             "have, e.g. --grammar 0.5 (a mutant adding one error to a sentence is discarded).")
         if self.window is not None and self.window < 100:
             raise InputError(f"--window must be at least 100 characters, got {self.window}", where="--window",
                              fix="Give about what the model reads, e.g. --window 2000 for a 512-token classifier.")

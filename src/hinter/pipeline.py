@@ -15,6 +15,7 @@ from . import oracle
 from .config import RunConfig
 from .dictionary import Dictionary, load_dictionary, with_packs
 from .errors import InputError
+from .executor.base import with_grammar_check
 from .models.base import Outcome, OutcomeCache
 from .mutation import Mutant, components, generate
 from .records import TextRecord, apply_replacements, pair_key, text_key
@@ -171,7 +172,7 @@ class ParsedVerdicts:
     in other processes or machines, ahead of the batch being stored)."""
 
     def __init__(self, mutate: Mutate, validate: Callable):
-        self.mutate, self.validate = mutate, validate
+        self.mutate, self.validate = mutate, with_grammar_check(validate, mutate.config.grammar)  # --grammar
 
     def verdicts(self, batches: Batches) -> Iterator[tuple[TextBatch, Verdicts]]:
         for batch, checked in self.validate(self.mutate.batch(start, texts) for start, texts in batches):

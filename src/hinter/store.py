@@ -50,7 +50,7 @@ CREATE TABLE IF NOT EXISTS mutants (
     base_outcome TEXT,                -- with --window: the outcome of the original's window it is compared with
     base_scores TEXT,                 -- ... and its scores (NULL: compared with the whole original, in texts)
     answers TEXT,                     -- as texts.answers
-    discard_reason TEXT,              -- why a discarded mutant was: sentence_count, pos, deps or too_long
+    discard_reason TEXT,              -- why a discarded mutant was: sentence_count, pos, deps, too_long or grammar
     UNIQUE (text_id, pair_key)
 );
 CREATE TABLE IF NOT EXISTS pairs (    -- each dictionary pair the run's mutants apply, once

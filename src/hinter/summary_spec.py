@@ -39,14 +39,16 @@ COMBINATION = (
     Entry(("order",), _COMBO, "1 for atomic, k for a combination of k attributes (not in `totals`)", optional=True),
     Entry(("mutants",), _COMBO, "mutants generated"),
     Entry(("valid", "discarded", "discarded_share", "discarded_share_ci"), _COMBO,
-          "passed / failed the dependency invariant; discarded / mutants"),
+          "passed / failed the dependency invariant (and `--grammar`, when given); discarded / mutants"),
     Entry(("discarded_by",), "store.discard_reason_counts",
           "the discarded mutants by reason, `{reason: count}` (the counts sum to `discarded`; reasons with no "
           "mutant left out): `sentence_count` (the mutant's sentence count differs from the original's), `pos` (a "
           "changed sentence's part-of-speech tags differ), `deps` (its dependency labels differ), `too_long` (only "
-          "with `--validity reference`: a changed sentence is over 500 characters), `unrecorded` (a run stored "
-          "before reasons were). A mutant stops at the first failing sentence the engine finds; with several, the "
-          "reason is that sentence's", fields=("sentence_count", "pos", "deps", "too_long", "unrecorded")),
+          "with `--validity reference`: a changed sentence is over 500 characters), `grammar` (only with "
+          "`--grammar`: the mutant passed the invariant, but its changed sentences' grammar score fell by more than "
+          "the option allows), `unrecorded` (a run stored before reasons were). A mutant stops at the first failing "
+          "sentence the engine finds; with several, the reason is that sentence's",
+          fields=("sentence_count", "pos", "deps", "too_long", "grammar", "unrecorded")),
     Entry(("tested",), _COMBO, "valid mutants whose outcome and whose original's outcome are both parseable"),
     Entry(("biased", "error_rate", "error_rate_ci"), _COMBO,
           "tested mutants whose outcome differs from the original's; biased / tested"),

@@ -16,7 +16,7 @@ from ..models import Model, resolve_model
 from ..registry import Registry
 from ..validity import Parser, SpacyParser, Validator
 from ..validity.parsers import default_processes
-from .base import Executor, P, Pairs, ValidityResult, validate_jobs
+from .base import Executor, P, Pairs, ValidityResult, validate_jobs, with_grammar_check
 
 class LocalExecutor:
     """This machine: spaCy in `processes` worker processes (default: one per core, at most 4), the model here."""
@@ -83,4 +83,4 @@ def make_executor(name: str = "local", *, address: str | None = None, workers: i
     return factory(address=address, workers=workers, cpus_per_worker=cpus_per_worker, gpus_per_worker=gpus_per_worker)
 
 
-__all__ = ["EXECUTORS", "Executor", "LocalExecutor", "ValidityResult", "make_executor", "validate_jobs"]
+__all__ = ["EXECUTORS", "Executor", "LocalExecutor", "ValidityResult", "make_executor", "validate_jobs", "with_grammar_check"]

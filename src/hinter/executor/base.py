@@ -3,7 +3,7 @@ stage run by one Validator in this process."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Iterator, Protocol, Sequence, TypeVar
+from typing import Callable, Iterable, Iterator, Protocol, Sequence, TypeVar
 
 from ..models import Model
 from ..validity import Parser, Validator
@@ -50,3 +50,31 @@ def validate_jobs(validator: Validator, jobs: Iterable[tuple[P, Pairs]]) -> Iter
         reasons = validator.reasons(pairs)
         yield payload, ValidityResult([r is None for r in reasons], validator.sentences_tagged - tagged,
                                       validator.sentences_parsed - parsed, reasons)
+
+
+def grammar_checked(result: ValidityResult, pairs: Pairs, checker, max_drop: float) -> ValidityResult:
+    """`result` with the grammar check applied to the mutants it found valid (validity/grammar.py): a mutant whose
+    changed sentences score more than `max_drop` below the original's is discarded, for the reason GRAMMAR."""
+    checked = [p if v else None for p, v in zip(pairs, result.valid)]
+    grammar = checker.reasons(checked, max_drop)
+    if not any(grammar):
+        return result
+    reasons = result.reasons or [None] * len(result.valid)
+    return ValidityResult([v and g is None for v, g in zip(result.valid, grammar)], result.sentences_tagged,
+                          result.sentences_parsed, [g or r for g, r in zip(grammar, reasons)])
+
+
+def with_grammar_check(validate: Callable, max_drop: float | None, checker=None) -> Callable:
+    """An executor's `validate` followed by the grammar check (--grammar MAX_DROP), run here, on the driver, on
+    each job's mutants as they come back; `validate` itself when `max_drop` is None."""
+    if max_drop is None:
+        return validate
+    if checker is None:
+        from ..validity.grammar import GrammarChecker
+        checker = GrammarChecker()  # here, before any job: a missing package fails before the first batch
+
+    def validate_then_check(jobs: Iterable[tuple[P, Pairs]]) -> Iterator[tuple[P, ValidityResult]]:
+        # each job's pairs travel with its payload (a payload stays on the driver, whatever the executor)
+        for (payload, pairs), result in validate(((payload, pairs), pairs) for payload, pairs in jobs):
+            yield payload, grammar_checked(result, pairs, checker, max_drop)
+    return validate_then_check

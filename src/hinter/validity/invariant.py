@@ -20,9 +20,10 @@ SentencePair = tuple[str, str]
 
 # Why a mutant was discarded (None: it is valid). The first three follow Algorithm 3's comparisons: the sentence
 # counts differ, a changed sentence's part-of-speech tags differ, or its dependency labels do; `too_long` only in
-# `--validity reference` (a changed sentence over its 500-character limit).
-SENTENCE_COUNT, POS, DEPS, TOO_LONG = "sentence_count", "pos", "deps", "too_long"
-DISCARD_REASONS = (SENTENCE_COUNT, POS, DEPS, TOO_LONG)
+# `--validity reference` (a changed sentence over its 500-character limit); `grammar` only with `--grammar` (the
+# second check, validity/grammar.py: the changed sentences' grammar score fell too far).
+SENTENCE_COUNT, POS, DEPS, TOO_LONG, GRAMMAR = "sentence_count", "pos", "deps", "too_long", "grammar"
+DISCARD_REASONS = (SENTENCE_COUNT, POS, DEPS, TOO_LONG, GRAMMAR)
 
 
 def tolerant_compare(s1: Sequence[str], s2: Sequence[str]) -> bool:

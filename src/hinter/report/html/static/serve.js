@@ -66,7 +66,8 @@
   if(run!=='' && cards.length) api('GET','/api/triage?run='+run).then(applyState).catch(function(){});
 
   var REASONS={sentence_count:'the number of sentences changed',pos:'a changed sentence\u2019s part-of-speech tags differ',
-    deps:'a changed sentence\u2019s dependency labels differ',too_long:'a changed sentence is too long'};
+    deps:'a changed sentence\u2019s dependency labels differ',too_long:'a changed sentence is too long',
+    grammar:'the changed sentences\u2019 grammar score fell too far'};
   function explanation(j){
     var d=el('div','explain');
     d.appendChild(el('p',null,'Discarded: '+(REASONS[j.reason]||j.reason||'?')+(j.discard_reason&&j.discard_reason!==j.reason?' (stored: '+j.discard_reason+')':'')+'.'));
