@@ -164,7 +164,11 @@ def test_rq2_has_grammar_columns_and_the_page_shows_every_table(study):
 def test_a_study_run_again_continues_and_other_options_are_refused(study):
     before = {p: p.read_bytes() for p in sorted(study.glob("rq*.csv"))}
     calls = {(d, m): summary(study, d, m)["model_calls"] for d in DATASETS for m in MODELS}
-    r = hinter_cli("study", "--models", *MODELS, "--datasets", *DATASETS, *OPTIONS, "--out", str(study))
+    # the same study from a study file (lists and options as YAML; [gender, race] is the flag's race,gender)
+    plan = study.parent / "study.yaml"
+    plan.write_text(f"models: {json.dumps(MODELS)}\ndatasets: [imdb]\nlimit: 12\nattributes: [gender, race]\n"
+                    "max_pairs_per_text: 3\ntask: imdb\n")
+    r = hinter_cli("study", "--study", str(plan), "--datasets", "ledgar", "--out", str(study))
     assert r.returncode == 0, r.stderr
     assert r.stderr.count("reused") == len(DATASETS)  # no suite built again
     assert {p: p.read_bytes() for p in sorted(study.glob("rq*.csv"))} == before

@@ -101,6 +101,10 @@ class StudyPlan:
             raise InputError(f"unknown option{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}",
                              where="--study", fix=f"The options (hinter run's, by field name): "
                                                   f"{', '.join(sorted(names - set(STUDY_OWNED)))}.")
+        # one spelling per value ("race,gender" and [gender, race] are one study), as RunConfig normalises it
+        opts = {k: tuple(v) if isinstance(v, list) else v for k, v in self.options.items()}
+        normal = RunConfig(**opts)
+        object.__setattr__(self, "options", {k: getattr(normal, k) for k in sorted(opts)})
         for d in self.datasets:  # each combination validated now, not after an hour of runs
             self.config(d)
 
@@ -115,8 +119,7 @@ class StudyPlan:
                          fix="Give --task (the bundled datasets imdb, ecthr, eurlex, ledgar, scotus have their own).")
 
     def config(self, dataset: str, model: str | None = None) -> RunConfig:
-        opts = {k: tuple(v) if isinstance(v, list) else v for k, v in self.options.items()}
-        return RunConfig(**{**opts, "dataset": dataset, "model": model, "task": self.task_of(dataset),
+        return RunConfig(**{**self.options, "dataset": dataset, "model": model, "task": self.task_of(dataset),
                             "query_discarded": True})
 
     def build_options(self, dataset: str) -> dict:
