@@ -69,6 +69,7 @@ def test_rq1_gives_each_runs_error_rates_as_its_summary_does(study):
         significant = [f for f in s["findings"] if f["significant"] and f["kind"] == r["kind"]]
         assert int(r["significant_findings"]) == len(significant)
         assert r["difference"].startswith(("agrees", "differs", "not measured"))
+        assert num(r["failed_share"]) == 0 and r["model_failed"] == ""  # the planted models always answer
         tested += t["tested"]
     assert tested > 20
     # female_negative's bias is atomic gender bias: its gender cells flip

@@ -303,9 +303,11 @@ def _summary(folder: Path) -> dict:
 def rq1_rows(runs: StudyRuns) -> tuple[list[dict], list[dict], list[dict]]:
     """RQ1: per model, dataset and kind (rq1.csv), per attribute and combination (rq1_cells.csv), and the
     significant findings (rq1_findings.csv), each number as the run's summary.json gives it."""
+    from .health import model_failure
     main, cells, findings = [], [], []
     for (dataset, model), folder in runs.runs.items():
         s = _summary(folder)
+        failed = model_failure(s)  # a run whose model failed is marked, never read as "no bias"
         venn = s["originals_venn"]
         with_valid = s["originals_with_bias"]["of_originals_with_valid_mutants"]
         significant = [f for f in s.get("findings", []) if f.get("significant")]
@@ -322,11 +324,13 @@ def rq1_rows(runs: StudyRuns) -> tuple[list[dict], list[dict], list[dict]]:
                 "originals_with_bias": texts, "originals_with_valid_mutants": with_valid,
                 "originals_with_bias_rate": texts / with_valid if with_valid else None,
                 "significant_findings": sum(f["kind"] == kind for f in significant),
+                "failed_share": s["health"]["failed_share"], "model_failed": failed or "",
                 "paper_error_rate": paper,
                 "paper_source": f"HInter Table 9, {dataset}" if dataset in PAPER["error_rate"][kind]
                 else ("HInter RQ1, all datasets" if kind == "intersectional" else "HInter Fig. 5, all models"),
-                "difference": compare_with_paper(t["error_rate"], t.get("error_rate_ci"), paper, model=model,
-                                                 n=t["tested"])})
+                "difference": (f"not comparable: {failed}" if failed else
+                               compare_with_paper(t["error_rate"], t.get("error_rate_ci"), paper, model=model,
+                                                  n=t["tested"]))})
             for combo, m in s[kind].items():
                 lo, hi = _ci(m.get("error_rate_ci"))
                 cells.append({"model": model, "dataset": dataset, "kind": kind, "attributes": combo,
