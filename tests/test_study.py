@@ -68,7 +68,7 @@ def test_rq1_gives_each_runs_error_rates_as_its_summary_does(study):
         assert (int(r["tested"]), int(r["biased"]), int(r["mutants"])) == (t["tested"], t["biased"], t["mutants"])
         significant = [f for f in s["findings"] if f["significant"] and f["kind"] == r["kind"]]
         assert int(r["significant_findings"]) == len(significant)
-        assert r["difference"].startswith(("agrees", "differs", "not measured"))
+        assert r["difference"].startswith(("agrees", "undecided", "differs", "not measured"))
         assert num(r["failed_share"]) == 0 and r["model_failed"] == ""  # the planted models always answer
         tested += t["tested"]
     assert tested > 20
@@ -197,6 +197,15 @@ def test_a_study_file_lists_models_datasets_and_options(tmp_path):
         StudyPlan(("a",), ("imdb",), {"lmit": 3})
     with pytest.raises(InputError, match="no task for the dataset"):
         StudyPlan(("a",), (str(tmp_path / "mine.jsonl"),))
+
+
+def test_a_difference_from_the_paper_is_named_and_a_wide_interval_claims_nothing():
+    from hinter.study import compare_with_paper
+    assert compare_with_paper(0.14, [0.12, 0.16], 0.1461, model="m", n=900).startswith("agrees")
+    assert compare_with_paper(0.0, [0.0, 0.49], 0.1461, model="m", n=4).startswith("undecided")
+    differs = compare_with_paper(0.40, [0.30, 0.50], 0.1461, model="gguf:x", n=80)
+    assert differs.startswith("differs (40.00% is higher") and "gguf:x" in differs and "80 tested mutants" in differs
+    assert compare_with_paper(None, None, 0.1461, model="m", n=0).startswith("not measured")
 
 
 def test_the_grammar_mean_weights_each_text_by_its_words():

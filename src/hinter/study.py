@@ -278,10 +278,14 @@ CAMPAIGN_REASON = ("the campaign, not the model (the same mutants for every mode
                    "spaCy's en_core_web_sm")
 
 
+# An interval wider than this (20 percentage points) holding the paper's number is "undecided", not "agrees"
+WIDE_INTERVAL = 0.20
+
+
 def compare_with_paper(ours: float | None, ci, paper: float | None, *, model: str, n: int,
                        what: str = "tested mutants", reason: str = MODEL_REASON) -> str:
-    """'agrees' when the paper's value lies in our 95% interval, else 'differs' with the reasons named: `reason`
-    (by default the model, never the paper's) and the sample (n here)."""
+    """'agrees' when the paper's value lies in our 95% interval (no wider than WIDE_INTERVAL: else 'undecided'),
+    else 'differs', with the reasons named: `reason` (by default the model, never the paper's) and the sample."""
     if paper is None:
         return "the paper gives no number for this cell"
     if ours is None:
@@ -289,6 +293,9 @@ def compare_with_paper(ours: float | None, ci, paper: float | None, *, model: st
     lo, hi = _ci(ci)
     why = reason.format(model=model)
     if lo is not None and lo <= paper <= hi:
+        if hi - lo > WIDE_INTERVAL:  # consistent with the paper, and with much else: no agreement to claim
+            return (f"undecided: the paper's {pct(paper)} lies in this 95% interval ({pct(lo)}-{pct(hi)}), too wide "
+                    f"at {n} {what} to confirm or refute it; {why}")
         return (f"agrees: the paper's {pct(paper)} lies in this 95% interval ({pct(lo)}-{pct(hi)}, {n} {what}), "
                 f"though {why}")
     side = "higher" if ours > paper else "lower"
