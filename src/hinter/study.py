@@ -495,10 +495,16 @@ def _mutant_overlap(folder: Path) -> tuple[int, int, int, int]:
             (atomic if m.order == 1 else inter).append((m.text_id, reps))
     finally:
         store.close()
-    atomic_keys = {(t, next(iter(r))) for t, r in atomic}
-    inter_parts = {(t, r) for t, reps in inter for r in reps}
-    with_inter = sum((t, next(iter(r))) in inter_parts for t, r in atomic)
-    without_atomic = sum(not any((t, r) in atomic_keys for r in reps) for t, reps in inter)
+    # an atomic mutant's replacements (one pair, with the pronouns a name pack moves along) are "held" by an
+    # intersectional mutant of the same text whose replacements include them all
+    inter_by_text: dict[int, list[frozenset]] = {}
+    for t, reps in inter:
+        inter_by_text.setdefault(t, []).append(reps)
+    atomic_by_text: dict[int, list[frozenset]] = {}
+    for t, reps in atomic:
+        atomic_by_text.setdefault(t, []).append(reps)
+    with_inter = sum(any(r <= big for big in inter_by_text.get(t, ())) for t, r in atomic)
+    without_atomic = sum(not any(small <= reps for small in atomic_by_text.get(t, ())) for t, reps in inter)
     return len(atomic), with_inter, len(inter), without_atomic
 
 
