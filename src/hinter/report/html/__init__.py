@@ -68,3 +68,14 @@ def render_serve(serve: dict) -> str:
     """hinter serve's page without a run: "try a sentence" alone."""
     serve = {**serve, "js": _static("serve.js"), "css": _static("serve.css")}
     return _env.get_template("serve_page.html.j2").render(serve=serve, css=_static("report.css"))
+
+
+def render_study(*, tables: dict, headline: list[dict], summaries: dict, plan: dict, seconds: dict,
+                 grammar_available: bool) -> str:
+    """study.html (`hinter study`): its tables (rq1..rq4, as the CSV files hold them), the paper's headline
+    figures beside the study's, and the charts of every run (`summaries` by (dataset, model))."""
+    runs = [{"dataset": d, "model": m, "error_chart": charts.error_chart(s), "hidden_chart": charts.hidden_chart(s),
+             "venn": charts.venn(s)} for (d, m), s in summaries.items()]
+    return _env.get_template("study.html.j2").render(
+        tables=tables, headline=headline, plan=plan, seconds=seconds, grammar_available=grammar_available,
+        study_chart=charts.study_chart(tables["rq1"]), runs=runs, css=_static("report.css"))

@@ -196,3 +196,49 @@ def _heatmap(kind: str, fam: str, attrs: list[str], groups: dict, top: float) ->
                 f'{g["biased"]}/{g["tested"]}</text>')
     parts.append("</svg>")
     return Markup("".join(parts))
+
+
+def study_chart(rows: list[dict]) -> Markup | None:
+    """`hinter study`: per dataset and model, the atomic and intersectional error rates (rq1.csv's rows) with their
+    intervals; None when nothing was tested."""
+    tested = [r for r in rows if r["error_rate"] is not None]
+    if not tested:
+        return None
+    groups: dict[tuple[str, str], dict[str, dict]] = {}
+    for r in rows:
+        groups.setdefault((r["dataset"], r["model"]), {})[r["kind"]] = r
+    top = _nice_max(max([r["error_rate_ci_high"] or 0 for r in tested] + [0.01]))
+    label_w, bar_w, text_w, bar_h = 260, 360, 150, 14
+    height = 30 + len(groups) * (2 * bar_h + 16)
+    width = label_w + bar_w + text_w
+    x = lambda v: label_w + bar_w * v / top  # noqa: E731
+    parts = [f'<svg class="chart" role="img" aria-label="Error rates by dataset and model" '
+             f'viewBox="0 0 {width} {height}" width="{width}" height="{height}">']
+    for t in range(5):
+        v = top * t / 4
+        parts.append(f'<line x1="{x(v):.1f}" y1="18" x2="{x(v):.1f}" y2="{height - 4}" class="grid"/>'
+                     f'<text x="{x(v):.1f}" y="12" class="axis" text-anchor="middle">{100 * v:g}%</text>')
+    y = 22
+    for (dataset, model), kinds in groups.items():
+        parts.append(f'<text x="{label_w - 8}" y="{y + bar_h + 4}" text-anchor="end" class="label">'
+                     f'{escape(dataset)} · {escape(model[:34])}</text>')
+        for kind in ("atomic", "intersectional"):
+            r = kinds.get(kind)
+            rate = None if r is None else r["error_rate"]
+            if rate is not None:
+                parts.append(f'<rect x="{label_w}" y="{y}" width="{max(x(rate) - label_w, 1.5):.1f}" '
+                             f'height="{bar_h - 2}" fill="{COLOURS[kind]}" rx="2"><title>{escape(model)}, '
+                             f'{escape(dataset)}, {kind}: {pct(rate)} ({r["biased"]}/{r["tested"]})</title></rect>')
+                lo, hi = r["error_rate_ci_low"], r["error_rate_ci_high"]
+                if lo is not None:
+                    mid = y + (bar_h - 2) / 2
+                    parts.append(f'<line x1="{x(lo):.1f}" x2="{x(hi):.1f}" y1="{mid:.1f}" y2="{mid:.1f}" '
+                                 f'class="whisker"/>')
+            shown = f"{kind[:5]}. {pct(rate)}" if rate is not None else f"{kind[:5]}. not tested"
+            parts.append(f'<text x="{label_w + bar_w + 8}" y="{y + bar_h - 3}" class="value" '
+                         f'data-measure="rq1.{escape(dataset)}.{escape(model)}.{kind}.error_rate" '
+                         f'data-value="{escape(json.dumps(rate))}">{escape(shown)}</text>')
+            y += bar_h
+        y += 16
+    parts.append("</svg>")
+    return Markup("".join(parts))
