@@ -76,6 +76,7 @@ def reasons_of(out):
 def summary_of(out):
     s = json.loads((out / "summary.json").read_text())
     s.pop("seconds")
+    s.pop("usage")  # what the model calls cost: a run that reuses stored answers spends nothing (test_usage.py)
     for k in ("suite", "suite_fingerprint"):  # which suite a suite run read: recorded for resume
         s["settings"].pop(k, None)
     return s
