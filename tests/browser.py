@@ -2,6 +2,11 @@
 driven by Playwright, with every request the page makes and every script error it raises recorded."""
 from __future__ import annotations
 
+import os
+import re
+import socket
+import subprocess
+import sys
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -29,3 +34,21 @@ def chromium_page(width: int = 1360, height: int = 900):
             yield page, requests, errors
         finally:
             browser.close()
+
+
+def serve(run_dir) -> tuple[subprocess.Popen, str]:
+    """`hinter serve RUN_DIR` on a free loopback port, with the tests' planted models importable: (process, URL
+    with the token), once the server says it listens."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    p = subprocess.Popen([sys.executable, "-m", "hinter.cli", "serve", str(run_dir), "--port", str(port)],
+                         stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+                         env={**os.environ, "PYTHONPATH": str(Path(__file__).parent)})
+    lines = []
+    for line in p.stderr:
+        lines.append(line)
+        m = re.search(r"(http://127\.0\.0\.1:\d+/\?token=\S+)", line)
+        if m:
+            return p, m.group(1)
+    raise AssertionError("hinter serve did not start: " + "".join(lines))

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from campaign import assert_nothing_asked_again, kill_and_resume
+from campaign import kill_and_resume
 from planted_generative import texts
 
 HERE = Path(__file__).parent
@@ -109,7 +109,13 @@ def test_a_killed_generative_run_resumes_with_no_generation_repeated_and_the_sam
     rng = random.Random(21)
     kills, before = kill_and_resume(out, start, 3, lambda p, answered: time.sleep(rng.uniform(1.5, 4.0)))
     assert kills >= 2, "the run finished before it could be killed: make the campaign longer"
-    assert_nothing_asked_again(calls, before)
+    # A text is asked once per sample (the store keys each sample's answer by the text's hash and '#r'), and a
+    # kill may land between a text's samples: no session asks a text more often than its samples not yet stored.
+    from collections import Counter
+    asked = Counter(tuple(line.split("\t")) for line in calls.read_text().splitlines())
+    for (session, h), n in asked.items():
+        stored = sum(1 for k in before[int(session)] if k[:32] == h[:32])
+        assert n <= 4 - stored, f"session {session} asked a text {n} times with {stored} of its 4 answers stored"
 
     def findings(folder):
         s = json.loads((folder / "summary.json").read_text())

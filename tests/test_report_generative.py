@@ -7,7 +7,6 @@ import json
 import os
 import re
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -18,7 +17,7 @@ import pytest
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
-from browser import chromium_page  # noqa: E402
+from browser import chromium_page, serve  # noqa: E402
 from planted_generative import texts  # noqa: E402
 
 TASK = """name: letter
@@ -221,28 +220,11 @@ def test_the_hidden_view_per_aspect_in_chromium(run, tmp_path):
 
 # ---------------------------------------------------------------- hinter serve on a generative run
 
-def _serve(run):
-    """`hinter serve` on a free loopback port: (process, URL with the token)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    p = subprocess.Popen([sys.executable, "-m", "hinter.cli", "serve", str(run), "--port", str(port)],
-                         stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
-                         env={**os.environ, "PYTHONPATH": str(HERE)})
-    lines = []
-    for line in p.stderr:
-        lines.append(line)
-        m = re.search(r"(http://127\.0\.0\.1:\d+/\?token=\S+)", line)
-        if m:
-            return p, m.group(1)
-    raise AssertionError("hinter serve did not start: " + "".join(lines))
-
-
 def test_serve_tries_a_sentence_on_a_generative_run_in_chromium(run, tmp_path):
     """Try-a-sentence asks the run's model with the run's generative task: the page shows the original's answers,
     and per mutant its answers (the masked words marked) and each aspect's means with the differs/hidden marks;
     the run's biases show their answers as in report.html, and triage works on them."""
-    p, url = _serve(run)
+    p, url = serve(run)
     try:
         with chromium_page() as (page, requests, errors):
             page.goto(url)

@@ -4,9 +4,7 @@ triage kept across a restart and honoured by `hinter check`, dataset text escape
 import datetime as dt
 import json
 import os
-import re
 import signal
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +13,7 @@ import pytest
 
 from hinter import triage
 
-from browser import chromium_page
+from browser import chromium_page, serve
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
@@ -175,27 +173,6 @@ def test_gated_summary_leaves_dismissed_instances_out():
 
 # ---------------------------------------------------------------- the live server in chromium
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _serve(run_dir):
-    """`hinter serve` on a free loopback port: (process, URL with the token)."""
-    port = _free_port()
-    p = subprocess.Popen([sys.executable, "-m", "hinter.cli", "serve", str(run_dir), "--port", str(port)],
-                         stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
-                         env={**os.environ, "PYTHONPATH": str(HERE)})
-    lines = []
-    for line in p.stderr:
-        lines.append(line)
-        m = re.search(r"(http://127\.0\.0\.1:\d+/\?token=\S+)", line)
-        if m:
-            return p, m.group(1)
-    raise AssertionError("hinter serve did not start: " + "".join(lines))
-
-
 def _stop(p) -> str:
     p.send_signal(signal.SIGINT)  # Ctrl-C
     rest = p.stderr.read()
@@ -212,7 +189,7 @@ def test_serve_in_chromium(run_dir, tmp_path):
     if (run_dir / "triage.json").exists():
         (run_dir / "triage.json").unlink()
     requests, errors = [], []
-    p, url = _serve(run_dir)
+    p, url = serve(run_dir)
     try:
         with chromium_page() as (page, requests, errors):
             page.goto(url)
@@ -255,7 +232,7 @@ def test_serve_in_chromium(run_dir, tmp_path):
             saved = json.loads((run_dir / "triage.json").read_text())["verdicts"]
             assert len(saved) == 2 and all(v["verdict"] == "not_bias" for v in saved)
             # a restart finds them kept
-            p, url = _serve(run_dir)
+            p, url = serve(run_dir)
             page.goto(url)
             page.locator('article.inst[data-triage="not_bias"]').nth(1).wait_for(state="attached")
             kept = {page.locator('article.inst[data-triage="not_bias"]').nth(i).get_attribute("data-id")

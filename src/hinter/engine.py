@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
@@ -119,25 +120,32 @@ def _never_asked(texts):
     raise RuntimeError("building a suite asks no model")
 
 
+@contextmanager
+def _validity_only(executor: Executor | None, parser: Parser | None, report: Callable):
+    """An executor started for mutation and validity alone (a suite's build, an estimate): no model is loaded."""
+    executor = executor or LocalExecutor()
+    try:
+        report("load", 0, 1)
+        executor.start(_never_asked, parser)
+        report("load", 1, 1)
+        yield executor
+    finally:
+        executor.close()
+
+
 def build_verdicts(config: RunConfig, texts: Sequence[str | TextRecord], start: Callable, *,
                    dictionary: Dictionary | None = None, parser: Parser | None = None,
                    executor: Executor | None = None, progress: Callable[[str, int, int], None] | None = None) -> None:
     """Mutation and validity alone, as a run does them (`hinter suite build`): `start(records, dictionary
     settings, parser fingerprint, evaluative check)` returns the sink each batch's pipeline.BatchResult goes to."""
     records, d = prepare(config, texts, dictionary)
-    executor = executor or LocalExecutor()
     report = progress or (lambda stage, done, total: None)
-    try:
-        report("load", 0, 1)
-        executor.start(_never_asked, parser)
-        report("load", 1, 1)
+    with _validity_only(executor, parser, report) as executor:
         from .lint import evaluative_check
         # the parser alone: the suite records the validity mode apart, and a run of it adds it as a plain run does
         sink = start(records, dictionary_settings(d), executor.parser_fingerprint, evaluative_check(d.pairs))
         run_pipeline(text_batches(records, set(), config.batch_texts), ParsedVerdicts(Mutate(config, d), executor.validate),
                      sink, config, total=len(records), report=report)
-    finally:
-        executor.close()
 
 
 def run_settings(config: RunConfig, model_fingerprint: str, parser_fingerprint: str, derived: dict,
@@ -240,16 +248,9 @@ def estimate_campaign(config: RunConfig, texts: Sequence[str | TextRecord], *, d
     records, d = prepare(config, texts, dictionary)
     if not exact:
         return estimate(config, records, dictionary=d, done=done, exact=False, task=task, prices=prices)
-    executor = executor or LocalExecutor()
-    report = progress or (lambda stage, done, total: None)
-    try:
-        report("load", 0, 1)
-        executor.start(_never_asked, parser)
-        report("load", 1, 1)
+    with _validity_only(executor, parser, progress or (lambda stage, done, total: None)) as executor:
         return estimate(config, records, dictionary=d, done=done, task=task, prices=prices,
                         validate=executor.validate)
-    finally:
-        executor.close()
 
 
 def _check_generative(config: RunConfig) -> dict:
