@@ -147,3 +147,18 @@ def test_a_suite_run_with_a_generative_task_equals_the_plain_run(world, tmp_path
     a = json.loads((tmp_path / "plain" / "summary.json").read_text())
     b = json.loads((tmp_path / "suite" / "summary.json").read_text())
     assert a["findings"] == b["findings"] and a["significant_findings"] >= 1
+
+
+def test_the_generative_demo_runs_on_the_embedded_model(tmp_path):
+    """`hinter demo --generative`: the embedded Gemma writes 4 sampled letters for each version of a bundled
+    biography, and the run is judged by aspects (what it finds on one text is not the point: that it runs whole)."""
+    pytest.importorskip("llama_cpp")
+    r = hinter("demo", "--generative", "--texts", "1", "-o", str(tmp_path / "demo"))
+    assert r.returncode == 0, r.stderr
+    s = json.loads((tmp_path / "demo" / "summary.json").read_text())
+    assert s["settings"]["generative"]["task"] == "reference-letter" and s["findings_analysis"]["samples"] == 4
+    assert s["findings"] and all("aspect" in f for f in s["findings"])
+    db = sqlite3.connect(tmp_path / "demo" / "run.sqlite")
+    (answers,) = db.execute("SELECT answers FROM texts").fetchone()
+    answers = json.loads(answers)  # an empty generation is stored as a model error (null), never as an answer
+    assert len(answers) == 4 and any(answers) and all(a is None or a.strip() for a in answers)

@@ -18,7 +18,7 @@ DEMO = {"attributes": ("race", "gender", "body"), "order": 2, "dataset": "imdb",
 # --generative: free-text answers (docs/generative.md): short reference letters for bundled biographies, four
 # samples per prompt (the fewest with which a mutant's own test can reach 0.05); generation is slow on a CPU, so
 # few texts and one pair per attribute.
-GENERATIVE_TEXTS = 4
+GENERATIVE_TEXTS = 8
 GENERATIVE = {"attributes": ("gender", "race"), "order": 2, "dataset": "bios", "model": "gguf:default",
               "task": "reference-letter", "max_pairs_per_text": 1}
 
@@ -36,7 +36,7 @@ def demo_cmd(
                                     "model writes a short reference letter for each bundled biography (Bias in "
                                     "Bios) and its mutants, four samples each, judged by sentiment, refusal, length "
                                     "and meaning after masking who the letter is about (docs/generative.md). "
-                                    "About a minute per biography on 2 cores."),
+                                    "About 10 seconds per biography on 2 cores."),
 ) -> None:
     """Test the embedded Gemma 3 270M on the bundled IMDB sample: race x gender, body x gender, race x body.
 
