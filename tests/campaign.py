@@ -46,7 +46,19 @@ def write_kill_campaign(root: Path, texts: int = 48) -> Path:
     return root
 
 
-# Reading a run back, for comparing runs (the resume and Ray tests).
+# Reading a run back, for comparing runs (the resume and Ray tests) and checking pages against summary.json.
+
+def summary_value(s: dict, path: str):
+    """The value a report's `data-measure` path names in summary.json: dotted keys (list indices as numbers),
+    several paths joined by " + " summed."""
+    total = 0
+    for part in path.split(" + "):
+        obj = s
+        for p in part.split("."):
+            obj = obj[int(p)] if isinstance(obj, list) else obj[p]
+        total += obj
+    return total
+
 
 def stored_texts(out) -> int:
     """Texts whose batch is committed (0 before the store exists)."""

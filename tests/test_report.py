@@ -28,6 +28,7 @@ HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
 import planted  # noqa: E402
 from browser import chromium_page  # noqa: E402
+from campaign import summary_value  # noqa: E402
 
 DIC = Dictionary(planted.PAIRS + (Pair("body", "young", "old", "young", "old"),), "planted-report")
 TEXTS = planted.TEXTS + [
@@ -234,16 +235,6 @@ class _Measures(HTMLParser):
             self.cards += 1
 
 
-def _at(s, path):
-    total = 0
-    for part in path.split(" + "):
-        obj = s
-        for p in part.split("."):
-            obj = obj[int(p)] if isinstance(obj, list) else obj[p]
-        total += obj
-    return total
-
-
 def test_every_number_on_the_page_is_the_summarys(run):
     page = (run.out_dir / "report.html").read_text()
     s = json.loads((run.out_dir / "summary.json").read_text())
@@ -251,7 +242,7 @@ def test_every_number_on_the_page_is_the_summarys(run):
     p.feed(page)
     assert len(p.found) > 30
     for path, value in p.found:
-        assert _at(s, path) == value, path
+        assert summary_value(s, path) == value, path
     assert p.cards == sql(run, "SELECT COUNT(*) FROM mutants WHERE valid = 1 AND bias = 1")[0][0]
     assert len(p.scripts) == 1 and not p.scripts[0]  # one inline script, nothing loaded
     assert not re.search(r"(src|href)\s*=\s*[\"']?(https?:)?//", page)

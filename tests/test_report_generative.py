@@ -18,6 +18,7 @@ import pytest
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
 from browser import chromium_page, serve  # noqa: E402
+from campaign import summary_value  # noqa: E402
 from planted_generative import texts  # noqa: E402
 
 TASK = """name: letter
@@ -119,21 +120,11 @@ class _Page(HTMLParser):
             self.mark.append(data)
 
 
-def _at(s, path):
-    total = 0
-    for part in path.split(" + "):
-        obj = s
-        for p in part.split("."):
-            obj = obj[int(p)] if isinstance(obj, list) else obj[p]
-        total += obj
-    return total
-
-
 def test_the_page_shows_every_answer_masked_words_and_aspect_values(run):
     s = json.loads((run / "summary.json").read_text())
     page = _Page()
     page.feed((run / "report.html").read_text())
-    assert len(page.measures) > 30 and all(_at(s, p) == v for p, v in page.measures)
+    assert len(page.measures) > 30 and all(summary_value(s, p) == v for p, v in page.measures)
     words = " ".join(" ".join(page.text).split())
     # free text: nothing on the page speaks of flips; the cards say what differs
     assert not re.search(r"\bflip", words, re.IGNORECASE), re.search(r".{60}\bflip.{60}", words, re.IGNORECASE)

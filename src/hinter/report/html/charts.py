@@ -21,6 +21,18 @@ def _nice_max(x: float) -> float:
     return 1.0
 
 
+
+def _rate_axes(label: str, width: int, height: int, top: float, x) -> list[str]:
+    """The opening of a bar chart of rates: the svg element and five gridlines from 0 to `top`, labelled in
+    percent (`x` maps a rate to its abscissa)."""
+    parts = [f'<svg class="chart" role="img" aria-label="{label}" '
+             f'viewBox="0 0 {width} {height}" width="{width}" height="{height}">']
+    for t in range(5):
+        v = top * t / 4
+        parts.append(f'<line x1="{x(v):.1f}" y1="18" x2="{x(v):.1f}" y2="{height - 4}" class="grid"/>'
+                     f'<text x="{x(v):.1f}" y="12" class="axis" text-anchor="middle">{100 * v:g}%</text>')
+    return parts
+
 def error_chart(s: dict) -> Markup | None:
     """Error rate with its interval per attribute and combination; None when no mutant was generated."""
     rows = [("atomic", k, m) for k, m in s["atomic"].items()] + [("intersectional", k, m)
@@ -32,12 +44,7 @@ def error_chart(s: dict) -> Markup | None:
     height = 30 + row_h * len(rows) + 14 * (len({k for k, _, _ in rows}) - 1)
     width = label_w + bar_w + text_w
     x = lambda v: label_w + bar_w * v / top  # noqa: E731
-    parts = [f'<svg class="chart" role="img" aria-label="Error rate by attribute and combination" '
-             f'viewBox="0 0 {width} {height}" width="{width}" height="{height}">']
-    for t in range(5):
-        v = top * t / 4
-        parts.append(f'<line x1="{x(v):.1f}" y1="18" x2="{x(v):.1f}" y2="{height - 4}" class="grid"/>'
-                     f'<text x="{x(v):.1f}" y="12" class="axis" text-anchor="middle">{100 * v:g}%</text>')
+    parts = _rate_axes("Error rate by attribute and combination", width, height, top, x)
     y, prev = 22, None
     for kind, combo, m in rows:
         if prev and kind != prev:
@@ -212,12 +219,7 @@ def study_chart(rows: list[dict]) -> Markup | None:
     height = 30 + len(groups) * (2 * bar_h + 16)
     width = label_w + bar_w + text_w
     x = lambda v: label_w + bar_w * v / top  # noqa: E731
-    parts = [f'<svg class="chart" role="img" aria-label="Error rates by dataset and model" '
-             f'viewBox="0 0 {width} {height}" width="{width}" height="{height}">']
-    for t in range(5):
-        v = top * t / 4
-        parts.append(f'<line x1="{x(v):.1f}" y1="18" x2="{x(v):.1f}" y2="{height - 4}" class="grid"/>'
-                     f'<text x="{x(v):.1f}" y="12" class="axis" text-anchor="middle">{100 * v:g}%</text>')
+    parts = _rate_axes("Error rates by dataset and model", width, height, top, x)
     y = 22
     for (dataset, model), kinds in groups.items():
         parts.append(f'<text x="{label_w - 8}" y="{y + bar_h + 4}" text-anchor="end" class="label">'
