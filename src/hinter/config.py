@@ -147,6 +147,17 @@ class RunConfig:
                               "paper's imdb, ecthr, eurlex, ledgar, scotus), or a YAML/JSON task file.", MODEL)
     batch_texts: int = option(32, "--batch-texts", "Texts per batch: the unit of commit (a killed run resumes at "
                               "the first batch not committed); changes no result.", MODEL, compare=False)
+    adaptive: bool = option(
+        False, "--adaptive", "Ask in rounds (the batches), and only what an undecided cell still needs: one valid "
+        "mutant per text and cell (an intersectional one with its atomic parts), until the cell's anytime-valid test "
+        "settles it: an effect (its e-value clears every cell's share of the false discovery rate), or no effect "
+        "larger than --min-effect. Findings then come from e-BH over the cells' e-values, valid however early each "
+        "stopped; the other valid mutants are kept, unasked (docs/adaptive.md). For label tasks; not with "
+        "--query-discarded or --window.", MODEL, when_set=True)
+    min_effect: float = option(
+        0.1, "--min-effect", "With --adaptive: the smallest effect worth asking for, as a shift of the share of "
+        "answers with the label of interest (0.1: 10 points). A cell whose confidence sequence excludes any "
+        "larger shift stops asking.", MODEL, when_set=True)
     # What the campaign may spend (hinter.usage): none of them changes a result, so none is compared on resume.
     budget: str | None = option(
         None, "--budget", "Stop before a model batch would spend more than this, in all the sessions of the run: "
@@ -184,6 +195,13 @@ class RunConfig:
             _at_least_one(name, getattr(self, name), " (or unset for all pairs)")
         _at_least_one("batch_texts", self.batch_texts)
         _at_least_one("repeats", self.repeats)
+        if not 0 < self.min_effect < 1:
+            raise InputError(f"--min-effect must lie between 0 and 1, got {self.min_effect}", where="--min-effect",
+                             fix="Give a shift of the label's share, e.g. 0.1 for 10 points.")
+        if self.adaptive and (self.query_discarded or self.window is not None):
+            flag = "--query-discarded" if self.query_discarded else "--window"
+            raise InputError(f"--adaptive with {flag}: adaptive testing asks valid mutants only, each compared with "
+                             "its whole original", where="--adaptive", fix=f"Leave out {flag} or --adaptive.")
         from .usage import parse_budget
         budget = parse_budget(self.budget)  # an error names --budget and the forms it takes
         for flag, value in (("--price-in", self.price_in), ("--price-out", self.price_out)):

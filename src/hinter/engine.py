@@ -214,8 +214,9 @@ def execute(config: RunConfig, texts: Sequence[str | TextRecord], model, *, dict
         source = suite if suite is not None else ParsedVerdicts(Mutate(config, d), executor.validate)
         done = store.done_text_ids()
         cache = OutcomeCache(model, store, meter=usage_meter(config, model, store, report, loaded_here))
+        plan = adaptive_plan(config, store, model, d, suite)
         run_pipeline(text_batches(records, done, config.batch_texts), source, StoreSink(store), config,
-                     cache=cache, total=len(records), done=len(done), report=report)
+                     cache=cache, total=len(records), done=len(done), report=report, plan=plan)
         return Run(out_dir, store)
     finally:
         executor.close()
@@ -251,6 +252,45 @@ def estimate_campaign(config: RunConfig, texts: Sequence[str | TextRecord], *, d
     with _validity_only(executor, parser, progress or (lambda stage, done, total: None)) as executor:
         return estimate(config, records, dictionary=d, done=done, task=task, prices=prices,
                         validate=executor.validate)
+
+
+def adaptive_plan(config: RunConfig, store: RunStore, model, d: Dictionary | None, suite):
+    """--adaptive: the run's plan (hinter.adaptive), its settings recorded on the first session and its state
+    rebuilt from the stored answers on the next ones; None without --adaptive."""
+    if not config.adaptive:
+        return None
+    from .adaptive import cells_bound
+    from .findings import ALPHA
+    from .records import dictionary_replacements
+    task = task_of(config)
+    if is_generative(task) or (task is not None and task.multi_label):
+        raise InputError(f"--adaptive with the {'generative' if is_generative(task) else 'multi-label'} task "
+                         f"{task.name}: adaptive testing follows one label's share", where="--adaptive",
+                         fix="Leave out --adaptive for this task (a full campaign tests it).")
+    labels = list(task.labels) if task is not None else list(getattr(model, "labels", None) or [])
+    if not labels:
+        raise InputError("--adaptive needs the label of interest, and this model names no labels", where="--adaptive",
+                         fix="Give a --task with labels (its first is the label of interest).")
+    if suite is not None:
+        pair_ids = {r.pair_id for ms in suite.mutants.values() for m in ms
+                    for r in dictionary_replacements(m.replacements)}
+    else:
+        pair_ids = {p.id for p in d.pairs}
+    settings = {"label": labels[0], "alpha": ALPHA, "min_effect": config.min_effect,
+                "cells_bound": cells_bound(pair_ids, config.order), "batch_texts": config.batch_texts,
+                "seed": config.seed}
+    recorded = store.settings().get("adaptive_plan")
+    if recorded is None:
+        store.save_settings({"adaptive_plan": settings})
+    elif recorded["batch_texts"] != config.batch_texts:
+        raise InputError(f"this adaptive run asks in rounds of {recorded['batch_texts']} texts, not "
+                         f"{config.batch_texts}", where="--batch-texts",
+                         fix=f"Continue it with --batch-texts {recorded['batch_texts']}: its rounds decide which "
+                             "mutants were asked.")
+    else:
+        settings = recorded
+    from .adaptive import plan_of
+    return plan_of(settings, store.tested_rows())
 
 
 def _check_generative(config: RunConfig) -> dict:

@@ -76,7 +76,9 @@ def combination_measures(store: RunStore) -> dict[str, dict]:
              "error_rate": _rate(biased, tested), "error_rate_ci": wilson(biased, tested),
              "unparseable": c.unparseable,
              # valid, but changed only beyond what a truncating model read: not tested, never "no bias"
-             "unseen": c.unseen}
+             "unseen": c.unseen,
+             # valid, left unasked by --adaptive once the cells they would inform were settled: not tested
+             "unasked": c.unasked}
         if c.order >= 2:
             m["hidden"] = c.hidden
             m["hidden_rate"] = _rate(c.hidden, biased)
@@ -92,7 +94,7 @@ def combination_measures(store: RunStore) -> dict[str, dict]:
 
 
 def _totals(per_combo: dict[str, dict], intersectional: bool) -> dict:
-    keys = ("mutants", "valid", "discarded", "tested", "biased", "unparseable", "unseen") + (("hidden",) if intersectional else ())
+    keys = ("mutants", "valid", "discarded", "tested", "biased", "unparseable", "unseen", "unasked") + (("hidden",) if intersectional else ())
     chosen = [m for m in per_combo.values() if (m["order"] >= 2) == intersectional]
     t = {k: sum(m[k] for m in chosen) for k in keys}
     t["discarded_by"] = {}
@@ -289,6 +291,8 @@ def findings_section(store: RunStore, alpha: float | None = None, label: str | N
         recorded = settings.get("analysis.label")
         wanted = [(label, "--label"), (recorded, "--label" if task_labels else "the label recorded with the run"),
                   (task_labels[0] if task_labels else None, "the task's first label")]
+        if settings.get("adaptive_plan"):  # its e-values follow the label its plan tested: the description too
+            wanted = [(settings["adaptive_plan"]["label"], "the label --adaptive tested")]
         label, source = choose_label(wanted, answered, fallback)
 
         def score(scores):
@@ -300,16 +304,25 @@ def findings_section(store: RunStore, alpha: float | None = None, label: str | N
                                                   r.pair_ids, r.original_answers,
                                                   r.mutant_answers, None if repeated else score(r.original_scores),
                                                   None if repeated else score(r.mutant_scores)) for r in rows]
-        analysis = analyse(observations, label=label, alpha=alpha)
+        # an adaptive run's test is on the share of its label (its plan's): the description too
+        analysis = analyse(observations, label=label, alpha=alpha,
+                           use_scores=False if settings.get("adaptive_plan") else None)
     answers = store.original_answers()
     self_flip = self_flip_rate(answers).to_dict() if answers else None
     out = analysis.to_dict()
     out["label_source"] = source
+    if settings.get("adaptive_plan") and not multi:  # --adaptive: e-BH over the stopped e-values decides
+        from .adaptive import decide, plan_of
+        out["adaptive"] = decide(out["findings"], plan_of(settings["adaptive_plan"], rows), alpha)
+        out["family"] = out["adaptive"]["family"]
+        significant = sum(f["significant"] for f in out["findings"])
+        hidden = sum(bool(f.get("population_hidden")) for f in out["findings"])
+    else:
+        significant, hidden = len(analysis.significant()), len(analysis.population_hidden())
     evaluative = evaluative_pairs(settings)
     if evaluative is not None:
         _mark_evaluative(out["findings"], rows, evaluative, store)
-    return {**out, "significant": len(analysis.significant()),
-            "population_hidden": len(analysis.population_hidden()), "self_flip": self_flip}
+    return {**out, "significant": significant, "population_hidden": hidden, "self_flip": self_flip}
 
 
 def aspect_section(store: RunStore, alpha: float, settings: dict) -> dict:

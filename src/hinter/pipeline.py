@@ -202,10 +202,11 @@ def encoded(answers: tuple[Outcome, ...]) -> tuple[str | None, ...]:
     return tuple(a.encode() for a in answers)
 
 
-def texts_to_ask(batch: TextBatch, verdicts: Verdicts, config: RunConfig
+def texts_to_ask(batch: TextBatch, verdicts: Verdicts, config: RunConfig, selected: set[int] | None = None
                  ) -> tuple[list[str], dict[int, tuple[str, str, list]]]:
     """The texts stage 3 asks the model about for one batch, in order and distinct, and per asked mutant what the
-    model reads (`Asked.views`). hinter.estimate counts them before a campaign."""
+    model reads (`Asked.views`). hinter.estimate counts them before a campaign. `selected`: with --adaptive, the
+    mutants the plan asks this round (the other valid ones stay unasked)."""
     # Each original, then its mutants in sorted order: consecutive texts then share long prefixes, which a backend
     # with a prefix cache (llama.cpp) does not compute again.
     asked_mutants: dict[int, list[str]] = {text_id: [] for text_id, _ in batch.texts}
@@ -215,7 +216,7 @@ def texts_to_ask(batch: TextBatch, verdicts: Verdicts, config: RunConfig
     # memory (ECtHR: 815 -> 1,593 MiB).
     views: dict[int, tuple[str, str, list]] = {}
     for i, (m, v) in enumerate(zip(batch.mutants, verdicts.valid)):
-        if v or config.query_discarded:
+        if (v or config.query_discarded) and (selected is None or i in selected):
             views[i] = (windowed(m.original, m.edits, window_bounds(len(m.original), m.edits, config.window))
                         if config.window is not None else (m.original, m.text, m.edits))
             asked_mutants[m.text_id] += views[i][:2]
@@ -224,11 +225,12 @@ def texts_to_ask(batch: TextBatch, verdicts: Verdicts, config: RunConfig
 
 
 def ask(batch: TextBatch, verdicts: Verdicts, cache: OutcomeCache, config: RunConfig,
-        report: Progress = lambda *a: None) -> Asked:
+        report: Progress = lambda *a: None, selected: set[int] | None = None) -> Asked:
     """Stage 3: the model's answers about each original and each mutant it is asked about (valid ones, or every
-    one with --query-discarded), through the cache: a text is never asked twice."""
+    one with --query-discarded; with --adaptive the plan's `selected`), through the cache: a text is never asked
+    twice."""
     calls, errors = cache.calls, cache.errors
-    texts, views = texts_to_ask(batch, verdicts, config)
+    texts, views = texts_to_ask(batch, verdicts, config, selected)
     # --repeats N: every text asked N times; a verdict then compares the answers' distributions
     n = answers_per_text(config)  # a generative task's samples: their spread is the free-text oracle's null
     per_repeat = cache.predict_repeats(texts, range(n), progress=lambda _: report("model", cache.calls - calls,
@@ -363,6 +365,23 @@ def _mark_hidden(rows: list[MutantRow], mutants: list[Mutant]) -> None:
                                                                      for s in lower])
 
 
+def plan_round(plan, texts: list[TextRow], rows: list[MutantRow]) -> None:
+    """--adaptive: a round's tested mutants (valid, judged), with their original's answers, to the plan."""
+    from .adaptive import tested_of
+    originals = {t.text_id: t.answers or (t.outcome,) for t in texts}
+    plan.update(tested_of(plan, (
+        _Tested(r.text_id, tuple(r.pair_key.split(" & ")), originals[r.text_id], r.answers or (r.outcome,))
+        for r in rows if r.valid and r.bias is not None)))
+
+
+@dataclass(frozen=True)
+class _Tested:
+    text_id: int
+    pair_ids: tuple[str, ...]
+    original_answers: tuple
+    mutant_answers: tuple
+
+
 # ---------------------------------------------------------------- the pipeline
 
 class Sink(Protocol):
@@ -371,11 +390,12 @@ class Sink(Protocol):
 
 def run_pipeline(batches: Batches, source: VerdictSource, sink: Sink, config: RunConfig, *,
                  cache: OutcomeCache | None = None, total: int = 0, done: int = 0,
-                 report: Progress = lambda *a: None) -> None:
+                 report: Progress = lambda *a: None, plan=None) -> None:
     """Every batch through the stages: verdicts from `source`, then (with a model's `cache`) ask and judge; each
     batch's result goes to `sink` (the store commits it whole: a run killed at any moment resumes at the first
     batch not committed, and its counters add up as if it had not stopped). `total`, `done`: texts in all and
-    already stored, for `report`."""
+    already stored, for `report`. `plan`: --adaptive's hinter.adaptive.Plan, which picks the mutants each batch
+    asks and learns from its answers."""
     decide = judge_for(config)
     report("texts", done, total)
     t1 = time.perf_counter()
@@ -386,9 +406,14 @@ def run_pipeline(batches: Batches, source: VerdictSource, sink: Sink, config: Ru
             sink(BatchResult(batch, verdicts, None, None, stats))
         else:
             t2 = time.perf_counter()
-            asked = ask(batch, verdicts, cache, config, report)
+            selected = None if plan is None else plan.select([(m.text_id, m.key) for m in batch.mutants],
+                                                             verdicts.valid)
+            asked = ask(batch, verdicts, cache, config, report, selected)
             t3 = time.perf_counter()
             texts, rows = judge(batch, verdicts, asked, decide, config)
+            if plan is not None:
+                plan_round(plan, texts, rows)
+                stats["adaptive_unasked"] = sum(verdicts.valid) - sum(r.valid and r.queried for r in rows)
             stats.update({"model_calls": asked.calls, "model_errors": asked.errors,
                           # the time the driver waited for the verdicts (mutation included): with an executor
                           # working ahead, validity time is hidden behind the model stage

@@ -247,6 +247,7 @@ class CombinationCounts:
     discarded_tested: int     # discarded yet asked (query_discarded) with a parseable outcome
     discarded_biased: int
     unseen: int = 0           # valid, but every change lies beyond what the model read: not tested
+    unasked: int = 0          # valid, left unasked by --adaptive (its cells were settled): not tested
 
 
 @dataclass(frozen=True)
@@ -648,9 +649,9 @@ class RunStore:
         """Per combination of attributes (by order, then name), its mutants counted in one aggregate query."""
         rows = self.db.execute(
             """SELECT attributes, MIN(ord), COUNT(*), SUM(valid), SUM(valid AND bias IS NOT NULL),
-                      SUM(valid AND bias = 1), SUM(valid AND bias IS NULL AND unseen IS NOT 1), SUM(hidden = 1),
+                      SUM(valid AND bias = 1), SUM(valid AND queried AND bias IS NULL AND unseen IS NOT 1), SUM(hidden = 1),
                       SUM(strictly_hidden = 1), SUM(valid = 0 AND bias IS NOT NULL), SUM(valid = 0 AND bias = 1),
-                      SUM(valid AND unseen = 1)
+                      SUM(valid AND unseen = 1), SUM(valid AND NOT queried)
                FROM mutants GROUP BY attributes ORDER BY MIN(ord), attributes""").fetchall()
         return [CombinationCounts(attrs, order, n, *(v or 0 for v in sums)) for attrs, order, n, *sums in rows]
 

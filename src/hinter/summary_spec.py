@@ -55,6 +55,8 @@ COMBINATION = (
     Entry(("unparseable",), _COMBO, "valid mutants with an unparseable outcome (never bias, never no bias)"),
     Entry(("unseen",), _COMBO, "valid mutants whose every change lies beyond what a truncating model read (not "
           "tested, never \"no bias\"; `--window` tests them)"),
+    Entry(("unasked",), _COMBO, "valid mutants that `--adaptive` left unasked once the cells they would inform were "
+          "settled (not tested, never \"no bias\"; 0 in a full campaign)"),
     Entry(("hidden", "hidden_rate", "hidden_rate_ci"), _COMBO,
           "(intersectional) biases whose atomic components are all valid and all agree with the original; "
           "hidden / biased", optional=True),
@@ -133,7 +135,10 @@ RUN = (
           "of the answers' distribution). The statistics: docs/findings.md. A generative task's findings are one "
           "per aspect and cell, each with its `aspect`, `direction` (in words: \"less positive\"), `differ` "
           "(mutants whose answers differ), `testable`, `note` and `summary` in place of `flips`, `transitions` and "
-          "`toward` (docs/generative.md)", data_keyed=True),
+          "`toward` (docs/generative.md). An `--adaptive` run's findings add `e_value`, `settled` (`effect`, `no "
+          "effect`: nothing beyond `--min-effect`, or `undecided`), `texts_tested` (the texts its test used) and, "
+          "intersectional, `interaction_e_value`; their `p_value` is 1 / e, `q_value` e-BH's and `effect_ci` an "
+          "anytime-valid confidence sequence (docs/adaptive.md)", data_keyed=True),
     Entry(("findings_analysis",), _FINDINGS, "`label` (the label of interest: `--label`, else the task's first "
           "label as the answers spell it; null in a multi-label analysis), `label_source` (where it came from), "
           "`measure` (`score` or `label`), `alpha`, `tested`, `significant`, `population_hidden`; a multi-label "
@@ -142,7 +147,9 @@ RUN = (
           "significant finding); a generative task: `measure` `aspects`, `aspects` (their names) and `samples` "
           "(answers per version); with the judge aspect, `judge` {`model`, `rubric`} and `judge_agreement` "
           "{`texts`, `pairs`, `pairs_differing`, `pairs_identical`, `agreement`, `note`}: the judge's agreement "
-          "with itself on pairs of the original's own samples (docs/generative.md)", fields=("alpha", "tested", "significant", "population_hidden")),
+          "with itself on pairs of the original's own samples (docs/generative.md); an `--adaptive` run: `family` "
+          "(e-BH over every cell's e-value) and `adaptive` {`label`, `min_effect`, `cells` {`effect`, `no_effect`, "
+          "`undecided`}, `cells_bound`, `family`}", fields=("alpha", "tested", "significant", "population_hidden")),
     Entry(("significant_findings", "population_hidden"), _FINDINGS, "how many cells hold up (q <= alpha), and "
           "how many intersectional cells are population-hidden (a generative task: over every aspect)"),
     Entry(("self_flip",), "findings.self_flip_rate", "with `--repeats`: the model's own flip rate (two answers "
