@@ -36,9 +36,12 @@ import numpy as np
 from .findings import Component, component_of
 
 EFFECT, NO_EFFECT = "effect", "no effect"
+PER_TEXT = 3               # mutants asked per text and undecided cell (see docs/adaptive.md: power against calls)
 MIN_EFFECT = 0.1           # --min-effect's default: a shift of 10 points in the share of the label of interest
 LAMBDAS = np.array([0.02, 0.05, 0.1, 0.2, 0.3, 0.45, 0.6, 0.75, 0.9])  # the bets of the mixture (|lambda| < 1)
-MU_GRID = np.linspace(-1.0, 1.0, 401)  # where the confidence sequence of an effect is evaluated
+# the bets of the two one-sided tests that settle a cell as without effect: up to 1, since a factor
+# 1 + lambda (delta - v) stays >= delta > 0 for every v in [-1, 1]
+FUTILITY_LAMBDAS = np.array([0.25, 0.5, 0.75, 1.0])
 
 Cell = tuple[str, tuple[Component, ...]]
 
@@ -63,16 +66,16 @@ class Sequential:
     values: list[float] = field(default_factory=list)
     up: np.ndarray = field(default_factory=lambda: np.zeros(len(LAMBDAS)))     # sum log(1 + lambda v)
     down: np.ndarray = field(default_factory=lambda: np.zeros(len(LAMBDAS)))   # sum log(1 - lambda v)
-    below: np.ndarray = field(default_factory=lambda: np.zeros(len(LAMBDAS)))  # sum log(1 + lambda (delta - v))
-    above: np.ndarray = field(default_factory=lambda: np.zeros(len(LAMBDAS)))  # sum log(1 + lambda (v + delta))
+    below: np.ndarray = field(default_factory=lambda: np.zeros(len(FUTILITY_LAMBDAS)))  # log(1 + l (delta - v))
+    above: np.ndarray = field(default_factory=lambda: np.zeros(len(FUTILITY_LAMBDAS)))  # log(1 + l (v + delta))
 
     def add(self, v: float) -> None:
         v = min(1.0, max(-1.0, float(v)))
         self.values.append(v)
         self.up += np.log1p(LAMBDAS * v)
         self.down += np.log1p(-LAMBDAS * v)
-        self.below += np.log1p(LAMBDAS * (self.delta - v))
-        self.above += np.log1p(LAMBDAS * (v + self.delta))
+        self.below += np.log1p(FUTILITY_LAMBDAS * (self.delta - v))
+        self.above += np.log1p(FUTILITY_LAMBDAS * (v + self.delta))
 
     @property
     def n(self) -> int:
@@ -86,45 +89,6 @@ class Sequential:
         """Whether "mean >= delta" and "mean <= -delta" are both rejected at level / 2: no effect beyond delta."""
         bound = math.log(2.0 / level)
         return _log_mean_exp(self.below) >= bound and _log_mean_exp(self.above) >= bound
-
-
-def confidence_sequence(values: Sequence[float], level: float) -> tuple[float, float] | None:
-    """The effects mu in [-1, 1] that the same betting mixture (centred on mu) does not reject at `level`: a
-    (1 - level) confidence sequence, valid at whatever moment the cell stopped. None without values."""
-    if not len(values):
-        return None
-    v = np.clip(np.asarray(values, dtype=float), -1.0, 1.0)[:, None, None]
-    mu = MU_GRID[None, :, None]
-    # the bets stay below 1 / (1 + mu) and 1 / (1 - mu): every factor 1 + lambda (v - mu) is positive
-    lam_up = LAMBDAS[None, None, :] * np.minimum(1.0, 1.0 / np.maximum(1e-9, 1.0 + MU_GRID))[None, :, None]
-    lam_down = LAMBDAS[None, None, :] * np.minimum(1.0, 1.0 / np.maximum(1e-9, 1.0 - MU_GRID))[None, :, None]
-    up = np.log1p(np.maximum(lam_up * (v - mu), -1 + 1e-12)).sum(axis=0)      # (mu, lambda)
-    down = np.log1p(np.maximum(-lam_down * (v - mu), -1 + 1e-12)).sum(axis=0)
-    both = np.concatenate([up, down], axis=1)
-    m = both.max(axis=1, keepdims=True)
-    log_wealth = m[:, 0] + np.log(np.exp(both - m).mean(axis=1))
-    kept = MU_GRID[log_wealth < math.log(1.0 / level)]
-    if not len(kept):  # every grid point rejected (cannot happen at the sample mean; guard for rounding)
-        centre = float(np.mean(values))
-        return (centre, centre)
-    return (float(kept.min()), float(kept.max()))
-
-
-def e_bh(e_values: Sequence[float]) -> list[float]:
-    """e-BH adjusted values (Wang & Ramdas 2022): the smallest alpha at which e-BH rejects each hypothesis,
-    min over k >= its rank of m / (k e_(k)), at most 1. Rejected at alpha when the value is <= alpha."""
-    m = len(e_values)
-    if not m:
-        return []
-    order = sorted(range(m), key=lambda i: -e_values[i])
-    out = [1.0] * m
-    best = math.inf
-    for rank in range(m, 0, -1):
-        i = order[rank - 1]
-        e = e_values[i]
-        best = min(best, m / (rank * e) if e > 0 else math.inf)
-        out[i] = min(1.0, best)
-    return out
 
 
 def cells_bound(pair_ids: Iterable[str], order: int) -> int:
@@ -173,8 +137,10 @@ def _rank(seed: int, text_id: Hashable, key: Sequence[str]) -> int:
 class Plan:
     """The state of an adaptive run: each cell's sequential tests and whether it is settled."""
 
-    def __init__(self, label: str, *, alpha: float, min_effect: float, bound: int, seed: int = 0):
+    def __init__(self, label: str, *, alpha: float, min_effect: float, bound: int, seed: int = 0,
+                 per_text: int = PER_TEXT):
         self.label, self.alpha, self.min_effect, self.bound, self.seed = label, alpha, min_effect, bound, seed
+        self.per_text = per_text
         self.main: dict[Cell, Sequential] = {}
         self.inter: dict[Cell, Sequential] = {}
         self.main_state: dict[Cell, str] = {}
@@ -199,22 +165,25 @@ class Plan:
                 index[(text_id, tuple(key))] = i
         chosen: set[int] = set()
         for text_id, cells in by_text.items():
-            covered: set[Cell] = set()
+            covered: dict[Cell, int] = defaultdict(int)
             for cell in sorted((c for c in cells if c[0] == "intersectional" and self.active(c)),
                                key=lambda c: c[1]):
-                # an intersectional mutant whose atomic parts can be asked too (the interaction needs them)
+                # intersectional mutants whose atomic parts can be asked too (the interaction needs them)
                 def parts(i):
                     return [index.get((text_id, (p,))) for p in mutants[i][1]]
-                best = min(cells[cell], key=lambda i: (sum(j is None for j in parts(i)),
-                                                       _rank(self.seed, text_id, mutants[i][1])))
-                chosen.add(best)
-                if self._needs_interaction(cell) and all(j is not None for j in parts(best)):
-                    for j in parts(best):
-                        chosen.add(j)
-                        covered.add(cell_of(mutants[j][1]))
+                best = sorted(cells[cell], key=lambda i: (sum(j is None for j in parts(i)),
+                                                          _rank(self.seed, text_id, mutants[i][1])))
+                for i in best[:self.per_text]:
+                    chosen.add(i)
+                    if self._needs_interaction(cell) and all(j is not None for j in parts(i)):
+                        for j in parts(i):
+                            if j not in chosen:
+                                chosen.add(j)
+                                covered[cell_of(mutants[j][1])] += 1
             for cell in sorted((c for c in cells if c[0] == "atomic" and self.active(c)), key=lambda c: c[1]):
-                if cell not in covered:
-                    chosen.add(min(cells[cell], key=lambda i: _rank(self.seed, text_id, mutants[i][1])))
+                queue = sorted((i for i in cells[cell] if i not in chosen),
+                               key=lambda i: _rank(self.seed, text_id, mutants[i][1]))
+                chosen.update(queue[:max(0, self.per_text - covered[cell])])
         return chosen
 
     # ------------------------------------------------------------------ what a round's answers add
@@ -292,45 +261,26 @@ def tested_of(plan: Plan, rows: Iterable) -> list[Tested]:
     return out
 
 
-ADAPTIVE_FAMILY = "e-BH over every cell's e-value (--adaptive: anytime-valid, however early each cell stopped)"
-
-
 def decide(findings: list[dict], plan: Plan, alpha: float) -> dict:
-    """An adaptive run's verdicts on the findings `findings.analyse` described (dicts, changed in place): each
-    cell's e-value, its anytime-valid p-value (1 / e) and e-BH q-value, `significant` by e-BH at `alpha`, its
-    effect's confidence sequence, whether its test settled it, and the interaction's e-BH and population-hidden
-    mark. The effect and the counts stay the analysis's (over every tested mutant). Returns the run's adaptive
-    record (cells by state, the label and the smallest effect asked for)."""
-    def cell(f):
-        comps = tuple(Component(c["attribute"], c["source_group"], c["target_group"]) for c in f["components"])
-        return (f["kind"], comps)
-
-    cells = [cell(f) for f in findings]
-    e = [plan.main[c].e_value() if c in plan.main else 1.0 for c in cells]
-    for f, c, ev, q in zip(findings, cells, e, e_bh(e)):
+    """An adaptive run's record on each finding `findings.analyse` made of what it asked (dicts, changed in
+    place): its cell's e-value when it stopped asking, whether its test settled it (`effect`, `no effect` beyond
+    min_effect, or `undecided`), and the texts its test used; intersectional cells also the interaction's e-value.
+    The significance stays the analysis's (docs/adaptive.md says why stopping this way keeps it calibrated).
+    Returns the run's adaptive record: cells by state, the label and the smallest effect asked for."""
+    for f in findings:
+        c = (f["kind"], tuple(Component(x["attribute"], x["source_group"], x["target_group"])
+                              for x in f["components"]))
         test = plan.main.get(c)
-        f.update(e_value=_round(ev), p_value=_round(min(1.0, 1.0 / ev)), q_value=_round(q), significant=q <= alpha,
-                 settled=plan.main_state.get(c, "undecided"), texts_tested=test.n if test else 0,
-                 effect_ci=_interval(confidence_sequence(test.values, alpha) if test else None))
-    inter = [i for i, f in enumerate(findings) if f["kind"] == "intersectional"]
-    ei = [plan.inter[cells[i]].e_value() if cells[i] in plan.inter else 1.0 for i in inter]
-    significant = {c for f, c in zip(findings, cells) if f["significant"]}
-    for i, ev, q in zip(inter, ei, e_bh(ei)):
-        f, c = findings[i], cells[i]
-        parts = any(("atomic", (comp,)) in significant for comp in c[1])
-        f.update(interaction_e_value=_round(ev), interaction_q=_round(q),
-                 population_hidden=bool(q <= alpha and f["significant"] and not parts
-                                        and (f.get("interaction") or 0) * (f.get("effect") or 0) > 0))
-    return {"label": plan.label, "min_effect": plan.min_effect, "cells": plan.counts(),
-            "cells_bound": plan.bound, "family": ADAPTIVE_FAMILY}
+        f.update(e_value=_round(test.e_value() if test else 1.0), settled=plan.main_state.get(c, "undecided"),
+                 texts_tested=test.n if test else 0)
+        if f["kind"] == "intersectional":
+            inter = plan.inter.get(c)
+            f["interaction_e_value"] = _round(inter.e_value() if inter else 1.0)
+    return {"label": plan.label, "min_effect": plan.min_effect, "cells": plan.counts(), "cells_bound": plan.bound}
 
 
 def _round(x: float) -> float:
     return float(f"{x:.6g}")
-
-
-def _interval(ci):
-    return None if ci is None else [_round(ci[0]), _round(ci[1])]
 
 
 def plan_of(settings: dict, tested_rows: Iterable) -> Plan:
@@ -340,3 +290,30 @@ def plan_of(settings: dict, tested_rows: Iterable) -> Plan:
                 bound=settings["cells_bound"], seed=settings["seed"])
     rounds = settings["batch_texts"]
     return replay(plan, tested_of(plan, tested_rows), lambda text_id: text_id // rounds)
+
+
+def on_answers(observations: Sequence, plan: Plan, batch_texts: int) -> list:
+    """What an adaptive run would have asked of a campaign whose every answer is known: `observations`
+    (findings.Observation, one per valid mutant, every one answered; text ids in the campaign's order) go through
+    `plan` in rounds of `batch_texts` texts, as `hinter run --adaptive` asks them. Returns the observations the
+    plan asked (the plan holds the tests). For calibration and the bench on stored outcomes: no parse, no model."""
+    by_round: dict[int, list] = defaultdict(list)
+    order = {t: i for i, t in enumerate(dict.fromkeys(o.text_id for o in observations))}
+    for o in observations:
+        by_round[order[o.text_id] // batch_texts].append(o)
+    asked = []
+    for r in sorted(by_round):
+        batch = by_round[r]
+        chosen = plan.select([(o.text_id, o.pair_ids) for o in batch], [True] * len(batch))
+        picked = [o for i, o in enumerate(batch) if i in chosen]
+        asked += picked
+        plan.update(tested_of(plan, (_Answered(o.text_id, o.pair_ids, o.original, o.mutant) for o in picked)))
+    return asked
+
+
+@dataclass(frozen=True)
+class _Answered:
+    text_id: Hashable
+    pair_ids: tuple[str, ...]
+    original_answers: tuple
+    mutant_answers: tuple

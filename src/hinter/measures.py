@@ -311,18 +311,14 @@ def findings_section(store: RunStore, alpha: float | None = None, label: str | N
     self_flip = self_flip_rate(answers).to_dict() if answers else None
     out = analysis.to_dict()
     out["label_source"] = source
-    if settings.get("adaptive_plan") and not multi:  # --adaptive: e-BH over the stopped e-values decides
+    if settings.get("adaptive_plan") and not multi:  # --adaptive: what each cell's sequential test decided
         from .adaptive import decide, plan_of
         out["adaptive"] = decide(out["findings"], plan_of(settings["adaptive_plan"], rows), alpha)
-        out["family"] = out["adaptive"]["family"]
-        significant = sum(f["significant"] for f in out["findings"])
-        hidden = sum(bool(f.get("population_hidden")) for f in out["findings"])
-    else:
-        significant, hidden = len(analysis.significant()), len(analysis.population_hidden())
     evaluative = evaluative_pairs(settings)
     if evaluative is not None:
         _mark_evaluative(out["findings"], rows, evaluative, store)
-    return {**out, "significant": significant, "population_hidden": hidden, "self_flip": self_flip}
+    return {**out, "significant": len(analysis.significant()),
+            "population_hidden": len(analysis.population_hidden()), "self_flip": self_flip}
 
 
 def aspect_section(store: RunStore, alpha: float, settings: dict) -> dict:

@@ -26,9 +26,11 @@ def config_of(settings: dict) -> RunConfig | None:
 def comparable(settings: dict) -> dict:
     """Recorded settings as they are compared on reopening: the config's entries flattened beside the derived
     ones (a run recorded before RunConfig kept its CLI options under "cli": read as a config)."""
-    # analysis options (alpha, the label of interest) change no stored result: never a reason to refuse
+    # analysis options (alpha, the label of interest) change no stored result: never a reason to refuse; an
+    # adaptive run's plan is derived from options compared as such (--adaptive, --min-effect), and --batch-texts
+    # is checked on its own (engine.adaptive_plan)
     flat = {k: v for k, v in settings.items()
-            if k not in ("config", "cli") and not k.startswith(("analysis.", "checks."))}
+            if k not in ("config", "cli", "adaptive_plan") and not k.startswith(("analysis.", "checks."))}
     has_config = settings.get("config") is not None or settings.get("cli") is not None
     config = config_of(settings).recorded() if has_config else None
     if config is not None and config.get("model"):

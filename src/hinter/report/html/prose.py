@@ -262,10 +262,9 @@ def findings_heading(s: dict) -> str:
     else:
         of = f"label of interest {a['label']} ({a.get('label_source', 'recorded')})"
     cells = "cell-label pairs" if a.get("labels") else "cells"
-    if a.get("adaptive"):  # the e-values of cells that stopped asking as soon as they were settled
+    if a.get("adaptive"):  # cells stopped asking once their sequential test settled them
         c = a["adaptive"]["cells"]
-        return (f"Findings that hold up (--adaptive: e-BH q <= {a['alpha']} over {len(s['findings'])} cells' "
-                f"anytime-valid e-values; settled: {c['effect']} with an effect, {c['no_effect']} with none beyond "
-                f"{a['adaptive']['min_effect']:g}, {c['undecided']} undecided; {of}, measured on labels)")
+        of += (f"; --adaptive: {c['effect']} cells settled with an effect, {c['no_effect']} with none beyond "
+               f"{a['adaptive']['min_effect']:g}, {c['undecided']} undecided")
     return (f"Findings that hold up (Benjamini-Hochberg q <= {a['alpha']} over {len(s['findings'])} {cells}; {of}, "
             f"measured on {'scores' if a['measure'] == 'score' else 'labels'})")
