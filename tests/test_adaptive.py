@@ -200,3 +200,9 @@ def test_adaptive_refuses_what_it_cannot_follow(tmp_path):
     r = hinter(*CAMPAIGN, "-m", "python:planted:female_negative", "--adaptive", "--min-effect", "1.5",
                "-o", str(tmp_path / "m"))
     assert r.returncode == 2 and "--min-effect" in r.stderr + r.stdout
+
+
+def test_the_dry_run_of_an_adaptive_run_says_its_count_is_an_upper_bound(tmp_path):
+    r = hinter(*CAMPAIGN, "-m", "python:planted:female_negative", "--adaptive", "--dry-run", "-o", str(tmp_path / "d"))
+    assert r.returncode == 0, r.stderr
+    assert "--adaptive asks fewer" in r.stdout and not (tmp_path / "d" / "summary.json").exists()

@@ -31,6 +31,7 @@ class Estimate:
     tokens_out: int = 0
     cost: float | None = None
     upper_bound: bool = False
+    adaptive: bool = False     # --adaptive asks fewer: the count is the full campaign's, an upper bound
     originals: int = 0
     mutants: int = 0
     cells: set[str] = field(default_factory=set)
@@ -50,6 +51,9 @@ class Estimate:
         if self.upper_bound:
             out.append("  (an upper bound: validity has not run yet, so every mutant is counted as valid; "
                        "`hinter run --dry-run` runs it for the exact count)")
+        if self.adaptive:
+            out.append("  (--adaptive asks fewer: this counts every valid mutant; it asks at most three per text "
+                       "and undecided cell, and stops asking for a cell once it is settled: docs/adaptive.md)")
         out.append("  Tokens are estimated from characters (about 4 a token) with the task's prompt; the run "
                    "counts the model's own where it reports them.")
         return out
@@ -66,7 +70,7 @@ def _verdicts_as_valid(mutate: Mutate, batches) -> Iterator[tuple[TextBatch, Ver
 def count(config: RunConfig, pairs: Iterator[tuple[TextBatch, Verdicts]], cost: TextCost,
           prices: Prices | None = None, upper_bound: bool = False) -> Estimate:
     """Count the calls and tokens of the batches' texts to ask (distinct over the campaign)."""
-    e = Estimate(upper_bound=upper_bound)
+    e = Estimate(upper_bound=upper_bound, adaptive=config.adaptive)
     n = answers_per_text(config)  # --repeats, or a generative task's samples
     seen: set[str] = set()
     for batch, verdicts in pairs:
