@@ -1,12 +1,12 @@
 """Adaptive testing (`--adaptive`, issue 22): ask the model only what an undecided cell still needs.
 
 A run asks in rounds, its batches of texts. Before each batch, `Plan.select` picks the mutants to ask: for every
-cell (kind + components, as in `findings`) still undecided, one valid mutant per text (an intersectional one
-whose atomic parts are valid first, and those parts with it while the cell's interaction is undecided); the
-others stay valid and unasked. After the batch, `Plan.update` adds each text's value to its cells' sequential
-tests, and a cell is settled when
+cell (kind + components, as in `findings`) still undecided, up to `per_text` valid mutants per text
+(intersectional ones whose atomic parts are valid first, and those parts with them while the cell's interaction
+is undecided); the others stay valid and unasked. After the batch, `Plan.update` adds each text's value to its
+cells' sequential tests, and a cell is settled when
 
-- its e-value reaches `cells_bound / alpha` (an effect: e-BH over every cell of the run will reject it), or
+- its e-value reaches `cells_bound / alpha` (an effect that holds up against every cell the campaign can have), or
 - both one-sided tests of "the effect is at least +min_effect" and "at most -min_effect" reject at alpha / 2
   (no effect larger than min_effect).
 
@@ -15,13 +15,14 @@ cell, v = mean over its asked mutants on the text of (share of the label of inte
 the same share in the original's), in [-1, 1]. Under the findings' null (a text's original and its mutants are
 exchangeable) E[v | everything before] = 0 whichever texts and mutants were chosen from what came before, so
 the product of (1 + lambda v) is a test martingale; a mixture over a fixed grid of lambdas and both signs is one
-too, and its value at any stopping time is an e-value (Ville). The run's findings are then decided by e-BH
-(Wang & Ramdas 2022) over the stopped e-values: the false discovery rate stays at most alpha under any
-dependence between cells, however early each stopped.
+too, and it ever reaches 1/a with probability at most a (Ville). The findings stay `findings.analyse`'s tests on
+what was asked: a null cell stops only when its data look null, or (with probability at most alpha /
+cells_bound) at the e-value threshold, so its chance of a false finding is not raised (docs/adaptive.md; measured
+over 40 seeds by tests/test_adaptive.py and bench/adaptive.py).
 
 Pure: no store, no model. The engine replays a resumed run's stored answers through `update` (the same batches,
-the same order), so a killed adaptive run continues with the state it had; the summary replays them again to
-get each cell's e-value (`replay`).
+the same order), so a killed adaptive run continues with the state it had; the summary replays them again for
+each cell's e-value and state (`plan_of`).
 """
 from __future__ import annotations
 
@@ -37,7 +38,6 @@ from .findings import Component, component_of
 
 EFFECT, NO_EFFECT = "effect", "no effect"
 PER_TEXT = 3               # mutants asked per text and undecided cell (see docs/adaptive.md: power against calls)
-MIN_EFFECT = 0.1           # --min-effect's default: a shift of 10 points in the share of the label of interest
 LAMBDAS = np.array([0.02, 0.05, 0.1, 0.2, 0.3, 0.45, 0.6, 0.75, 0.9])  # the bets of the mixture (|lambda| < 1)
 # the bets of the two one-sided tests that settle a cell as without effect: up to 1, since a factor
 # 1 + lambda (delta - v) stays >= delta > 0 for every v in [-1, 1]
@@ -93,8 +93,8 @@ class Sequential:
 
 def cells_bound(pair_ids: Iterable[str], order: int) -> int:
     """How many cells a campaign with these dictionary pairs can have: atomic cells (attribute, source, target)
-    and their products over 2..order distinct attributes. An upper bound of the number e-BH corrects over, so
-    that a cell settled at cells_bound / alpha is rejected whatever the other cells do."""
+    and their products over 2..order distinct attributes. An upper bound of the cells a run tests: a cell settled at
+    cells_bound / alpha clears every cell's share of alpha, whatever the other cells do."""
     per_attribute: dict[str, set] = defaultdict(set)
     for p in pair_ids:
         c = component_of(p)
@@ -227,9 +227,6 @@ class Plan:
         elif test.excludes(self.alpha):
             states[cell] = NO_EFFECT
 
-    def undecided(self) -> list[Cell]:
-        return [c for c in self.main if self.active(c)]
-
     def counts(self) -> dict[str, int]:
         """Cells by state: settled with an effect, settled without one, undecided (still asking when stopped)."""
         out = {"effect": 0, "no_effect": 0, "undecided": 0}
@@ -307,12 +304,14 @@ def on_answers(observations: Sequence, plan: Plan, batch_texts: int) -> list:
         chosen = plan.select([(o.text_id, o.pair_ids) for o in batch], [True] * len(batch))
         picked = [o for i, o in enumerate(batch) if i in chosen]
         asked += picked
-        plan.update(tested_of(plan, (_Answered(o.text_id, o.pair_ids, o.original, o.mutant) for o in picked)))
+        plan.update(tested_of(plan, (Answered(o.text_id, o.pair_ids, o.original, o.mutant) for o in picked)))
     return asked
 
 
 @dataclass(frozen=True)
-class _Answered:
+class Answered:
+    """A tested mutant's answers and its original's, as `tested_of` reads them (what a store row carries)."""
+
     text_id: Hashable
     pair_ids: tuple[str, ...]
     original_answers: tuple

@@ -367,19 +367,11 @@ def _mark_hidden(rows: list[MutantRow], mutants: list[Mutant]) -> None:
 
 def plan_round(plan, texts: list[TextRow], rows: list[MutantRow]) -> None:
     """--adaptive: a round's tested mutants (valid, judged), with their original's answers, to the plan."""
-    from .adaptive import tested_of
+    from .adaptive import Answered, tested_of
     originals = {t.text_id: t.answers or (t.outcome,) for t in texts}
     plan.update(tested_of(plan, (
-        _Tested(r.text_id, tuple(r.pair_key.split(" & ")), originals[r.text_id], r.answers or (r.outcome,))
+        Answered(r.text_id, tuple(r.pair_key.split(" & ")), originals[r.text_id], r.answers or (r.outcome,))
         for r in rows if r.valid and r.bias is not None)))
-
-
-@dataclass(frozen=True)
-class _Tested:
-    text_id: int
-    pair_ids: tuple[str, ...]
-    original_answers: tuple
-    mutant_answers: tuple
 
 
 # ---------------------------------------------------------------- the pipeline

@@ -137,8 +137,8 @@ RUN = (
           "(mutants whose answers differ), `testable`, `note` and `summary` in place of `flips`, `transitions` and "
           "`toward` (docs/generative.md). An `--adaptive` run's findings add `e_value`, `settled` (`effect`, `no "
           "effect`: nothing beyond `--min-effect`, or `undecided`), `texts_tested` (the texts its test used) and, "
-          "intersectional, `interaction_e_value`; their `p_value` is 1 / e, `q_value` e-BH's and `effect_ci` an "
-          "anytime-valid confidence sequence (docs/adaptive.md)", data_keyed=True),
+          "intersectional, `interaction_e_value` (the sequential tests that decided when the cell stopped asking; "
+          "docs/adaptive.md)", data_keyed=True),
     Entry(("findings_analysis",), _FINDINGS, "`label` (the label of interest: `--label`, else the task's first "
           "label as the answers spell it; null in a multi-label analysis), `label_source` (where it came from), "
           "`measure` (`score` or `label`), `alpha`, `tested`, `significant`, `population_hidden`; a multi-label "
@@ -148,8 +148,7 @@ RUN = (
           "(answers per version); with the judge aspect, `judge` {`model`, `rubric`} and `judge_agreement` "
           "{`texts`, `pairs`, `pairs_differing`, `pairs_identical`, `agreement`, `note`}: the judge's agreement "
           "with itself on pairs of the original's own samples (docs/generative.md); an `--adaptive` run: `family` "
-          "(e-BH over every cell's e-value) and `adaptive` {`label`, `min_effect`, `cells` {`effect`, `no_effect`, "
-          "`undecided`}, `cells_bound`, `family`}", fields=("alpha", "tested", "significant", "population_hidden")),
+          "`adaptive` {`label`, `min_effect`, `cells` {`effect`, `no_effect`, `undecided`}, `cells_bound`}", fields=("alpha", "tested", "significant", "population_hidden")),
     Entry(("significant_findings", "population_hidden"), _FINDINGS, "how many cells hold up (q <= alpha), and "
           "how many intersectional cells are population-hidden (a generative task: over every aspect)"),
     Entry(("self_flip",), "findings.self_flip_rate", "with `--repeats`: the model's own flip rate (two answers "
