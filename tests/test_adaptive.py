@@ -15,7 +15,8 @@ from hinter.adaptive import EFFECT, NO_EFFECT, Plan, Sequential, cells_bound, de
 from hinter.findings import ALPHA, analyse
 
 HERE = Path(__file__).parent
-CAMPAIGN = ("run", "--dataset", "imdb", "--limit", "60", "-a", "gender,race", "--max-pairs-per-text", "2",
+# up to 6 pairs per text and attribute: several mutants per text and cell, of which --adaptive asks three
+CAMPAIGN = ("run", "--dataset", "imdb", "--limit", "60", "-a", "gender,race", "--max-pairs-per-text", "6",
             "--task", "imdb")
 
 
@@ -172,7 +173,11 @@ def test_an_adaptive_run_asks_fewer_and_counts_what_it_left_unasked(runs):
         assert t["valid"] == f["valid"]  # the same campaign and verdicts
         assert t["tested"] + t["unasked"] + t["unparseable"] + t["unseen"] == t["valid"]
         assert f["unasked"] == 0
-    assert adaptive["totals"]["atomic"]["unasked"] > 0
+    assert adaptive["totals"]["atomic"]["unasked"] + adaptive["totals"]["intersectional"]["unasked"] > 0
+    # the planted bias (female_negative) holds up in both
+    for s in (full, adaptive):
+        assert any(f["significant"] and f["kind"] == "atomic" and f["toward"] == "negative"
+                   and f["components"][0]["target_group"] == "female" for f in s["findings"])
     a = adaptive["findings_analysis"]["adaptive"]
     assert a["label"] == "Positive" and a["min_effect"] == 0.1
     assert sum(a["cells"].values()) == len(adaptive["findings"])
