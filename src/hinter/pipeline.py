@@ -405,7 +405,6 @@ def run_pipeline(batches: Batches, source: VerdictSource, sink: Sink, config: Ru
             texts, rows = judge(batch, verdicts, asked, decide, config)
             if plan is not None:
                 plan_round(plan, texts, rows)
-                stats["adaptive_unasked"] = sum(verdicts.valid) - sum(r.valid and r.queried for r in rows)
             stats.update({"model_calls": asked.calls, "model_errors": asked.errors,
                           # the time the driver waited for the verdicts (mutation included): with an executor
                           # working ahead, validity time is hidden behind the model stage
