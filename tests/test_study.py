@@ -226,3 +226,38 @@ def test_smollm2_answers_a_label_task_through_the_gguf_backend():
     outcomes = model.predict(["A wonderful film, I loved every minute of it.", "Dull and far too long."])
     assert all(o.value in ("Positive", "Negative") for o in outcomes)
     assert all(o.scores for o in outcomes)  # the logits mode, not a parsed free answer
+
+
+def test_a_model_may_run_on_one_dataset_alone_after_the_suites_were_built_first(tmp_path):
+    # models_by_dataset: a classifier fine-tuned for one dataset answers in its labels alone, so it runs on that
+    # dataset alone; --suites-only builds the suites (spaCy's machine) and the study run after reuses them
+    f = tmp_path / "study.yaml"
+    f.write_text("datasets: [imdb, ledgar]\ntask: imdb\nlimit: 6\nattributes: [race, gender]\nmax_pairs_per_text: 1\n"
+                 "models_by_dataset:\n  imdb: [python:planted:by_hash]\n  ledgar: [python:planted:female_negative]\n")
+    out = tmp_path / "s"
+    r = hinter_cli("study", "--study", str(f), "--out", str(out), "--suites-only", "--workers", "1")
+    assert r.returncode == 0, r.stderr
+    assert len(list((out / "suites").glob("*.suite"))) == 2
+    assert not (out / "runs").exists() and not (out / "rq1.csv").exists()
+    r = hinter_cli("study", "--study", str(f), "--out", str(out), "--workers", "1")
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.count("reused") == 2
+    rows = read(out / "rq1.csv")
+    pairs = [("python:planted:by_hash", "imdb"), ("python:planted:female_negative", "ledgar")]
+    assert sorted({(r["model"], r["dataset"]) for r in rows}) == pairs
+    for row in rows:
+        assert num(row["error_rate"]) == summary(out, row["dataset"], row["model"])["totals"][row["kind"]]["error_rate"]
+    assert not (out / "runs" / folder_name("imdb") / folder_name("python:planted:female_negative")).exists()
+    assert "on imdb alone" in (out / "study.html").read_text()
+
+
+def test_models_by_dataset_must_name_the_studys_datasets_and_leave_none_without_a_model():
+    plan = StudyPlan((), ("imdb", "ledgar"), {}, {"imdb": ["a"], "ledgar": ["b"]})
+    assert plan.models_for("imdb") == ("a",) and plan.recorded()["models_by_dataset"] == {"imdb": ["a"], "ledgar": ["b"]}
+    assert StudyPlan(("g",), ("imdb", "ledgar"), {}, {"imdb": ["a"]}).models_for("ledgar") == ("g",)
+    with pytest.raises(InputError, match="no model given for ledgar"):
+        StudyPlan((), ("imdb", "ledgar"), {}, {"imdb": ["a"]})
+    with pytest.raises(InputError, match="eurlex, not among the datasets"):
+        StudyPlan(("g",), ("imdb",), {}, {"eurlex": ["a"]})
+    with pytest.raises(InputError, match="given twice"):
+        StudyPlan(("a",), ("imdb",), {}, {"imdb": ["a"]})

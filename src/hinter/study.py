@@ -75,18 +75,31 @@ PAPER = {
 
 @dataclass(frozen=True)
 class StudyPlan:
-    """What a study runs: models (specs) x datasets, with the run options applied to every dataset."""
+    """What a study runs: models (specs) x datasets, with the run options applied to every dataset; and models
+    run on one dataset alone (`models_by_dataset`: a classifier fine-tuned for it answers in its own labels)."""
 
     models: tuple[str, ...]
     datasets: tuple[str, ...]
     options: dict = field(default_factory=dict)  # RunConfig fields by name, but for STUDY_OWNED
+    models_by_dataset: dict = field(default_factory=dict)  # dataset -> tuple of specs, run after `models`
 
     def __post_init__(self) -> None:
-        if not self.models:
-            raise InputError("no model given", where="--models", fix="Name at least one: --models gguf:default ...")
         if not self.datasets:
             raise InputError("no dataset given", where="--datasets", fix="Name at least one: --datasets imdb ...")
-        for kind, items in (("--models", self.models), ("--datasets", self.datasets)):
+        stray = sorted(set(self.models_by_dataset) - set(self.datasets))
+        if stray:
+            raise InputError(f"models_by_dataset names {', '.join(stray)}, not among the datasets",
+                             where="--study", fix="Add it to datasets:, or remove its models.")
+        object.__setattr__(self, "models_by_dataset",
+                           {d: tuple(v) for d, v in self.models_by_dataset.items() if v})
+        bare = [d for d in self.datasets if not self.models_for(d)]
+        if bare:
+            raise InputError("no model given" + (f" for {', '.join(bare)}" if self.models_by_dataset else ""),
+                             where="--models",
+                             fix="Name at least one: --models gguf:default ... (or, in a study file, "
+                                 "models_by_dataset: {DATASET: [SPEC]})")
+        for kind, items in (("--models", self.models), ("--datasets", self.datasets),
+                            *(("models_by_dataset", self.models_for(d)) for d in self.models_by_dataset)):
             repeated = sorted({x for x in items if items.count(x) > 1})
             if repeated:
                 raise InputError(f"{', '.join(repeated)} given twice", where=kind, fix="Name each once.")
@@ -107,6 +120,10 @@ class StudyPlan:
         object.__setattr__(self, "options", {k: getattr(normal, k) for k in sorted(opts)})
         for d in self.datasets:  # each combination validated now, not after an hour of runs
             self.config(d)
+
+    def models_for(self, dataset: str) -> tuple[str, ...]:
+        """The models run on a dataset: every dataset's, then its own."""
+        return (*self.models, *self.models_by_dataset.get(dataset, ()))
 
     def task_of(self, dataset: str) -> str:
         from .datasets import BUNDLED
@@ -132,13 +149,17 @@ class StudyPlan:
         return {f.name: getattr(config, f.name) for f in option_fields(MODEL) if f.name != "model"}
 
     def recorded(self) -> dict:
-        return {"models": list(self.models), "datasets": list(self.datasets),
-                "options": {k: list(v) if isinstance(v, tuple) else v for k, v in sorted(self.options.items())}}
+        recorded = {"models": list(self.models), "datasets": list(self.datasets),
+                    "options": {k: list(v) if isinstance(v, tuple) else v for k, v in sorted(self.options.items())}}
+        if self.models_by_dataset:
+            recorded["models_by_dataset"] = {d: list(v) for d, v in self.models_by_dataset.items()}
+        return recorded
 
 
 def read_study_file(path: str | Path) -> dict:
-    """A study file (YAML or JSON): `models` and `datasets` (lists), and any run options by field name
-    (`limit: 5`, `attributes: [race, gender]`), optionally under `options:`."""
+    """A study file (YAML or JSON): `models` and `datasets` (lists), `models_by_dataset` (a list of models per
+    dataset, run on it alone), and any run options by field name (`limit: 5`, `attributes: [race, gender]`),
+    optionally under `options:`."""
     import yaml
     path = Path(path)
     if not path.is_file():
@@ -150,13 +171,21 @@ def read_study_file(path: str | Path) -> dict:
     if not isinstance(d, dict):
         raise InputError(f"{path} is not a mapping", where=f"--study {path}",
                          fix="Write models: [...], datasets: [...] and run options as keys.")
+    by_dataset = d.pop("models_by_dataset", None) or {}
     out = {"models": d.pop("models", None) or [], "datasets": d.pop("datasets", None) or [],
            "options": {**d.pop("options", {}), **d}}
-    for key in ("models", "datasets"):
-        if isinstance(out[key], str):
-            out[key] = [out[key]]
-        if not isinstance(out[key], list) or not all(isinstance(x, str) for x in out[key]):
+    if not isinstance(by_dataset, dict):
+        raise InputError("models_by_dataset must map each dataset to its models", where=f"--study {path}",
+                         fix="models_by_dataset: {imdb: [hf:runs/minilm/imdb]}")
+    lists = {**{k: out[k] for k in ("models", "datasets")}, **{f"models_by_dataset.{k}": v for k, v in by_dataset.items()}}
+    for key, value in lists.items():
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
             raise InputError(f"{key} must be a list of names", where=f"--study {path}", fix=f"{key}: [a, b]")
+        lists[key] = value
+    out["models"], out["datasets"] = lists["models"], lists["datasets"]
+    out["models_by_dataset"] = {str(k): lists[f"models_by_dataset.{k}"] for k in by_dataset}
     return out
 
 
@@ -196,9 +225,11 @@ def _check_folder(out: Path, plan: StudyPlan) -> dict:
 
 def run_study(plan: StudyPlan, out: str | Path, *, parser=None, executor=None,
               say: Callable[[str], None] = lambda line: None,
-              progress: Callable[[str, str, str, int, int], None] | None = None) -> StudyRuns:
+              progress: Callable[[str, str, str, int, int], None] | None = None,
+              suites_only: bool = False) -> StudyRuns:
     """Build (or reuse) each dataset's suite and run (or continue) every model on it; then write the tables
-    (`write_tables`). `say` gets a line per step; `progress(dataset, model, stage, done, total)` as runs advance."""
+    (`write_tables`). `say` gets a line per step; `progress(dataset, model, stage, done, total)` as runs advance.
+    `suites_only`: build the suites and stop (the same command continues elsewhere: spaCy here, a GPU there)."""
     from .api import build_suite, run
     from .suite import load_suite
     out = Path(out)
@@ -234,7 +265,7 @@ def run_study(plan: StudyPlan, out: str | Path, *, parser=None, executor=None,
             say(f"{dataset}: suite built ({len(s.records)} texts, {sum(map(len, s.mutants.values())):,} mutants), "
                 f"{seconds[f'suite {dataset}']:.1f} s")
         suites[dataset] = path
-        for model in plan.models:
+        for model in () if suites_only else plan.models_for(dataset):
             folder = out / "runs" / folder_name(dataset) / folder_name(model)
             started = time.perf_counter()
             report = None if progress is None else (lambda stage, done, total, d=dataset, m=model:
@@ -409,6 +440,21 @@ def grammar_of(folder: Path, sample: int = GRAMMAR_SAMPLE) -> dict | None:
     return out
 
 
+def grammar_in_parallel(folders: list[Path], sample: int = GRAMMAR_SAMPLE) -> list[dict | None]:
+    """grammar_of each run folder, a process per folder (at most one per core): the checker lints on one core, and
+    on long texts it is most of a study's tables' time (a dataset's mutants share their unchanged sentences with
+    its originals, which the checker's cache lints once: so one process per dataset, never one per group)."""
+    import os
+    workers = min(len(folders), os.cpu_count() or 1)
+    if workers <= 1 or _grammar_module() is None:
+        return [grammar_of(f, sample) for f in folders]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    # spawned, not forked: the parent may hold a model's threads and a CUDA context
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        return list(pool.map(grammar_of, folders, [sample] * len(folders)))
+
+
 def rq2_rows(runs: StudyRuns, grammar: dict[str, dict | None]) -> list[dict]:
     """RQ2: per dataset and kind, the weighted grammar score of the originals and of the valid mutants (the
     suite's: the same for every model)."""
@@ -562,9 +608,9 @@ def write_tables(runs: StudyRuns, *, grammar_sample: int = GRAMMAR_SAMPLE) -> di
     """rq1.csv .. rq4.csv (with rq1_cells.csv and rq1_findings.csv) and study.html in the study folder; returns
     the tables by name."""
     out = runs.out
-    first_run = {d: runs.runs[(d, runs.plan.models[0])] for d in runs.plan.datasets}
+    first_run = {d: runs.runs[(d, runs.plan.models_for(d)[0])] for d in runs.plan.datasets}
     # the mutants are the suite's, the same in every run of a dataset: scored once, from its first model's run
-    grammar = {d: grammar_of(folder, grammar_sample) for d, folder in first_run.items()}
+    grammar = dict(zip(first_run, grammar_in_parallel(list(first_run.values()), grammar_sample)))
     rq1, cells, findings = rq1_rows(runs)
     tables = {"rq1": rq1, "rq1_cells": cells, "rq1_findings": findings, "rq2": rq2_rows(runs, grammar),
               "rq3": rq3_rows(runs, grammar), "rq4": rq4_rows(runs)}

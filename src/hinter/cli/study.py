@@ -52,6 +52,9 @@ def study_cmd(
     out: Path = typer.Option(..., "--out", "-o", help="The study folder: suites/, runs/, rq1.csv .. rq4.csv, "
                              "study.html. Run again with the same settings, it continues where it stopped."),
     workers: Optional[int] = o.WORKERS_OPT,
+    suites_only: bool = typer.Option(False, "--suites-only", help="Build (or reuse) each dataset's suite in "
+                                     "OUT/suites and stop: the same command without it, on another machine with "
+                                     "OUT copied there, reuses them (spaCy here; the models on a GPU machine)."),
 ) -> None:
     """Run the paper's study: every model on every dataset (one suite per dataset, the discarded mutants queried),
     then its four research questions as tables beside the paper's numbers, and one page. Example:
@@ -60,14 +63,19 @@ def study_cmd(
     """
     from ..executor import LocalExecutor
     from ..study import StudyPlan, read_study_file, run_study, write_tables
-    planned = read_study_file(study) if study else {"models": [], "datasets": [], "options": {}}
+    planned = read_study_file(study) if study else {"models": [], "datasets": [], "options": {},
+                                                    "models_by_dataset": {}}
     given = {name: options[name] for name in STUDY_FIELDS
              if getattr(ctx.get_parameter_source(name), "name", None) == "COMMANDLINE"}
     plan = StudyPlan(tuple(dict.fromkeys([*planned["models"], *models])),
-                     tuple(dict.fromkeys([*planned["datasets"], *datasets])), {**planned["options"], **given})
+                     tuple(dict.fromkeys([*planned["datasets"], *datasets])), {**planned["options"], **given},
+                     planned["models_by_dataset"])
     started = time.perf_counter()
-    runs = run_study(plan, out, executor=LocalExecutor(workers),
+    runs = run_study(plan, out, executor=LocalExecutor(workers), suites_only=suites_only,
                      say=lambda line: console.print(line, highlight=False, soft_wrap=True))
+    if suites_only:
+        console.print(f"Suites built: {out}/suites ({time.perf_counter() - started:.1f} s)", highlight=False)
+        return
     write_tables(runs)
     console.print(f"Study written: {out}/rq1.csv .. rq4.csv, {out}/study.html "
                   f"({time.perf_counter() - started:.1f} s)", highlight=False, soft_wrap=True)
