@@ -192,3 +192,15 @@ def test_campaign_through_the_cli(imdb_classifier, tmp_path):
     assert r.returncode == 0, r.stderr
     s = json.loads((tmp_path / "hf" / "summary.json").read_text())
     assert s["texts"] == len(REVIEWS) and s["model_calls"] > len(REVIEWS)
+
+
+def test_trained_weights_alone_rebuild_the_same_classifier(ecthr_classifier, tmp_path):
+    # what the MiniLM study carries back from a GPU machine: the trained layers (8 MB, not the 90 MB model),
+    # put back on the same base encoder
+    part = train_minilm.save_part(ecthr_classifier, tmp_path / "ecthr.safetensors")
+    assert part.stat().st_size < 10_000_000
+    rebuilt = train_minilm.rebuild(part, None, tmp_path / "rebuilt")
+    a, b = load_model(f"hf:{ecthr_classifier}", "ecthr"), load_model(f"hf:{rebuilt}", "ecthr")
+    texts = ["The applicant complained that his detention was unlawful and the trial unfair."] + TEXTS[:2]
+    assert [o.raw for o in a.predict(texts)] == [o.raw for o in b.predict(texts)]
+    assert json.loads((rebuilt / "training.json").read_text())["dataset"] == "ecthr"
