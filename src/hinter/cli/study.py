@@ -48,7 +48,9 @@ def study_cmd(
                                        "model runs on; its task is its own (a bundled sample) unless --task says."),
     study: Optional[Path] = typer.Option(None, "--study", help="A YAML file listing models: and datasets:, and any "
                                          "run option by field name (limit: 5, attributes: [race, gender]); the "
-                                         "command line's lists and options add to and override it."),
+                                         "command line's lists and options add to and override it. "
+                                         "models_by_dataset: {imdb: [hf:runs/minilm-imdb]} runs a model on its "
+                                         "dataset alone (a classifier fine-tuned for it)."),
     out: Path = typer.Option(..., "--out", "-o", help="The study folder: suites/, runs/, rq1.csv .. rq4.csv, "
                              "study.html. Run again with the same settings, it continues where it stopped."),
     workers: Optional[int] = o.WORKERS_OPT,
