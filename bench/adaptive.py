@@ -67,8 +67,8 @@ def main() -> None:
     print(f"IMDB sample: {s.texts} reviews, race and gender, order 2, pairs per review and attribute: {args.pairs}; "
           f"{len(s.keys):,} mutants; {args.seeds} seeds; alpha {ALPHA}; --min-effect {args.min_effect}; rounds of "
           f"{BATCH_TEXTS} reviews\n")
-    print(f"| model | calls full | calls adaptive | fewer | any significant (full / adaptive) | population-hidden "
-          f"(full / adaptive) | planted found (full / adaptive) | cells settled: effect / none / undecided |")
+    print("| model | calls full | calls adaptive | fewer | any significant (full / adaptive) | population-hidden "
+          "(full / adaptive) | planted found (full / adaptive) | cells settled: effect / none / undecided |")
     print("|---|---|---|---|---|---|---|---|")
     for name, make, cell, hidden in models(s):
         calls_full = calls_adaptive = 0
@@ -80,7 +80,7 @@ def main() -> None:
             plan = Plan(sim.LABEL, alpha=ALPHA, min_effect=args.min_effect, bound=bound)
             asked = on_answers(obs, plan, BATCH_TEXTS)
             adaptive = analyse(asked, label=sim.LABEL, use_scores=False).to_dict()
-            record = decide(adaptive["findings"], plan, ALPHA)
+            record = decide(adaptive["findings"], plan)
             settled = [a + b for a, b in zip(settled, record["cells"].values())]
             calls_full += s.texts + len(obs)
             calls_adaptive += s.texts + len(asked)

@@ -110,7 +110,7 @@ def adaptive_run(obs, bound):
     plan = Plan(sim.LABEL, alpha=ALPHA, min_effect=0.1, bound=bound)
     asked = on_answers(obs, plan, 32)
     d = analyse(asked, label=sim.LABEL, use_scores=False).to_dict()
-    decide(d["findings"], plan, ALPHA)
+    decide(d["findings"], plan)
     return asked, d, plan
 
 

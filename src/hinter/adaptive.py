@@ -63,7 +63,7 @@ class Sequential:
     "the mean is at least +delta" / "at most -delta" that settle a cell as having no effect beyond delta."""
 
     delta: float
-    values: list[float] = field(default_factory=list)
+    n: int = 0  # values added
     up: np.ndarray = field(default_factory=lambda: np.zeros(len(LAMBDAS)))     # sum log(1 + lambda v)
     down: np.ndarray = field(default_factory=lambda: np.zeros(len(LAMBDAS)))   # sum log(1 - lambda v)
     below: np.ndarray = field(default_factory=lambda: np.zeros(len(FUTILITY_LAMBDAS)))  # log(1 + l (delta - v))
@@ -71,15 +71,11 @@ class Sequential:
 
     def add(self, v: float) -> None:
         v = min(1.0, max(-1.0, float(v)))
-        self.values.append(v)
+        self.n += 1
         self.up += np.log1p(LAMBDAS * v)
         self.down += np.log1p(-LAMBDAS * v)
         self.below += np.log1p(FUTILITY_LAMBDAS * (self.delta - v))
         self.above += np.log1p(FUTILITY_LAMBDAS * (v + self.delta))
-
-    @property
-    def n(self) -> int:
-        return len(self.values)
 
     def e_value(self) -> float:
         """The mixture's wealth: the mean over the bets of both signs (1 before any value)."""
@@ -258,7 +254,7 @@ def tested_of(plan: Plan, rows: Iterable) -> list[Tested]:
     return out
 
 
-def decide(findings: list[dict], plan: Plan, alpha: float) -> dict:
+def decide(findings: list[dict], plan: Plan) -> dict:
     """An adaptive run's record on each finding `findings.analyse` made of what it asked (dicts, changed in
     place): its cell's e-value when it stopped asking, whether its test settled it (`effect`, `no effect` beyond
     min_effect, or `undecided`), and the texts its test used; intersectional cells also the interaction's e-value.

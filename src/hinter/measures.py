@@ -313,7 +313,7 @@ def findings_section(store: RunStore, alpha: float | None = None, label: str | N
     out["label_source"] = source
     if settings.get("adaptive_plan") and not multi:  # --adaptive: what each cell's sequential test decided
         from .adaptive import decide, plan_of
-        out["adaptive"] = decide(out["findings"], plan_of(settings["adaptive_plan"], rows), alpha)
+        out["adaptive"] = decide(out["findings"], plan_of(settings["adaptive_plan"], rows))
     evaluative = evaluative_pairs(settings)
     if evaluative is not None:
         _mark_evaluative(out["findings"], rows, evaluative, store)
