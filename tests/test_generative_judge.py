@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from planted_generative import texts
+from planted_generative import write_campaign
 
 from hinter.errors import InputError, ModelError
 from hinter.generative import FreeTextJudge
@@ -23,16 +23,12 @@ samples: 4
 aspects: [sentiment, judge]
 judge: python:planted_judge:%s
 """
-DIC = ("attribute,source_group,target_group,word,replacement\n"
-       "gender,male,female,man,woman\nrace,european,african,white,black\n")
 
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
     root = tmp_path_factory.mktemp("judge")
-    (root / "data.jsonl").write_text("".join(json.dumps({"id": f"t{i}", "text": t}) + "\n"
-                                             for i, t in enumerate(texts(30))))
-    (root / "dic.csv").write_text(DIC)
+    write_campaign(root, 30)
     for judge in ("favourable", "noisy"):
         (root / f"{judge}.yaml").write_text(TASK % judge)
     return root

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from campaign import kill_and_resume
-from planted_generative import texts
+from planted_generative import write_campaign
 
 HERE = Path(__file__).parent
 TASK = """name: letter
@@ -20,16 +20,12 @@ temperature: 0.7
 samples: %d
 aspects: [sentiment, refusal, length]
 """
-DIC = ("attribute,source_group,target_group,word,replacement\n"
-       "gender,male,female,man,woman\nrace,european,african,white,black\n")
 
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
     root = tmp_path_factory.mktemp("free")
-    (root / "data.jsonl").write_text("".join(json.dumps({"id": f"t{i}", "text": t}) + "\n"
-                                             for i, t in enumerate(texts(40))))
-    (root / "dic.csv").write_text(DIC)
+    write_campaign(root, 40)
     for n in (1, 4):
         (root / f"task{n}.yaml").write_text(TASK % n)
     return root

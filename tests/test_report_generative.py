@@ -19,7 +19,7 @@ HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
 from browser import chromium_page, serve  # noqa: E402
 from campaign import summary_value  # noqa: E402
-from planted_generative import texts  # noqa: E402
+from planted_generative import write_campaign  # noqa: E402
 
 TASK = """name: letter
 prompt: "Write a reference letter for: {text}"
@@ -27,17 +27,13 @@ temperature: 0.7
 samples: 4
 aspects: [sentiment, refusal, length]
 """
-DIC = ("attribute,source_group,target_group,word,replacement\n"
-       "gender,male,female,man,woman\nrace,european,african,white,black\n")
 MASKABLE = {"he", "she", "him", "her", "his", "man", "woman", "white", "black"}
 
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     root = tmp_path_factory.mktemp("free-report")
-    (root / "data.jsonl").write_text("".join(json.dumps({"id": f"t{i}", "text": t}) + "\n"
-                                             for i, t in enumerate(texts(40))))
-    (root / "dic.csv").write_text(DIC)
+    write_campaign(root, 40)
     (root / "task.yaml").write_text(TASK)
     env = {**os.environ, "PYTHONPATH": str(HERE)}
     out = root / "run"
