@@ -34,17 +34,14 @@ def texts(n: int) -> list[str]:
             f"{3 + i % 17} years of work." for i in range(n)]
 
 
-DIC = ("attribute,source_group,target_group,word,replacement\n"
-       "gender,male,female,man,woman\nrace,european,african,white,black\n")
-
-
 def write_campaign(root, n: int) -> None:
-    """The generative tests' campaign in `root`: data.jsonl with `n` of these texts, and dic.csv (man -> woman,
-    white -> black)."""
+    """The generative tests' campaign in `root`: data.jsonl with `n` of these texts, and dic.csv with PAIRS
+    (man -> woman, white -> black)."""
     import json
     (root / "data.jsonl").write_text("".join(json.dumps({"id": f"t{i}", "text": t}) + "\n"
                                              for i, t in enumerate(texts(n))))
-    (root / "dic.csv").write_text(DIC)
+    (root / "dic.csv").write_text("attribute,source_group,target_group,word,replacement\n" + "".join(
+        f"{p.attribute},{p.source_group},{p.target_group},{p.word},{p.replacement}\n" for p in PAIRS))
 
 
 def _has(text: str, word: str) -> bool:
