@@ -3,12 +3,14 @@
 exclude_evaluative, sample...), so an option added to RunConfig is an argument here without a change."""
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from .config import DATASET, MODEL, RunConfig, option_fields
 from .dictionary import Dictionary
-from .engine import Run, execute
+from .campaign import Analysis, Campaign
+from .engine import Run
 from .records import TextRecord
 from .errors import InputError
 
@@ -46,7 +48,7 @@ def _texts(texts: Sequence[str | TextRecord] | None, config: RunConfig, where: s
 def run(texts: Sequence[str | TextRecord] | None = None, model=None, *, out: str | Path | None = None,
         suite: str | Path | None = None, config: RunConfig | None = None, dictionary: str | Path | Dictionary | None
         = None, parser=None, overwrite: bool = False, progress: Callable[[str, int, int], None] | None = None,
-        executor=None, **options) -> Run:
+        executor=None, alpha: float | None = None, label: str | None = None, **options) -> Run:
     """Run a bias test: atomic mutants for each attribute and intersectional ones up to `order`, then write
     summary.json and biases.csv into the run folder (`out`; default: a new temporary folder). Returns the Run.
 
@@ -61,13 +63,14 @@ def run(texts: Sequence[str | TextRecord] | None = None, model=None, *, out: str
     parser and the model; "texts": texts stored, first those a resumed run had; "model": texts of the current
     batch answered, after each model batch; "errors": model errors so far). `executor`: where parsing and model
     calls run (default: LocalExecutor(); hinter.executor.make_executor("ray") spreads them over a Ray cluster with
-    the same results); not a setting: a run started on one may be continued on another.
+    the same results); not a setting: a run started on one may be continued on another. `alpha`, `label`: how
+    the findings are read, as `hinter run --alpha --label` (default: 0.05; the task's first label, or every label
+    of a multi-label task). A `budget=` reached raises hinter.usage.BudgetReached after writing what was asked;
+    the same call continues the run. It runs through hinter.campaign.Campaign, as `hinter run` does.
     `suite`: a file of `hinter.build_suite` (`hinter suite build`): its texts, mutants and verdicts are tested,
     with no parsing; the options then are the model stage's alone (model, task, query_discarded, window, repeats,
     batch_texts): the suite fixed the others.
     """
-    from .models import ModelSpec
-    from .report import write_outputs
     if isinstance(dictionary, (str, Path)):
         options["dictionary"] = str(dictionary)
     config = _config(config, options, "hinter.run")
@@ -80,8 +83,6 @@ def run(texts: Sequence[str | TextRecord] | None = None, model=None, *, out: str
     else:
         raise InputError("no model given", where="hinter.run",
                          fix="Pass model=: a spec such as 'gguf:default' or a function.")
-    if isinstance(model, str) and config.task is not None:
-        model = ModelSpec(model, config.task)
     loaded = None
     if suite is not None:
         from .suite import load_suite
@@ -95,14 +96,10 @@ def run(texts: Sequence[str | TextRecord] | None = None, model=None, *, out: str
         records = loaded.records
     else:
         records = _texts(texts, config, "hinter.run")
-    result = execute(config, records, model, dictionary=dictionary if isinstance(dictionary, Dictionary) else None,
-                     out=out, parser=parser, overwrite=overwrite, progress=progress, executor=executor, suite=loaded)
-    if config.task is not None and "analysis.label" not in result.store.settings():
-        from .tasks import get_task
-        # the label of interest, as `hinter run` records it: the task's first (a recorded one stays)
-        result.store.save_settings({"analysis.label": get_task(config.task).labels[0]})
-    write_outputs(result)
-    return result
+    return Campaign(config, records, model, Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="hinter-run-")),
+                    dictionary=dictionary if isinstance(dictionary, Dictionary) else None, suite=loaded,
+                    executor=executor, parser=parser, overwrite=overwrite, analysis=Analysis(alpha, label)
+                    ).run(progress).run
 
 
 def build_suite(texts: Sequence[str | TextRecord] | None = None, *, out: str | Path, config: RunConfig | None = None,

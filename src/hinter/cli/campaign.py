@@ -11,6 +11,7 @@ from rich.progress import BarColumn, Progress, ProgressColumn, TimeElapsedColumn
 from rich.table import Column, Table
 from rich.text import Text
 
+from ..campaign import Analysis, Campaign
 from ..config import Execution, RunConfig
 from ..errors import InputError
 from ..health import Thresholds
@@ -57,73 +58,32 @@ CONFIRM_ABOVE_CALLS = 10_000
 
 
 def run_campaign(config: RunConfig, execution: Execution, out: Path, overwrite: bool = False,
-                 analysis: dict | None = None, suite=None, dry_run: bool = False, yes: bool = False) -> dict | None:
-    """Run `config` into `out`; returns the summary (also in OUT/summary.json). `analysis`: {"alpha", "label"}
-    for the findings, recorded with the run (None values: the defaults). `suite`: a loaded suite, run instead of
-    mutating and validating (`run --suite`). `dry_run`: print the campaign's estimate and stop (None, no model
-    call); `yes`: never ask for confirmation."""
-    from ..engine import execute
-    from ..models import ModelSpec, identity_limit
-    from ..report import write_outputs
-    from ..usage import BudgetReached
-
-    task = None
-    if config.task is not None:  # an unknown task is an error whatever the backend (a python: model ignores it)
-        from ..tasks import get_task
-        task = get_task(config.task)
+                 analysis: Analysis = Analysis(), suite=None, dry_run: bool = False, yes: bool = False) -> dict | None:
+    """Run `config` into `out` through hinter.campaign.Campaign, with a progress bar; returns the summary (also in
+    OUT/summary.json). `suite`: a loaded suite, run instead of mutating and validating (`run --suite`).
+    `dry_run`: print the campaign's estimate and stop (None, no model call); `yes`: never ask for confirmation."""
     if suite is None:
         records, dictionary = read_campaign(config, out)
     else:  # the suite holds the texts, mutants and verdicts: no dataset, dictionary or parser to load
         records, dictionary = suite.records, None
-    from ..executor import make_executor
-
-    def new_executor():
-        return make_executor(execution.executor, address=execution.ray_address, workers=execution.workers,
-                             cpus_per_worker=execution.cpus_per_worker, gpus_per_worker=execution.gpus_per_worker)
-
+    campaign = Campaign(config, records, config.model, out, dictionary=dictionary, suite=suite, execution=execution,
+                        overwrite=overwrite, analysis=analysis)
     if dry_run or _worth_estimating(config):
-        if not estimate_first(config, records, dictionary, suite, out, overwrite, new_executor, dry_run, yes):
+        if not estimate_first(config, records, dictionary, suite, out, overwrite, campaign.new_executor, dry_run, yes):
             return None
     running_in(out)
-    if not overwrite:
-        check_model_unchanged(config, out)
-    executor = new_executor()
     started = time.perf_counter()
     state = CampaignProgress(len(records), config.batch_texts)
+
+    def say(message: str) -> None:
+        console.print(message, highlight=False, soft_wrap=True, markup=False)
+
     with _display(state) as show:
         def report(stage: str, done: int, total: int) -> None:
-            if stage == "load" and done:
-                console.print(f"Running on {executor.describe()}.", highlight=False)
             state.update(stage, done, total)
             show()
 
-        try:
-            result = execute(config, records, ModelSpec(config.model, config.task, execution.concurrency),
-                             dictionary=dictionary, out=out, executor=executor, overwrite=overwrite,
-                             progress=report, suite=suite)
-        except BudgetReached as e:
-            stopped: BudgetReached | None = e
-        else:
-            stopped = None
-    analysis = {k: v for k, v in (analysis or {}).items() if v is not None}
-    if task is not None:
-        # the label of interest is --label, else the task's first label (measures.findings_section); a multi-label
-        # task makes every label of interest
-        analysis.update(task_labels=list(task.labels), multi_label=task.multi_label)
-    analysis_settings = {f"analysis.{k}": v for k, v in analysis.items()}
-    if stopped is not None:  # everything asked so far is kept; the summary says which cells it leaves incomplete
-        stop_at_budget(config, records, dictionary, suite, out, analysis_settings)
-        raise stopped
-    record_budget(config, result.store)
-    print_reuse(out, len(records), state.stored_at_start or 0, state.calls)
-    limit = identity_limit(str(result.store.settings().get("model", "")), config.model)
-    if limit is not None:  # recorded with the run, and said where answers were reused (the risk is there)
-        result.store.save_settings({"checks.model_identity": limit})
-        if state.stored_at_start:
-            console.print(f"[yellow]Note:[/] {limit}; pass --overwrite to ask it again.", highlight=False,
-                          soft_wrap=True)
-    result.store.save_settings(analysis_settings)
-    s = write_outputs(result)
+        s = campaign.run(report, notify=say).summary
     print_summary(s, out, time.perf_counter() - started)
     return s
 
@@ -193,80 +153,6 @@ def estimate_first(config: RunConfig, records, dictionary, suite, out: Path, ove
                           "--sample, --pairs-per-attribute, --budget).", highlight=False, soft_wrap=True)
             raise typer.Exit(1)
     return True
-
-
-def stop_at_budget(config: RunConfig, records, dictionary, suite, out: Path, analysis_settings: dict) -> None:
-    """A run stopped by --budget: record which cells are incomplete, then write summary.json and biases.csv from
-    what is stored (the report is left to `hinter report`)."""
-    from ..engine import Run
-    from ..estimate import incomplete_cells
-    from ..pipeline import campaign_dictionary, campaign_texts
-    from ..report import write_outputs
-    from ..store import RunStore
-    store = RunStore(out / "run.sqlite")
-    try:
-        done = store.done_text_ids()
-        if suite is not None:
-            cells = incomplete_cells(config, suite.records, done, suite=suite)
-            total = len(suite.records)
-        else:
-            texts = campaign_texts(config, records)
-            cells = incomplete_cells(config, texts, done, dictionary=campaign_dictionary(config, dictionary))
-            total = len(texts)
-        store.save_settings({**analysis_settings, "checks.budget": {
-            "budget": config.budget, "reached": True, "incomplete_cells": cells, "texts_done": len(done),
-            "texts_total": total}})
-        write_outputs(Run(out, store))
-        console.print(f"Stopped at the budget {config.budget}: {len(done)} of {total} texts done; incomplete: "
-                      f"{', '.join(cells) or 'none'}. Written: {out / 'summary.json'} (usage.budget).",
-                      highlight=False, soft_wrap=True)
-    finally:
-        store.close()
-
-
-def record_budget(config: RunConfig, store) -> None:
-    """A finished run records its budget (not reached), replacing an earlier session's stop."""
-    if config.budget is not None or "checks.budget" in store.settings():
-        store.save_settings({"checks.budget": {"budget": config.budget, "reached": False, "incomplete_cells": [],
-                                               "texts_done": len(store.done_text_ids()),
-                                               "texts_total": store.settings().get("texts")}})
-
-
-def check_model_unchanged(config: RunConfig, out: Path) -> None:
-    """Refuse to continue a run whose python: model changed since (its code is in its fingerprint), as for any
-    other changed setting. Loading such a model costs an import, so it is checked here, before anything else; the
-    run's recorded settings compare the spec, which an edited function keeps."""
-    if not (config.model or "").startswith("python:") or not (out / "run.sqlite").is_file():
-        return
-    from ..config import DERIVED_NAMES
-    from ..models import load_model
-    from ..models.callable import SOURCE_MARK
-    from ..store import RunStore
-    before = RunStore.read_settings(out).get("model")
-    now = load_model(config.model).fingerprint
-    if before is not None and before != now and SOURCE_MARK not in before and now.startswith(before + SOURCE_MARK):
-        raise InputError(f"the folder holds a run whose model {before} was recorded by a hinter that did not "
-                         "fingerprint a python: model's code: whether the model changed since cannot be known",
-                         where=str(out), fix="Pass --overwrite to test the model again, or continue the run with "
-                         "the hinter version that started it.")
-    if before is not None and before != now:
-        raise InputError(f"the folder holds a run with other settings: {DERIVED_NAMES['model']}: {before} before, "
-                         f"{now} now", where=str(out),
-                         fix="The model's code changed since its answers were stored: pass --overwrite to test it "
-                             "again, choose another output folder, or undo the change to continue the run.")
-
-
-def print_reuse(out: Path, total: int, stored_before: int, calls: int) -> None:
-    """Say that a rerun reused stored answers: a finished run asked again answers from its folder, not the model."""
-    if not stored_before:
-        return
-    if stored_before >= total:
-        console.print(f"All {total} texts were already tested in {out}: nothing asked, the stored answers were reused; "
-                      "pass --overwrite to test again.", highlight=False, soft_wrap=True)
-    else:
-        console.print(f"{stored_before} of {total} texts were already tested in {out}: their stored answers were "
-                      f"reused; the other {total - stored_before} were tested now ({calls} model calls).",
-                      highlight=False, soft_wrap=True)
 
 
 def print_dictionary_lint(dictionary, texts: list[str], excluded: bool = False) -> None:

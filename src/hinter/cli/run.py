@@ -6,6 +6,7 @@ from typing import Optional
 
 import typer
 
+from ..campaign import Analysis
 from ..config import MODEL, RunConfig, option_fields
 from ..errors import InputError
 from ..health import Thresholds
@@ -79,7 +80,7 @@ def run_cmd(
     from ..report.gate import check_paths
     check_paths(fail_on, config.attributes, config.order)
     execution = o.execution(executor, ray_address, workers, cpus_per_worker, gpus_per_worker, concurrency)
-    s = run_campaign(config, execution, out, overwrite, {"alpha": alpha, "label": label}, suite=loaded,
+    s = run_campaign(config, execution, out, overwrite, Analysis(alpha, label), suite=loaded,
                      dry_run=dry_run, yes=yes)
     if s is None:  # --dry-run: the estimate only
         return

@@ -165,7 +165,7 @@ class Heavy:
         return self._mutates[key]
 
 
-def run_campaign(run: "ServedRun | None"):
+def served_campaign(run: "ServedRun | None"):
     """(config, dictionary) of the campaign a text is tried against: the run's recorded config and its dictionary
     as the run used it (packs added, restricted, sampled), or the built-in dictionary's attributes without a run."""
     from ..config import RunConfig
@@ -217,10 +217,10 @@ class Server:
         return config, d, spec, task
 
     def campaign(self, run: ServedRun | None):
-        """(config, dictionary) of `run`'s campaign, computed once (run_campaign)."""
+        """(config, dictionary) of `run`'s campaign, computed once (served_campaign)."""
         key = -1 if run is None else run.index
         if key not in self._campaigns:
-            self._campaigns[key] = run_campaign(run)
+            self._campaigns[key] = served_campaign(run)
         return self._campaigns[key]
 
     def warm(self, run_index: int | None = 0) -> str:

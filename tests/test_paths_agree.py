@@ -1,0 +1,156 @@
+"""One campaign, every way in (issue 29): `hinter run`, `hinter.run`, `hinter study`, a suite run (CLI and API)
+and /api/try give the same findings on the same campaign, for a single-label and a multi-label task with planted
+models. Before hinter.campaign.Campaign, `hinter.run` and `hinter study` recorded one label of interest for a
+multi-label task (Article 6, which never moves) and found nothing where the CLI found the planted cells.
+
+Real parts: spaCy (the session's parser), the CLI in a subprocess, the planted python: models of tests/planted.py,
+the serve app in process. Each campaign's texts are parsed by the plain CLI run and once by the API in process; the
+suite (and the study, which builds its own) reuse a built suite or the parser."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE))
+
+# name: (dataset, task, planted model, options by RunConfig field)
+CAMPAIGNS = {
+    # Article 6 always, Article 14 too when a woman and an African/Black person are named: hidden, second label
+    "multi-label": ("ecthr", "ecthr", "python:planted:article14",
+                    {"attributes": ("race", "gender"), "order": 2, "max_pairs_per_text": 3}),
+    # negative when a woman is named (on top of hash noise): an atomic bias carried by its intersections
+    "single-label": ("imdb", "imdb", "python:planted:female_negative",
+                     {"attributes": ("race", "gender"), "order": 2, "max_pairs_per_text": 3, "limit": 40}),
+}
+
+
+def hinter_cli(*args):
+    env = {**os.environ, "PYTHONPATH": str(HERE)}
+    return subprocess.run([sys.executable, "-m", "hinter.cli", *args], env=env, capture_output=True, text=True,
+                          timeout=600)
+
+
+def flags(options: dict) -> list[str]:
+    out = []
+    for k, v in options.items():
+        out += [f"--{k.replace('_', '-')}", ",".join(v) if isinstance(v, tuple) else str(v)]
+    return out
+
+
+def findings(folder: Path) -> dict:
+    """Each tested cell (kind, components, label) -> (flips, tested, significant, q rounded): what a path found."""
+    s = json.loads((folder / "summary.json").read_text())
+    return {(f["kind"], tuple((c["attribute"], c["source_group"], c["target_group"]) for c in f["components"]),
+             f.get("label")): (f["flips"], f["tested"], f["significant"], round(f["q_value"], 6))
+            for f in s["findings"]}
+
+
+@pytest.fixture(scope="module", params=sorted(CAMPAIGNS))
+def paths(request, tmp_path_factory, parser):
+    """The campaign run every way: {path name: run folder}."""
+    import hinter
+    from hinter.study import StudyPlan, folder_name, run_study
+    name = request.param
+    dataset, task, model, options = CAMPAIGNS[name]
+    root = tmp_path_factory.mktemp(name)
+    out = {}
+    r = hinter_cli("run", "--dataset", dataset, "--task", task, "--model", model, *flags(options), "--out",
+                   str(root / "cli"))
+    assert r.returncode in (0, 1), r.stderr  # 1: the gate found the planted bias
+    out["cli"] = root / "cli"
+    hinter.run(dataset=dataset, task=task, model=model, parser=parser, out=root / "api", **options)
+    out["api"] = root / "api"
+    suite = hinter.build_suite(dataset=dataset, parser=parser, out=root / "c.suite", **options)
+    r = hinter_cli("run", "--suite", str(suite), "--task", task, "--model", model, "--out", str(root / "cli-suite"))
+    assert r.returncode in (0, 1), r.stderr
+    out["cli-suite"] = root / "cli-suite"
+    hinter.run(suite=suite, task=task, model=model, out=root / "api-suite")
+    out["api-suite"] = root / "api-suite"
+    plan = StudyPlan(models=(model,), datasets=(dataset,), options={**options, "task": task})
+    run_study(plan, root / "study", parser=parser)
+    out["study"] = root / "study" / "runs" / folder_name(dataset) / folder_name(model)
+    return name, out
+
+
+def test_every_path_finds_what_the_cli_finds(paths):
+    name, out = paths
+    cli = findings(out["cli"])
+    significant = {k for k, v in cli.items() if v[2]}
+    assert significant, "the planted bias holds up on the CLI"
+    if name == "multi-label":  # the planted cells, on the second label only
+        assert {k[2] for k in significant} == {"Article 14"}
+        assert all({"female", "african"} <= {c[2] for c in k[1]} or {c[2] for c in k[1]} <= {"female", "african"}
+                   for k in significant)
+    for path, folder in out.items():
+        assert findings(folder) == cli, f"{path} differs from the CLI"
+
+
+def test_the_recorded_analysis_is_the_same_whatever_the_path(paths):
+    """What the findings read (alpha, labels of interest) is recorded once, by the campaign, for every path."""
+    from hinter.store import RunStore
+    _, out = paths
+    recorded = {}
+    for path, folder in out.items():
+        settings = RunStore.read_settings(folder)
+        recorded[path] = {k: v for k, v in settings.items() if k.startswith("analysis.")}
+    assert all(r == recorded["cli"] for r in recorded.values()), recorded
+    assert "analysis.task_labels" in recorded["cli"]
+
+
+def test_api_try_answers_the_run_texts_as_the_run_did(paths, parser):
+    """/api/try on the texts of the CLI run with a bias: the same mutants, verdicts and outcomes as the run stored."""
+    from starlette.testclient import TestClient
+
+    from hinter.serve.app import MAX_TRY_CHARS, create_app
+    from hinter.store import open_run
+    _, out = paths
+    store = open_run(out["cli"])
+    try:
+        texts = {t.text_id: t for t in store.texts()}
+        stored: dict[int, dict] = {}
+        for m in store.mutants():
+            stored.setdefault(m.text_id, {})[(m.attributes, m.text)] = (m.valid, m.outcome if m.queried else None,
+                                                                        m.bias if m.valid else None)
+    finally:
+        store.close()
+    # /api/try takes a paragraph or two (serve.app.MAX_TRY_CHARS): the shortest texts, those with a bias first
+    short = [tid for tid in stored if len(texts[tid].text) <= MAX_TRY_CHARS]
+    biased = sorted(short, key=lambda tid: (not any(v[2] for v in stored[tid].values()), len(texts[tid].text)))[:3]
+    assert biased
+    client = TestClient(create_app([out["cli"]], token="t", parser=parser), base_url="http://127.0.0.1")
+    for text_id in biased:
+        r = client.post("/api/try", headers={"X-Hinter-Token": "t"}, json={"text": texts[text_id].text, "run": 0})
+        assert r.status_code == 200, r.text
+        j = r.json()
+        assert j["original"]["outcome"] == texts[text_id].outcome
+        got = {(m["attributes"], m["text"]): (m["valid"], m["outcome"], m["bias"]) for m in j["mutants"]}
+        assert got == stored[text_id]
+
+
+def test_a_budget_stop_and_its_continuation_equal_the_cli_through_the_api(tmp_path, parser):
+    """hinter.run(budget=...) stops as `hinter run --budget` does (BudgetReached, the incomplete cells recorded,
+    summary written); the same call without the budget continues, and the findings equal an uninterrupted run's."""
+    import hinter
+    from hinter.usage import BudgetReached
+    options = {"attributes": ("race", "gender"), "limit": 20, "max_pairs_per_text": 2, "batch_texts": 4}
+    model = "python:planted:female_negative"
+    with pytest.raises(BudgetReached):
+        hinter.run(dataset="imdb", model=model, parser=parser, out=tmp_path / "api", budget="calls=30", **options)
+    stopped = json.loads((tmp_path / "api" / "summary.json").read_text())
+    budget = stopped["usage"]["budget"]
+    assert budget["reached"] and budget["incomplete_cells"] and budget["texts_done"] < budget["texts_total"]
+    r = hinter_cli("run", "--dataset", "imdb", "--model", model, *flags(options), "--budget", "calls=30", "--out",
+                   str(tmp_path / "cli"))
+    assert r.returncode == 4, r.stderr
+    cli_stopped = json.loads((tmp_path / "cli" / "summary.json").read_text())["usage"]["budget"]
+    assert cli_stopped == budget  # the same stop, recorded the same way
+    hinter.run(dataset="imdb", model=model, parser=parser, out=tmp_path / "api", **options)
+    r = hinter_cli("run", "--dataset", "imdb", "--model", model, *flags(options), "--out", str(tmp_path / "whole"))
+    assert r.returncode in (0, 1), r.stderr
+    assert findings(tmp_path / "api") == findings(tmp_path / "whole")
+    done = json.loads((tmp_path / "api" / "summary.json").read_text())
+    assert done["usage"]["budget"]["reached"] is False
