@@ -140,3 +140,24 @@ def test_a_judge_model_alone_adds_the_judge_to_the_default_aspects(tmp_path):
     task = load_task_file(p)
     assert task.aspects == ("sentiment", "refusal", "length", "distance", "judge")
     assert task.judge == "python:planted_judge:favourable"
+
+
+def test_the_judges_calls_are_the_runs_usage_and_its_budget_stops_them(world, tmp_path):
+    """The judge model is inside the campaign (issue 29): its calls are counted apart in usage.judge, one per
+    distinct answer it reads, and the run's --budget counts them: a budget of exactly the model's own calls, which
+    the model alone would not exceed, stops the run once the judge's calls are added."""
+    judged = tmp_path / "judged.log"
+    r = hinter(*run_args(world, "paraphrased", "favourable", tmp_path / "run"),
+               env_extra={"HINTER_TEST_JUDGED": str(judged)})
+    assert r.returncode == 0, r.stderr
+    usage = json.loads((tmp_path / "run" / "summary.json").read_text())["usage"]
+    asked = len(judged.read_text().splitlines())
+    assert usage["judge"]["calls"] == asked > 0
+    assert usage["judge"]["estimated"] and usage["judge"]["tokens_in"] > 0  # a python: judge counts no tokens
+    assert usage["calls"] > 0 and set(usage["judge"]) <= set(usage)  # the same keys as the model's
+    stopped = hinter(*run_args(world, "paraphrased", "favourable", tmp_path / "budget"), "--budget",
+                     f"calls={usage['calls']}")
+    assert stopped.returncode == 4, stopped.stderr
+    s = json.loads((tmp_path / "budget" / "summary.json").read_text())["usage"]
+    assert s["budget"]["reached"] and s["calls"] + s["judge"]["calls"] <= usage["calls"]
+    assert s["judge"]["calls"] < asked  # the judge's calls were stopped, not made beyond the budget

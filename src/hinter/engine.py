@@ -15,12 +15,13 @@ from .errors import InputError
 from .executor import Executor, LocalExecutor
 from .models.base import Outcome, OutcomeCache, predict_with_retries
 from .pipeline import (BatchResult, Mutate, ParsedVerdicts, answers_per_text, campaign_dictionary, campaign_texts,
-                       run_pipeline, task_of, text_batches)
+                       judge_for, run_pipeline, task_of, text_batches)
 from .recorded import comparable
 from .records import Replacement, TextRecord, text_key, texts_fingerprint
 from .runlock import lock_run_folder
 from .store import RunStore
 from .tasks import is_generative
+from .usage import JUDGE_ACCOUNT, Meter, Prices, parse_budget
 from .validity import Parser
 
 
@@ -213,21 +214,31 @@ def execute(config: RunConfig, texts: Sequence[str | TextRecord], model, *, dict
         _run_checks(store, model, records, config, d, suite)
         source = suite if suite is not None else ParsedVerdicts(Mutate(config, d), executor.validate)
         done = store.done_text_ids()
-        cache = OutcomeCache(model, store, meter=usage_meter(config, model, store, report, loaded_here))
+        meter = usage_meter(config, model, store, report, loaded_here)
+        cache = OutcomeCache(model, store, meter=meter)
+
+        def judge_cache(judge_model):
+            """A judge model's cache: its calls metered apart (usage.judge), against the run's budget."""
+            judge_meter = usage_meter(config, judge_model, store, since_load=False, account=JUDGE_ACCOUNT)
+            meter.share_budget(judge_meter)
+            return OutcomeCache(judge_model, meter=judge_meter)
+
         plan = adaptive_plan(config, store, model, d, suite)
         run_pipeline(text_batches(records, done, config.batch_texts), source, StoreSink(store), config,
-                     cache=cache, total=len(records), done=len(done), report=report, plan=plan)
+                     cache=cache, total=len(records), done=len(done), report=report, plan=plan,
+                     decide=judge_for(config, judge_cache))
         return Run(out_dir, store)
     finally:
         executor.close()
         lock.release()
 
 
-def usage_meter(config: RunConfig, model, store: RunStore | None, report=None, since_load: bool = True):
-    """The meter of the run's cache (hinter.usage): what the model spends, capped by --budget."""
-    from .usage import Meter, Prices, parse_budget
+def usage_meter(config: RunConfig, model, store: RunStore | None, report=None, since_load: bool = True,
+                account: str | None = None):
+    """The meter of the run's cache (hinter.usage): what the model spends, capped by --budget; `account`: another
+    model of the run (the judge), counted apart."""
     return Meter(model, store, parse_budget(config.budget), Prices(config.price_in, config.price_out), report=report,
-                 since_load=since_load)
+                 since_load=since_load, account=account)
 
 
 def estimate_campaign(config: RunConfig, texts: Sequence[str | TextRecord], *, dictionary: Dictionary | None = None,

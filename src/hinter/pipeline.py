@@ -275,9 +275,9 @@ class FreeTextJudgement:
     """A generative task: each aspect of the masked answers, the mutant's against the spread of the original's own
     samples (generative.judge.FreeTextJudge); the mutant differs when it differs on any aspect."""
 
-    def __init__(self, task):
+    def __init__(self, task, judge_cache=None):
         from .generative.judge import judge_of
-        self.judge = judge_of(task)
+        self.judge = judge_of(task, judge_cache=judge_cache)
 
     def __call__(self, original, mutant, replacements=()):
         x = [a.value for a in original if a.parseable]
@@ -303,10 +303,11 @@ def answers_per_text(config: RunConfig) -> int:
     return task.samples if is_generative(task) else config.repeats
 
 
-def judge_for(config: RunConfig) -> Judge:
+def judge_for(config: RunConfig, judge_cache=None) -> Judge:
+    """The oracle of the run's task; `judge_cache(model)`: the run's metered cache for a judge model."""
     task = task_of(config)
     if is_generative(task):
-        return FreeTextJudgement(task)
+        return FreeTextJudgement(task, judge_cache)
     return RepeatsJudge() if config.repeats > 1 else LabelJudge()
 
 
@@ -382,13 +383,13 @@ class Sink(Protocol):
 
 def run_pipeline(batches: Batches, source: VerdictSource, sink: Sink, config: RunConfig, *,
                  cache: OutcomeCache | None = None, total: int = 0, done: int = 0,
-                 report: Progress = lambda *a: None, plan=None) -> None:
+                 report: Progress = lambda *a: None, plan=None, decide: Judge | None = None) -> None:
     """Every batch through the stages: verdicts from `source`, then (with a model's `cache`) ask and judge; each
     batch's result goes to `sink` (the store commits it whole: a run killed at any moment resumes at the first
     batch not committed, and its counters add up as if it had not stopped). `total`, `done`: texts in all and
     already stored, for `report`. `plan`: --adaptive's hinter.adaptive.Plan, which picks the mutants each batch
-    asks and learns from its answers."""
-    decide = judge_for(config)
+    asks and learns from its answers. `decide`: the oracle (default: the task's, `judge_for`)."""
+    decide = decide or judge_for(config)
     report("texts", done, total)
     t1 = time.perf_counter()
     for batch, verdicts in source.verdicts(batches):

@@ -166,8 +166,12 @@ class Meter:
     does not count its tokens (and, for the budget's check, how the next batch is estimated)."""
 
     def __init__(self, model, store=None, budget: Budget | None = None, prices: Prices | None = None,
-                 cost: TextCost | None = None, report=None, since_load: bool = True):
+                 cost: TextCost | None = None, report=None, since_load: bool = True, account: str | None = None):
         self.model, self.store, self.budget = model, store, budget
+        # `account`: another model of the run (the judge), counted apart (usage.ACCOUNT.calls...); the budget is
+        # the run's, over every account (`share_budget`)
+        self.prefix = STAT if account is None else f"{STAT}{account}."
+        self.partners: list[Meter] = []
         # progress(stage, done, total): "tokens" (tokens, calls; "tokens~" where some are estimated), "cost" (cost, 0)
         self.report = report
         self.prices = (prices or Prices()).merged(getattr(model, "prices", None))
@@ -178,8 +182,7 @@ class Meter:
         # otherwise (a model object used by several runs) only what it counts from now on
         self._seen = None if self.counted is None else (
             dict.fromkeys(self.counted.numbers(), 0) if since_load else self.counted.numbers())
-        before = {k[len(STAT):]: v for k, v in (store.stats() if store is not None else {}).items()
-                  if k.startswith(STAT)}
+        before = _account(store.stats() if store is not None else {}, self.prefix)
         self.before = before  # what the earlier sessions of this run spent
         self.session: dict[str, float] = {}
         self._ratio_in = 1.0  # measured / estimated tokens read, learnt from the batches the model counted
@@ -188,6 +191,20 @@ class Meter:
         """Everything this run spent, the earlier sessions included."""
         keys = set(self.before) | set(self.session)
         return {k: self.before.get(k, 0) + self.session.get(k, 0) for k in keys}
+
+    def share_budget(self, other: "Meter") -> None:
+        """Count `other`'s spending against this meter's budget, and this one's against its own."""
+        self.partners.append(other)
+        other.partners.append(self)
+        other.budget = self.budget
+
+    def _budget_spent(self) -> dict[str, float]:
+        """What the budget counts: this account's spending and its partners'."""
+        total = dict(self.spent())
+        for p in self.partners:
+            for k, v in p.spent().items():
+                total[k] = total.get(k, 0) + v
+        return total
 
     def _batch_estimate(self, texts: Sequence[str]) -> dict[str, float]:
         tin, tout = estimated(texts, self.text_cost)
@@ -200,7 +217,7 @@ class Meter:
         if self.budget is None:
             return
         self.record(())  # what the model counted since the last batch (its preflight, the start-up check)
-        spent = self.spent()
+        spent = self._budget_spent()
         now = {"calls": spent.get("calls", 0), "tokens": spent.get("tokens_in", 0) + spent.get("tokens_out", 0),
                "cost": spent.get("cost", 0.0)}[self.budget.kind]
         next_ = self._batch_estimate(texts)[self.budget.kind]
@@ -216,7 +233,7 @@ class Meter:
         """How many of `chunks` (model batches sent together, e.g. over Ray) fit in the budget, in order."""
         if self.budget is None:
             return len(chunks)
-        spent = self.spent()
+        spent = self._budget_spent()
         total = {"calls": spent.get("calls", 0), "tokens": spent.get("tokens_in", 0) + spent.get("tokens_out", 0),
                  "cost": spent.get("cost", 0.0)}[self.budget.kind]
         for i, chunk in enumerate(chunks):
@@ -252,7 +269,7 @@ class Meter:
         if self.store is not None:
             for k, v in delta.items():
                 if v:
-                    self.store.add_stat(STAT + k, v)
+                    self.store.add_stat(self.prefix + k, v)
         if self.report is not None:
             spent = self.spent()
             self.report("tokens~" if spent.get("estimated_calls") else "tokens",
@@ -261,23 +278,34 @@ class Meter:
                 self.report("cost", spent.get("cost", 0.0), 0)
 
 
-def summary_section(stats: dict[str, float], settings: dict) -> dict:
-    """summary.json's `usage`: from the run's stats, every session summed."""
-    u = {k[len(STAT):]: v for k, v in stats.items() if k.startswith(STAT)}
-    calls = int(u.get("calls", 0))
+def _account(stats: dict[str, float], prefix: str) -> dict[str, float]:
+    """One account's stats (`usage.calls`...; `usage.judge.calls`... for the judge), its prefix taken off."""
+    return {k[len(prefix):]: v for k, v in stats.items() if k.startswith(prefix) and "." not in k[len(prefix):]}
+
+
+def _numbers(u: dict[str, float]) -> dict:
     estimated_calls = int(u.get("estimated_calls", 0))
-    unpriced = int(u.get("unpriced_calls", 0))
-    budget = settings.get("checks.budget")
     return {
-        "calls": calls, "tokens_in": int(u.get("tokens_in", 0)), "tokens_out": int(u.get("tokens_out", 0)),
-        "retries": int(u.get("retries", 0)),
+        "calls": int(u.get("calls", 0)), "tokens_in": int(u.get("tokens_in", 0)),
+        "tokens_out": int(u.get("tokens_out", 0)), "retries": int(u.get("retries", 0)),
         # the cost of the calls made with prices given; null when none had any
         "cost": round(u["cost"], 6) if "cost" in u else None,
-        "unpriced_calls": unpriced,
+        "unpriced_calls": int(u.get("unpriced_calls", 0)),
         "estimated": estimated_calls > 0, "estimated_calls": estimated_calls,
-        "budget": budget,
     }
 
 
-__all__ = ["BUDGET_KINDS", "Budget", "BudgetReached", "CHARS_PER_TOKEN", "EXIT_BUDGET", "Meter", "Prices", "TextCost",
+JUDGE_ACCOUNT = "judge"
+
+
+def summary_section(stats: dict[str, float], settings: dict) -> dict:
+    """summary.json's `usage`: from the run's stats, every session summed; `judge`, the same numbers for a
+    generative task's judge model (its calls count against the run's --budget too)."""
+    out = {**_numbers(_account(stats, STAT)), "budget": settings.get("checks.budget")}
+    if settings.get("judge_model") is not None:
+        out["judge"] = _numbers(_account(stats, f"{STAT}{JUDGE_ACCOUNT}."))
+    return out
+
+
+__all__ = ["BUDGET_KINDS", "Budget", "BudgetReached", "CHARS_PER_TOKEN", "EXIT_BUDGET", "JUDGE_ACCOUNT", "Meter", "Prices", "TextCost",
            "Usage", "estimate_tokens", "estimated", "parse_budget", "summary_section"]

@@ -143,13 +143,13 @@ class FreeTextJudge:
         return verdicts
 
 
-def judge_of(task, level: float = ALPHA) -> FreeTextJudge:
+def judge_of(task, level: float = ALPHA, judge_cache=None) -> FreeTextJudge:
     """The free-text judge a generative task chooses: FreeTextJudge over the task's aspects (the judge aspect bound
-    to the task's judge model)."""
+    to the task's judge model; `judge_cache(model)`: the run's cache for it, metered)."""
     aspects = list(task.aspects)
     if "judge" in aspects:
         from .judge_aspect import judge_aspect
-        aspects[aspects.index("judge")] = judge_aspect(task.judge)
+        aspects[aspects.index("judge")] = judge_aspect(task.judge, judge_cache)
     return FreeTextJudge(aspects, level=level)
 
 

@@ -98,9 +98,9 @@ class JudgeScorer:
     """A judge model as a batch aspect's function: answers -> 1/0, each distinct answer asked once (OutcomeCache:
     with retries and the failed-batch limit of the model under test)."""
 
-    def __init__(self, model):
+    def __init__(self, model, cache: OutcomeCache | None = None):
         self.model = model
-        self.cache = OutcomeCache(model)
+        self.cache = cache if cache is not None else OutcomeCache(model)
 
     @property
     def asked(self) -> int:
@@ -112,11 +112,13 @@ class JudgeScorer:
         return [verdict_value(outcomes[text_key(a)], a) for a in answers]
 
 
-def judge_aspect(spec: str | None) -> Aspect:
-    """The judge aspect bound to the judge model of `spec`, with a fresh verdict cache (one per run)."""
+def judge_aspect(spec: str | None, cache_of=None) -> Aspect:
+    """The judge aspect bound to the judge model of `spec`, with a fresh verdict cache (one per run):
+    `cache_of(model)`, the run's (its meter counts the judge's calls in usage.judge, against the run's budget)."""
     if not spec:
         raise _no_spec()
-    return replace(JUDGE, function=JudgeScorer(judge_model(spec)))
+    model = judge_model(spec)
+    return replace(JUDGE, function=JudgeScorer(model, cache_of(model) if cache_of is not None else None))
 
 
 def judge_agreement(per_text: Iterable[tuple[Sequence[float], Sequence[str] | None]]) -> dict:
