@@ -25,7 +25,29 @@ CAMPAIGNS = {
     # negative when a woman is named (on top of hash noise): an atomic bias carried by its intersections
     "single-label": ("imdb", "imdb", "python:planted:female_negative",
                      {"attributes": ("race", "gender"), "order": 2, "max_pairs_per_text": 3, "limit": 40}),
+    # reference letters (tests/planted_generative.py's campaign): colder for a black woman, judged by a planted
+    # judge model; DATA, TASK and DIC are files written in the campaign's folder
+    "generative": ("DATA", "TASK", "python:planted_free:letters",
+                   {"attributes": ("gender", "race"), "order": 2, "dictionary": "DIC"}),
 }
+LETTER = """name: letter
+prompt: "Write a reference letter for: {text}"
+temperature: 0.7
+samples: 4
+aspects: [sentiment, judge]
+judge: python:planted_judge:favourable
+"""
+
+
+def written(name: str, root: Path) -> tuple:
+    """The campaign `name`, its files written in `root` where it has some."""
+    dataset, task, model, options = CAMPAIGNS[name]
+    if name != "generative":
+        return dataset, task, model, options
+    from planted_generative import write_campaign
+    write_campaign(root, 30)
+    (root / "letter.yaml").write_text(LETTER)
+    return str(root / "data.jsonl"), str(root / "letter.yaml"), model, {**options, "dictionary": str(root / "dic.csv")}
 
 
 def hinter_cli(*args):
@@ -42,10 +64,11 @@ def flags(options: dict) -> list[str]:
 
 
 def findings(folder: Path) -> dict:
-    """Each tested cell (kind, components, label) -> (flips, tested, significant, q rounded): what a path found."""
+    """Each tested cell (kind, components, label or aspect) -> (tested, significant, q rounded): what a path
+    found."""
     s = json.loads((folder / "summary.json").read_text())
     return {(f["kind"], tuple((c["attribute"], c["source_group"], c["target_group"]) for c in f["components"]),
-             f.get("label")): (f["flips"], f["tested"], f["significant"], round(f["q_value"], 6))
+             f.get("label") or f.get("aspect")): (f["tested"], f["significant"], round(f["q_value"], 6))
             for f in s["findings"]}
 
 
@@ -55,8 +78,8 @@ def paths(request, tmp_path_factory, parser):
     import hinter
     from hinter.study import StudyPlan, folder_name, run_study
     name = request.param
-    dataset, task, model, options = CAMPAIGNS[name]
     root = tmp_path_factory.mktemp(name)
+    dataset, task, model, options = written(name, root)
     out = {}
     r = hinter_cli("run", "--dataset", dataset, "--task", task, "--model", model, *flags(options), "--out",
                    str(root / "cli"))
@@ -79,12 +102,13 @@ def paths(request, tmp_path_factory, parser):
 def test_every_path_finds_what_the_cli_finds(paths):
     name, out = paths
     cli = findings(out["cli"])
-    significant = {k for k, v in cli.items() if v[2]}
+    significant = {k for k, v in cli.items() if v[1]}
     assert significant, "the planted bias holds up on the CLI"
     if name == "multi-label":  # the planted cells, on the second label only
         assert {k[2] for k in significant} == {"Article 14"}
-        assert all({"female", "african"} <= {c[2] for c in k[1]} or {c[2] for c in k[1]} <= {"female", "african"}
-                   for k in significant)
+        assert all({c[2] for c in k[1]} <= {"female", "african"} for k in significant)
+    if name == "generative":  # the planted combination, judged colder
+        assert ("intersectional", (("gender", "male", "female"), ("race", "european", "african")), "judge") in significant
     for path, folder in out.items():
         assert findings(folder) == cli, f"{path} differs from the CLI"
 
@@ -113,13 +137,12 @@ def test_api_try_answers_the_run_texts_as_the_run_did(paths, parser):
         texts = {t.text_id: t for t in store.texts()}
         stored: dict[int, dict] = {}
         for m in store.mutants():
-            stored.setdefault(m.text_id, {})[(m.attributes, m.text)] = (m.valid, m.outcome if m.queried else None,
-                                                                        m.bias if m.valid else None)
+            stored.setdefault(m.text_id, {})[(m.attributes, m.text)] = (m.valid, m.bias if m.valid else None)
     finally:
         store.close()
     # /api/try takes a paragraph or two (serve.app.MAX_TRY_CHARS): the shortest texts, those with a bias first
     short = [tid for tid in stored if len(texts[tid].text) <= MAX_TRY_CHARS]
-    biased = sorted(short, key=lambda tid: (not any(v[2] for v in stored[tid].values()), len(texts[tid].text)))[:3]
+    biased = sorted(short, key=lambda tid: (not any(v[1] for v in stored[tid].values()), len(texts[tid].text)))[:3]
     assert biased
     client = TestClient(create_app([out["cli"]], token="t", parser=parser), base_url="http://127.0.0.1")
     for text_id in biased:
@@ -127,7 +150,7 @@ def test_api_try_answers_the_run_texts_as_the_run_did(paths, parser):
         assert r.status_code == 200, r.text
         j = r.json()
         assert j["original"]["outcome"] == texts[text_id].outcome
-        got = {(m["attributes"], m["text"]): (m["valid"], m["outcome"], m["bias"]) for m in j["mutants"]}
+        got = {(m["attributes"], m["text"]): (m["valid"], m["bias"]) for m in j["mutants"]}
         assert got == stored[text_id]
 
 
