@@ -168,7 +168,9 @@ RUN = (
           "`estimated_calls`, `cost` (tokens times `--price-in` / `--price-out` per million tokens; null without "
           "prices), `unpriced_calls` (calls made with no price given: not in `cost`), `budget` (null without "
           "`--budget`; else `budget`, `reached`, `incomplete_cells`: the attribute combinations with a mutant not "
-          "yet asked about, `texts_done`, `texts_total`). docs/usage.md",
+          "yet asked about, `texts_done`, `texts_total`); `judge` (a generative task with a judge model: the same "
+          "numbers for the judge's calls, one per distinct answer it reads; `--budget` counts them too). "
+          "docs/usage.md",
           fields=("calls", "tokens_in", "tokens_out", "retries", "cost", "estimated_calls", "unpriced_calls")),
     Entry(("person_only_skipped",), "store.stats", "with `--person-only`: occurrences of dictionary words left "
           "alone because they do not refer to a person", optional=True),
