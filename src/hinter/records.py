@@ -66,10 +66,6 @@ class Replacement:
 REPAIR = "repair"
 
 
-def is_repair(r: Replacement) -> bool:
-    return r.attribute == REPAIR
-
-
 def dictionary_replacements(replacements: Iterable[Replacement]) -> tuple[Replacement, ...]:
     """The replacements that apply dictionary pairs (a mutant's identity), without its repairs."""
     return tuple(r for r in replacements if r.attribute != REPAIR)

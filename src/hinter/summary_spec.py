@@ -181,11 +181,6 @@ RUN = (
 )
 
 
-def combination_keys() -> list[str]:
-    """Every key of an `atomic.ATTRIBUTE` / `intersectional.COMBO` / `totals.KIND` table."""
-    return [k for e in COMBINATION for k in e.keys]
-
-
 def data_keyed_sections() -> tuple[str, ...]:
     """Top-level sections whose keys depend on the data: a condition into them is checked by name only."""
     return tuple(k for e in RUN if e.data_keyed for k in e.keys if k not in ("atomic", "intersectional", "totals"))

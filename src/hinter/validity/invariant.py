@@ -137,11 +137,6 @@ class Validator:
         self.sentences_tagged = 0
         self.sentences_parsed = 0  # given dependency labels
 
-    def clear_cache(self) -> None:
-        self._tags.clear()
-        self._deps.clear()
-        self._verdicts.clear()
-
     def _lookup(self, cache: _LRU, sentences: set[str], compute) -> dict[str, tuple[str, ...]]:
         """Values for `sentences`: cached ones, and the others computed in one batch (and cached)."""
         found = {s: v for s in sentences if (v := cache.get_recent(s)) is not None}
