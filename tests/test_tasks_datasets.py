@@ -241,3 +241,18 @@ def test_a_csv_row_cut_by_an_unquoted_comma_is_an_error_naming_its_line(tmp_path
                                                              ("u3", "The woman stayed.")]
     assert len(read.skipped) == 2 and "line 3" in read.skipped[0] and "line 4" in read.skipped[1]
     assert "1 field where the header has 2" in read.skipped[1]
+
+
+def test_a_task_file_is_parsed_once_while_unchanged_and_again_once_edited(tmp_path):
+    """A run looks its task up at every stage: the file is read once, and an edit is never missed."""
+    import os
+
+    from hinter.tasks import get_task
+    path = tmp_path / "letter.yaml"
+    path.write_text('name: letter\nprompt: "Write about {text}"\n')
+    first = get_task(str(path))
+    assert get_task(str(path)) is first
+    path.write_text("name: letter\nprompt: \"Write a letter for {text}\"\nmax_tokens: 64\n")
+    os.utime(path, ns=(first_ns := path.stat().st_mtime_ns + 10**9, first_ns))
+    edited = get_task(str(path))
+    assert edited is not first and edited.max_tokens == 64

@@ -7,12 +7,15 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from .config import DATASET, MODEL, RunConfig, option_fields
-from .dictionary import Dictionary
+from . import suite as suites
 from .campaign import Analysis, Campaign
+from .config import DATASET, MODEL, RunConfig, option_fields
+from .datasets import sample_records
+from .dictionary import Dictionary
 from .engine import Run
-from .records import TextRecord
 from .errors import InputError
+from .records import TextRecord
+from .suite import load_suite
 
 
 def _config(config: RunConfig | None, options: dict[str, Any], where: str) -> RunConfig:
@@ -28,7 +31,6 @@ def _config(config: RunConfig | None, options: dict[str, Any], where: str) -> Ru
 def _texts(texts: Sequence[str | TextRecord] | None, config: RunConfig, where: str) -> list:
     """The texts to test: `texts` (their first `limit`, a seeded `sample` of them), else the config's dataset read
     as its dataset-stage options say."""
-    from .datasets import sample_records
     if texts is None:
         if config.dataset is None:
             raise InputError("no texts given", where=where, fix="Pass the texts to test, dataset= a file or a "
@@ -85,7 +87,6 @@ def run(texts: Sequence[str | TextRecord] | None = None, model=None, *, out: str
                          fix="Pass model=: a spec such as 'gguf:default' or a function.")
     loaded = None
     if suite is not None:
-        from .suite import load_suite
         fixed = [f.name for f in option_fields() if f.metadata["stage"] != MODEL
                  and (f.name in options or getattr(config, f.name) != f.default)]
         if texts is not None or fixed or isinstance(dictionary, Dictionary):
@@ -109,7 +110,6 @@ def build_suite(texts: Sequence[str | TextRecord] | None = None, *, out: str | P
     `options`: the RunConfig fields of the dataset, mutation and validity stages by name (attributes, order,
     packs, person_only, repair, validity, sample...), over `config`; `texts` None reads `dataset=`. The model
     stage's options (model, window, repeats...) belong to the run of the suite: `hinter.run(suite=...)`."""
-    from . import suite as suites
     if isinstance(dictionary, (str, Path)):
         options["dictionary"] = str(dictionary)
     config = _config(config, options, "hinter.build_suite")

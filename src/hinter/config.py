@@ -301,16 +301,30 @@ def describe_differences(previous: dict, current: dict, labels: tuple[str, str] 
            [f"{DERIVED_NAMES.get(k, k)}: {show(previous.get(k))} {was}, {show(current.get(k))} {now}" for k in differ]
 
 
+EXECUTION = "execution"  # the "stage" of Execution's fields: where the work runs, which never changes a result
+
+
 @dataclass(frozen=True)
 class Execution:
-    """Where parsing and model calls run: not a setting of the run (the results are the same)."""
+    """Where parsing and model calls run: not a setting of the run (the results are the same). Each field owns its
+    option, as RunConfig's do (cli.options.execution_options makes the commands' flags from them)."""
 
-    executor: str = "local"
-    ray_address: str | None = None
-    workers: int | None = None
-    cpus_per_worker: float = 1.0
-    gpus_per_worker: float = 0.0
-    concurrency: int | None = None  # API models: requests at once, in all
+    executor: str = option("local", "--executor", "Where parsing and model calls run: local (this machine: spaCy on "
+                           "each core, the model in this process) or ray (the workers of a Ray cluster; pip install "
+                           "'hinter[ray]'). The results are the same.", EXECUTION)
+    ray_address: str | None = option(None, "--ray-address", "With --executor ray: the cluster to join (HOST:PORT of "
+                                     "its head, ray://HOST:10001, or auto). Default: RAY_ADDRESS, else Ray is started "
+                                     "on this machine.", EXECUTION)
+    workers: int | None = option(None, "--workers", "Worker processes: spaCy processes for local (default: one per "
+                                 "core, at most 4), Ray actors for ray (default: as many as the cluster's CPUs "
+                                 "allow).", EXECUTION)
+    cpus_per_worker: float = option(1.0, "--cpus-per-worker", "With --executor ray: CPUs each worker reserves (and "
+                                    "gives a local model's threads).", EXECUTION)
+    gpus_per_worker: float = option(0.0, "--gpus-per-worker", "With --executor ray: GPUs each worker reserves, e.g. "
+                                    "1 for one copy of an hf: or hf-causal: model per GPU (0.5: two workers share "
+                                    "one).", EXECUTION)
+    concurrency: int | None = option(None, "--concurrency", "API models (openai:...): requests at once, in all "
+                                     "(default 4). With Ray the bound is global: the workers share it.", EXECUTION)
 
     def __post_init__(self) -> None:
         _at_least_one("workers", self.workers)

@@ -9,21 +9,27 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
+from .adaptive import cells_bound, plan_of
 from .config import RECORDED_ONLY_WHEN_SET, RunConfig, describe_differences
 from .dictionary import Dictionary
 from .errors import InputError
+from .estimate import estimate
 from .executor import Executor, LocalExecutor
+from .findings import ALPHA
+from .generative.judge_aspect import judge_settings
+from .lint import evaluative_check
+from .measures import summary
+from .models import ModelSpec
 from .models.base import Outcome, OutcomeCache, predict_with_retries
 from .pipeline import (BatchResult, Mutate, ParsedVerdicts, answers_per_text, campaign_dictionary, campaign_texts,
                        judge_for, run_pipeline, task_of, text_batches)
 from .recorded import comparable
-from .records import Replacement, TextRecord, text_key, texts_fingerprint
+from .records import Replacement, TextRecord, dictionary_replacements, text_key, texts_fingerprint
 from .runlock import lock_run_folder
 from .store import RunStore
 from .tasks import is_generative
 from .usage import JUDGE_ACCOUNT, Meter, Prices, parse_budget
 from .validity import Parser
-
 
 log = logging.getLogger("hinter")
 
@@ -61,7 +67,6 @@ class Run:
                                m.strictly_hidden)
 
     def summary(self) -> dict:
-        from .measures import summary
         return summary(self.store)
 
 
@@ -142,7 +147,6 @@ def build_verdicts(config: RunConfig, texts: Sequence[str | TextRecord], start: 
     records, d = prepare(config, texts, dictionary)
     report = progress or (lambda stage, done, total: None)
     with _validity_only(executor, parser, report) as executor:
-        from .lint import evaluative_check
         # the parser alone: the suite records the validity mode apart, and a run of it adds it as a plain run does
         sink = start(records, dictionary_settings(d), executor.parser_fingerprint, evaluative_check(d.pairs))
         run_pipeline(text_batches(records, set(), config.batch_texts), ParsedVerdicts(Mutate(config, d), executor.validate),
@@ -205,7 +209,6 @@ def execute(config: RunConfig, texts: Sequence[str | TextRecord], model, *, dict
     report = progress or (lambda stage, done, total: None)
     try:
         report("load", 0, 1)
-        from .models import ModelSpec
         loaded_here = isinstance(model, (str, ModelSpec))  # loaded for this run: all it counts is the run's
         model = executor.start(model, parser)
         report("load", 1, 1)
@@ -247,7 +250,6 @@ def estimate_campaign(config: RunConfig, texts: Sequence[str | TextRecord], *, d
                       progress: Callable[[str, int, int], None] | None = None):
     """hinter.estimate.Estimate of the campaign's texts not yet stored in `out`, asking no model: mutation and
     (`exact`) validity run as the run will run them; a suite's verdicts are read."""
-    from .estimate import estimate
     done: set[int] = set()
     if out is not None and (Path(out) / "run.sqlite").is_file():
         store = RunStore(Path(out) / "run.sqlite")
@@ -270,9 +272,6 @@ def adaptive_plan(config: RunConfig, store: RunStore, model, d: Dictionary | Non
     rebuilt from the stored answers on the next ones; None without --adaptive."""
     if not config.adaptive:
         return None
-    from .adaptive import cells_bound
-    from .findings import ALPHA
-    from .records import dictionary_replacements
     task = task_of(config)
     if is_generative(task) or (task is not None and task.multi_label):
         raise InputError(f"--adaptive with the {'generative' if is_generative(task) else 'multi-label'} task "
@@ -300,7 +299,6 @@ def adaptive_plan(config: RunConfig, store: RunStore, model, d: Dictionary | Non
                              "mutants were asked.")
     else:
         settings = recorded
-    from .adaptive import plan_of
     return plan_of(settings, store.tested_rows())
 
 
@@ -316,7 +314,6 @@ def _check_generative(config: RunConfig) -> dict:
                          fix="Leave --repeats out and set `samples:` in the task file (4 or more at temperature > 0).")
     judge = {}
     if "judge" in task.aspects:  # the judge model and its rubric: a changed judge is not mixed with old verdicts
-        from .generative.judge_aspect import judge_settings
         judge = judge_settings(task.judge)
     return {"generative": {"task": task.name, **task.settings(), "samples": task.samples,
                            "aspects": list(task.aspects)}, **judge}
@@ -340,7 +337,6 @@ def _run_checks(store: RunStore, model, records: list[TextRecord], config: RunCo
     if "checks.evaluative" not in store.settings():
         # the run's evaluative pairs (lint.evaluative_check), kept with it: summary and report mark the
         # mutants that use one, the same way after a resume whatever the lexicon's version then
-        from .lint import evaluative_check
         store.save_settings({"checks.evaluative": evaluative_check(d.pairs) if suite is None else suite.evaluative})
     determinism = store.settings()["checks.determinism"]
     if determinism.get("deterministic") is False and not several and is_generative(task_of(config)):

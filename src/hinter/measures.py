@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter, defaultdict
+from statistics import fmean
 
 from . import stats
-from .usage import summary_section as usage_section
+from .adaptive import decide, plan_of
+from .findings import ALPHA, Observation, analyse, choose_label, is_label_set, label_set, self_flip_rate
+from .generative.judge import AspectObservation, AspectVerdict, aspect_findings
+from .generative.judge_aspect import judge_agreement
 from .health import health
 from .store import KeyedVerdict, RunStore, TestedRow
 from .summary_spec import SCHEMA_VERSION
-
+from .usage import summary_section as usage_section
 
 
 def _rate(n: int, d: int) -> float | None:
@@ -262,7 +266,6 @@ def findings_section(store: RunStore, alpha: float | None = None, label: str | N
     0.05 and the task's first label, spelled as the answers spell it. A multi-label run (a multi-label task, or
     answers that are label sets) without a `label` makes every label of interest: each cell is tested per label,
     all in one Benjamini-Hochberg family."""
-    from .findings import ALPHA, Observation, analyse, choose_label, is_label_set, label_set, self_flip_rate
     settings = settings if settings is not None else store.settings()
     alpha = alpha if alpha is not None else settings.get("analysis.alpha") or ALPHA
     if settings.get("generative"):
@@ -312,7 +315,6 @@ def findings_section(store: RunStore, alpha: float | None = None, label: str | N
     out = analysis.to_dict()
     out["label_source"] = source
     if settings.get("adaptive_plan") and not multi:  # --adaptive: what each cell's sequential test decided
-        from .adaptive import decide, plan_of
         out["adaptive"] = decide(out["findings"], plan_of(settings["adaptive_plan"], rows))
     evaluative = evaluative_pairs(settings)
     if evaluative is not None:
@@ -324,9 +326,7 @@ def findings_section(store: RunStore, alpha: float | None = None, label: str | N
 def aspect_section(store: RunStore, alpha: float, settings: dict) -> dict:
     """A generative run's findings (docs/generative.md): per aspect and cell, from the aspect values stored with
     each judged mutant; every finding carries its `aspect`, and the counts run over all aspects."""
-    from statistics import fmean
 
-    from .generative.judge import AspectObservation, AspectVerdict, aspect_findings
     rows = list(store.aspect_rows(tested=True))
     observations = [
         AspectObservation.from_pair_ids(text_id, key.split(" & "), {
@@ -360,7 +360,6 @@ def aspect_section(store: RunStore, alpha: float, settings: dict) -> dict:
 def judge_agreement_of(store: RunStore, rows: list) -> dict:
     """The judge's agreement with itself on each original's own samples (generative/judge_aspect.py), from the
     judge values of the original stored with its first judged mutant."""
-    from .generative.judge_aspect import judge_agreement
     first: dict = {}
     for _, text_id, _, records in rows:
         if "judge" in records and text_id not in first:

@@ -12,15 +12,19 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable, Iterator, Protocol, Sequence
 
 from . import oracle
+from .adaptive import Answered, tested_of
 from .config import RunConfig
 from .dictionary import Dictionary, load_dictionary, with_packs
 from .errors import InputError
 from .executor.base import with_grammar_check
+from .generative.judge import judge_of
+from .lint import evaluative_check
 from .models.base import Outcome, OutcomeCache
 from .mutation import Mutant, components, generate
+from .person import PersonFilter
 from .records import Replacement, TextRecord, apply_replacements, pair_key, text_key
 from .store import AspectRecord, MutantRow, TextRow
-from .tasks import is_generative
+from .tasks import get_task, is_generative
 from .validity import changed_sentence_pairs, reference, sentence_spans
 from .validity.invariant import TOO_LONG
 from .window import window_bounds, windowed
@@ -97,7 +101,6 @@ def campaign_dictionary(config: RunConfig, dictionary: Dictionary | None = None)
     d = with_packs(d, config.packs)  # a no-op for packs the given dictionary already holds
     d = d.restrict(config.attributes, config.include_occupational)
     if config.exclude_evaluative:  # before the sample: it draws from the pairs the run may use
-        from .lint import evaluative_check
         d = d.without(set(evaluative_check(d.pairs)["pairs"]))
     return d.sample(config.pairs_per_attribute, config.seed)
 
@@ -111,7 +114,6 @@ class Mutate:
         self.config, self.dictionary = config, dictionary
         # --person-only: its own spaCy pipeline on the driver, loaded on first use (never without the option)
         if config.person_only:
-            from .person import PersonFilter
             self.person = PersonFilter()
         else:
             self.person = None
@@ -276,7 +278,6 @@ class FreeTextJudgement:
     samples (generative.judge.FreeTextJudge); the mutant differs when it differs on any aspect."""
 
     def __init__(self, task, judge_cache=None):
-        from .generative.judge import judge_of
         self.judge = judge_of(task, judge_cache=judge_cache)
 
     def __call__(self, original, mutant, replacements=()):
@@ -293,7 +294,6 @@ def task_of(config: RunConfig):
     """The run's task (None: the model's own labels, e.g. a classifier's)."""
     if config.task is None:
         return None
-    from .tasks import get_task
     return get_task(config.task)
 
 
@@ -368,7 +368,6 @@ def _mark_hidden(rows: list[MutantRow], mutants: list[Mutant]) -> None:
 
 def plan_round(plan, texts: list[TextRow], rows: list[MutantRow]) -> None:
     """--adaptive: a round's tested mutants (valid, judged), with their original's answers, to the plan."""
-    from .adaptive import Answered, tested_of
     originals = {t.text_id: t.answers or (t.outcome,) for t in texts}
     plan.update(tested_of(plan, (
         Answered(r.text_id, tuple(r.pair_key.split(" & ")), originals[r.text_id], r.answers or (r.outcome,))

@@ -371,6 +371,7 @@ def _check_task(name: str, entry: object) -> object:
 
 TASK_REGISTRY: Registry = Registry("tasks", "task", "--task", builtins=_register_packaged_tasks, check=_check_task)
 _loaded: dict[str, AnyTask] = {}
+_files: dict[tuple[str, int, int], AnyTask] = {}  # task files by (path, mtime, size)
 
 
 def _registered(name: str) -> AnyTask:
@@ -390,7 +391,12 @@ def get_task(name: str | AnyTask) -> AnyTask:
     if Path(name).suffix.lower() in {".yaml", ".yml", ".json"}:
         if not Path(name).is_file():
             raise InputError("no such task file", where=f"--task {name}", fix="Give the path of a YAML or JSON task file.")
-        return load_task_file(name)
+        # parsed once while the file is unchanged: a run looks its task up at every stage
+        stat = Path(name).stat()
+        key = (str(Path(name).resolve()), stat.st_mtime_ns, stat.st_size)
+        if key not in _files:
+            _files[key] = load_task_file(name)
+        return _files[key]
     raise TASK_REGISTRY.unknown(name, "or give a YAML/JSON task file.")
 
 

@@ -8,7 +8,7 @@ from typing import List, Optional
 
 import typer
 
-from ..config import DATASET, MUTATION, VALIDITY, RunConfig, option_fields
+from ..config import DATASET, MUTATION, VALIDITY, Execution, RunConfig, option_fields
 from ..errors import InputError
 from . import options as o
 from .app import app, console
@@ -23,8 +23,10 @@ LABELS_SAID = {"gold": "the dataset's gold labels", "model": "the model's outcom
     "exclude_evaluative": "+ With RUN or a suite: their mutants that use such a pair (as the run recorded them) are "
                           "left out.",
     "seed": "+ Also the seed of --balance's draws."})
+@o.execution_options(only=("workers",))
 def augment_cmd(
     options: dict,
+    execution: Execution,
     source: Optional[Path] = typer.Argument(None, metavar="[RUN]", help="A run folder, or a suite file. Leave it out "
                                             "with --dataset: the dataset is mutated and validated here (no model)."),
     out: Path = typer.Option(..., "--out", "-o", help="The file to write: .jsonl (one object per line), .csv, or a "
@@ -40,7 +42,6 @@ def augment_cmd(
                                 "smallest cell of all; none (the default)."),
     mutants_only: bool = typer.Option(False, "--mutants-only", help="Write the mutants alone, not their originals "
                                       "(to add to a training set that holds them)."),
-    workers: Optional[int] = o.WORKERS_OPT,
 ) -> None:
     """Counterfactual training data: each original with its valid mutants (atomic and intersectional), every
     mutant labelled with its original's gold label (else the model's outcome on it), no text twice. Fields:
@@ -81,7 +82,7 @@ def augment_cmd(
         if significant:
             raise InputError("--significant needs a run's findings", where="--significant",
                              fix="Give the run folder (hinter augment RUN --significant ...), or leave it out.")
-        result = _from_dataset(config, selection, workers)
+        result = _from_dataset(config, selection, execution.workers)
     written = aug.write(result.rows, out)
     kinds = {k: sum(r.kind == k for r in result.rows) for k in aug.KINDS}
     c = result.counts

@@ -2,25 +2,36 @@
 then write the outputs and the report once, from one summary, and print the summary table."""
 from __future__ import annotations
 
+import json
 import logging
+import sys
 import threading
 import time
 from pathlib import Path
 
+import typer
 from rich.progress import BarColumn, Progress, ProgressColumn, TimeElapsedColumn
 from rich.table import Column, Table
 from rich.text import Text
 
+from .. import lint
 from ..campaign import Analysis, Campaign
 from ..config import Execution, RunConfig
-from ..errors import InputError
-from ..health import Thresholds
+from ..dictionary import load_dictionary, with_packs
+from ..engine import estimate_campaign
+from ..errors import HinterError, InputError
+from ..health import Thresholds, untested
+from ..models import ModelSpec, parse_model_spec
+from ..pipeline import answers_per_text
+from ..report import write_report
+from ..tasks import get_task
+from ..usage import Prices
 from .app import console, out_console, running_in
+from .gate import gate
 
 
 def read_campaign(config: RunConfig, out: Path | None):
     """The campaign's texts (bad rows listed in OUT/skipped_rows.txt) and its dictionary, checked and linted."""
-    from ..dictionary import load_dictionary, with_packs
     read = config.read_dataset()
     if config.label_field != "label" and read.records and all(r.gold is None for r in read.records):
         raise InputError(f"no row has the label field {config.label_field!r}", where="--label-field",
@@ -90,16 +101,12 @@ def run_campaign(config: RunConfig, execution: Execution, out: Path, overwrite: 
 
 def _worth_estimating(config: RunConfig) -> bool:
     """An estimate before a run: for an API model (a bill), or where a budget or prices are given."""
-    from ..models import ModelSpec
     return ModelSpec(config.model or "").is_api or config.budget is not None or config.price_in is not None \
         or config.price_out is not None
 
 
 def campaign_prices(config: RunConfig):
     """The prices per million tokens: --price-in / --price-out, else the model spec's price_in / price_out."""
-    from ..errors import HinterError
-    from ..models import parse_model_spec
-    from ..usage import Prices
     given: dict = {}
     try:
         given = parse_model_spec(config.model).given if config.model else {}
@@ -110,8 +117,6 @@ def campaign_prices(config: RunConfig):
 
 def _prompt_task(config: RunConfig):
     """The task whose prompt each call sends around a text (None for models that read the text alone)."""
-    from ..models import ModelSpec
-    from ..tasks import get_task
     spec = ModelSpec(config.model or "")
     prompted = spec.is_api or (spec.backend is not None and spec.backend.prefix in ("gguf", "hf-causal"))
     return get_task(config.task or "imdb") if prompted else None
@@ -122,11 +127,8 @@ def estimate_first(config: RunConfig, records, dictionary, suite, out: Path, ove
     """Print the campaign's estimate; False when the run must not go on (a dry run, or a 'no' at the prompt).
     A dry run runs mutation and validity (exact); before a run, mutation alone (an upper bound), unless a suite
     gives the verdicts."""
-    import sys
 
-    import typer
 
-    from ..engine import estimate_campaign
     exact = dry_run or suite is not None
     if dry_run:
         console.print("Dry run: mutation and validity run to know the texts to ask; no model is loaded or called."
@@ -136,14 +138,12 @@ def estimate_first(config: RunConfig, records, dictionary, suite, out: Path, ove
                           exact=exact, task=_prompt_task(config), prices=campaign_prices(config),
                           executor=new_executor() if exact and suite is None else None)
     target = out_console if dry_run else console
-    from ..pipeline import answers_per_text
     for line in e.lines(answers_per_text(config)):
         target.print(line, highlight=False, soft_wrap=True, markup=False)
     if config.budget is not None:
         target.print(f"  --budget {config.budget}: the run stops before a batch would exceed it (what earlier "
                      "sessions of this run spent counts).", highlight=False, soft_wrap=True, markup=False)
     if dry_run:
-        import json
         out_console.print(json.dumps({"estimate": e.as_dict()}), highlight=False, soft_wrap=True, markup=False)
         return False
     if e.calls > CONFIRM_ABOVE_CALLS and not yes and sys.stdin.isatty() and sys.stderr.isatty():
@@ -158,7 +158,6 @@ def estimate_first(config: RunConfig, records, dictionary, suite, out: Path, ove
 def print_dictionary_lint(dictionary, texts: list[str], excluded: bool = False) -> None:
     """The cheap lint of the run's pairs, in one line: the kinds that need no parse (self-pair, duplicate,
     asymmetric, evaluative, and inside-word on the run's texts); `hinter dictionary lint` gives the details."""
-    from .. import lint
     findings = lint.static_findings(dictionary.pairs) + lint.text_findings(dictionary.pairs, texts, never=False)
     line = lint.summary_line(findings)
     if line is None:
@@ -380,7 +379,6 @@ def print_summary(s: dict, out_dir: Path, seconds: float) -> None:
                       f"given dependencies: {s['sentences_parsed']}, "
                       f"wall time {seconds:.1f} s.")
     print_usage(s)
-    from ..health import untested
     why = untested(s)
     if why:
         out_console.print(f"[red]Nothing was tested[/]: {why}. A --fail-on gate or `hinter check` on this run "
@@ -428,8 +426,6 @@ def print_findings(s: dict, show: int = 10) -> None:
 def write_report_and_gate(out: Path, s: dict, fail_on: list[str], junit: Path | None,
                           thresholds: Thresholds = Thresholds(), allow_model_errors: bool = False) -> None:
     """The report, then the verdict: a failed model ends the run with exit 3 whatever the gate says."""
-    from ..report import write_report
-    from .gate import gate
     r = write_report(out, summary_=s)
     out_console.print(f"Report: {r['files'][0]}", highlight=False)
     gate(s, fail_on, junit, thresholds, allow_model_errors, verdict=True)

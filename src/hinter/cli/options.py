@@ -13,26 +13,6 @@ import typer
 
 from ..config import STAGES, Execution, RunConfig, option_fields
 
-EXECUTOR_OPT = typer.Option("local", "--executor", help="Where parsing and model calls run: local (this machine: "
-                            "spaCy on each core, the model in this process) or ray (the workers of a Ray cluster; "
-                            "pip install 'hinter[ray]'). The results are the same.")
-RAY_ADDRESS_OPT = typer.Option(None, "--ray-address", help="With --executor ray: the cluster to join (HOST:PORT of its "
-                               "head, ray://HOST:10001, or auto). Default: RAY_ADDRESS, else Ray is started on this machine.")
-WORKERS_OPT = typer.Option(None, "--workers", help="Worker processes: spaCy processes for local (default: one per "
-                           "core, at most 4), Ray actors for ray (default: as many as the cluster's CPUs allow).")
-CPUS_OPT = typer.Option(1.0, "--cpus-per-worker", help="With --executor ray: CPUs each worker reserves (and gives a "
-                        "local model's threads).")
-GPUS_OPT = typer.Option(0.0, "--gpus-per-worker", help="With --executor ray: GPUs each worker reserves, e.g. 1 for "
-                        "one copy of an hf: or hf-causal: model per GPU (0.5: two workers share one).")
-CONCURRENCY_OPT = typer.Option(None, "--concurrency", help="API models (openai:...): requests at once, in all (default "
-                               "4). With Ray the bound is global: the workers share it.")
-
-
-def execution(executor: str, ray_address: Optional[str], workers: Optional[int], cpus_per_worker: float,
-              gpus_per_worker: float, concurrency: Optional[int]) -> Execution:
-    return Execution(executor, ray_address, workers, cpus_per_worker, gpus_per_worker, concurrency)
-
-
 MAX_FAILED_SHARE_OPT = typer.Option(0.05, "--max-failed-share", help="The model counts as failed (exit 3, and "
                                     "check/--fail-on refuse the run) when more than this share of its calls got a "
                                     "model error or an unparseable answer.")
@@ -78,12 +58,26 @@ def config_options(*stages: str, defaults: dict | None = None, helps: dict | Non
     field name ready for `RunConfig(**options)` (an inverted flag already turned into its field's value).
     `defaults`: this command's defaults (run: --model gguf:default); `helps`: a help replacing the field's, or,
     beginning with "+", added to it; `required`: fields this command needs; `only`: these fields alone."""
-    defaults, helps = defaults or {}, helps or {}
     fields = [f for f in option_fields() if (not stages or f.metadata["stage"] in stages)
               and (only is None or f.name in only)]
     # pipeline order; within a stage the options with a short flag (the main ones) first
     fields.sort(key=lambda f: (STAGES.index(f.metadata["stage"]), f.metadata["short"] is None))
-    hints = typing.get_type_hints(RunConfig)
+    return _field_options(fields, RunConfig, "options", dict, defaults, helps, required)
+
+
+def execution_options(only: tuple[str, ...] | None = None):
+    """Decorate a command with the options of Execution's fields (where the work runs; `only`: these alone). The
+    command receives `execution`, an Execution (validated once: --workers at least 1...)."""
+    fields = [f for f in dataclasses.fields(Execution) if only is None or f.name in only]
+    return _field_options(fields, Execution, "execution", lambda values: Execution(**values))
+
+
+def _field_options(fields: list[dataclasses.Field], owner: type, receive: str, collect, defaults: dict | None = None,
+                   helps: dict | None = None, required: tuple[str, ...] = ()):
+    """The decorator behind config_options and execution_options: one Typer option per dataclass field of `owner`
+    (its `option()` metadata), the values passed to the command as `receive`=collect({field name: value})."""
+    defaults, helps = defaults or {}, helps or {}
+    hints = typing.get_type_hints(owner)
 
     def option_of(f: dataclasses.Field) -> Any:
         text = helps.get(f.name, f.metadata["help"])
@@ -95,30 +89,30 @@ def config_options(*stages: str, defaults: dict | None = None, helps: dict | Non
 
     def decorate(command):
         signature = inspect.signature(command)
-        if "options" not in signature.parameters:
-            raise TypeError(f"{command.__name__} must take `options`, the RunConfig fields' values")
+        if receive not in signature.parameters:
+            raise TypeError(f"{command.__name__} must take `{receive}`, the {owner.__name__} fields' values")
         own_hints = typing.get_type_hints(command)
         own = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY, annotation=own_hints.get(p.name, p.annotation))
-               for name, p in signature.parameters.items() if name != "options"]
+               for name, p in signature.parameters.items() if name != receive]
         generated = [inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=option_of(f),
                                        annotation=_cli_type(f, hints)) for f in fields]
         clash = {p.name for p in own} & {p.name for p in generated}
         if clash:
-            raise TypeError(f"{command.__name__} declares {sorted(clash)}, options of RunConfig's fields")
+            raise TypeError(f"{command.__name__} declares {sorted(clash)}, options of {owner.__name__}'s fields")
         arguments = [p for p in own if isinstance(p.default, typer.models.ArgumentInfo)]
         rest = [p for p in own if p not in arguments]
 
         @functools.wraps(command)
         def wrapper(**kwargs):
-            options = {}
+            values = {}
             for f in fields:
                 value = kwargs.pop(f.name)
                 if f.metadata["invert"]:
                     value = not value
                 elif value is None and isinstance(f.default, tuple):
                     value = f.default
-                options[f.name] = value
-            return command(**kwargs, options=options)
+                values[f.name] = value
+            return command(**kwargs, **{receive: collect(values)})
 
         del wrapper.__wrapped__  # Typer reads the signature below, not the command's
         wrapper.__signature__ = signature.replace(parameters=[*arguments, *generated, *rest])

@@ -2,11 +2,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
-from ..config import MODEL, option_fields
+from ..config import MODEL, Execution, option_fields
 from ..errors import InputError
 from . import options as o
 from .app import app
@@ -14,11 +13,10 @@ from .campaign import run_campaign, write_report_and_gate
 
 
 @app.command("resume")
+@o.execution_options()
 def resume_cmd(
+    execution: Execution,
     run_dir: Path = typer.Argument(..., help="The output folder of an interrupted `hinter run`."),
-    executor: str = o.EXECUTOR_OPT, ray_address: Optional[str] = o.RAY_ADDRESS_OPT,
-    workers: Optional[int] = o.WORKERS_OPT, cpus_per_worker: float = o.CPUS_OPT, gpus_per_worker: float = o.GPUS_OPT,
-    concurrency: Optional[int] = o.CONCURRENCY_OPT,
 ) -> None:
     """Continue an interrupted run where it stopped: no finished batch is redone, no answered model call repeated.
     The executor options may differ from the first run's (a run started here may finish on a Ray cluster).
@@ -44,6 +42,5 @@ def resume_cmd(
                              "or replaced)", where=str(run_dir), fix="Put the original suite back, or start a new "
                              "run: hinter run --suite FILE --out NEW_FOLDER.")
         config = suite.run_config(**{f.name: getattr(config, f.name) for f in option_fields(MODEL)})
-    s = run_campaign(config, o.execution(executor, ray_address, workers, cpus_per_worker, gpus_per_worker,
-                                         concurrency), run_dir, suite=suite)
+    s = run_campaign(config, execution, run_dir, suite=suite)
     write_report_and_gate(run_dir, s, [], None)

@@ -7,7 +7,7 @@ from typing import Optional
 import typer
 
 from ..campaign import Analysis
-from ..config import MODEL, RunConfig, option_fields
+from ..config import MODEL, Execution, RunConfig, option_fields
 from ..errors import InputError
 from ..health import Thresholds
 from ..models import SPEC_HELP
@@ -22,9 +22,11 @@ MODEL_FLAGS = ", ".join(f.metadata["flag"] for f in option_fields(MODEL))
 @app.command("run")
 @o.config_options(defaults={"model": "gguf:default", "task": "imdb"}, helps={
     "dataset": "+ Required unless --suite is given.", "model": f"The model under test: {SPEC_HELP}."})
+@o.execution_options()
 def run_cmd(
     ctx: typer.Context,
     options: dict,
+    execution: Execution,
     suite: Optional[Path] = typer.Option(None, "--suite", help="A suite file of `hinter suite build`: test its "
                                          "mutants with their recorded verdicts, running only the model and the "
                                          "oracle (no spaCy needed). The suite fixes the dataset, dictionary, "
@@ -41,9 +43,6 @@ def run_cmd(
     max_failed_share: float = o.MAX_FAILED_SHARE_OPT, max_failed_originals: int = o.MAX_FAILED_ORIGINALS_OPT,
     allow_model_errors: bool = o.ALLOW_ERRORS_OPT, alpha: Optional[float] = o.ALPHA_OPT,
     label: Optional[str] = o.LABEL_OPT,
-    executor: str = o.EXECUTOR_OPT, ray_address: Optional[str] = o.RAY_ADDRESS_OPT,
-    workers: Optional[int] = o.WORKERS_OPT, cpus_per_worker: float = o.CPUS_OPT, gpus_per_worker: float = o.GPUS_OPT,
-    concurrency: Optional[int] = o.CONCURRENCY_OPT,
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the campaign's estimate (model calls, tokens, and "
                                  "cost with prices) and stop: no model is loaded or called. Mutation and validity "
                                  "run to know which texts would be asked (minutes on a large dataset); with --suite "
@@ -79,7 +78,6 @@ def run_cmd(
         config = RunConfig(**options)
     from ..report.gate import check_paths
     check_paths(fail_on, config.attributes, config.order)
-    execution = o.execution(executor, ray_address, workers, cpus_per_worker, gpus_per_worker, concurrency)
     s = run_campaign(config, execution, out, overwrite, Analysis(alpha, label), suite=loaded,
                      dry_run=dry_run, yes=yes)
     if s is None:  # --dry-run: the estimate only

@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 import typer.core
 
-from ..config import option_fields
+from ..config import Execution, option_fields
 from . import options as o
 from .app import app, console
 
@@ -38,9 +38,11 @@ STUDY_FIELDS = tuple(f.name for f in option_fields() if f.name not in ("model", 
 
 @app.command("study", cls=_ListsCommand)
 @o.config_options(only=STUDY_FIELDS)
+@o.execution_options(only=("workers",))
 def study_cmd(
     ctx: typer.Context,
     options: dict,
+    execution: Execution,
     models: list[str] = typer.Option([], "--models", help="The models under test, each a spec as `hinter run "
                                      "--model` takes it: --models gguf:default gguf:smollm2 python:pkg.mod:fn"),
     datasets: list[str] = typer.Option([], "--datasets", help="The datasets, each a file or a bundled sample: "
@@ -53,7 +55,6 @@ def study_cmd(
                                          "dataset alone (a classifier fine-tuned for it)."),
     out: Path = typer.Option(..., "--out", "-o", help="The study folder: suites/, runs/, rq1.csv .. rq4.csv, "
                              "study.html. Run again with the same settings, it continues where it stopped."),
-    workers: Optional[int] = o.WORKERS_OPT,
     suites_only: bool = typer.Option(False, "--suites-only", help="Build (or reuse) each dataset's suite in "
                                      "OUT/suites and stop: the same command without it, on another machine with "
                                      "OUT copied there, reuses them (spaCy here; the models on a GPU machine)."),
@@ -73,7 +74,7 @@ def study_cmd(
                      tuple(dict.fromkeys([*planned["datasets"], *datasets])), {**planned["options"], **given},
                      planned["models_by_dataset"])
     started = time.perf_counter()
-    runs = run_study(plan, out, executor=LocalExecutor(workers), suites_only=suites_only,
+    runs = run_study(plan, out, executor=LocalExecutor(execution.workers), suites_only=suites_only,
                      say=lambda line: console.print(line, highlight=False, soft_wrap=True))
     if suites_only:
         console.print(f"Suites built: {out}/suites ({time.perf_counter() - started:.1f} s)", highlight=False)

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Optional
 
 import typer
 
-from ..config import DATASET, MUTATION, VALIDITY, RunConfig
+from ..config import DATASET, MUTATION, VALIDITY, Execution, RunConfig
 from . import options as o
 from .app import app, console, out_console
 
@@ -19,10 +18,11 @@ app.add_typer(suite_app, name="suite")
 
 @suite_app.command("build")
 @o.config_options(DATASET, MUTATION, VALIDITY, required=("dataset",))
+@o.execution_options(only=("workers",))
 def build_cmd(
     options: dict,
+    execution: Execution,
     out: Path = typer.Option(..., "--out", "-o", help="The suite file to write (gzip JSON lines), e.g. imdb.suite."),
-    workers: Optional[int] = o.WORKERS_OPT,
 ) -> None:
     """Mutate and validate a campaign once, and write its suite: texts, mutants as edits, verdicts, discard
     reasons, and the fingerprints of dataset, dictionary, parser, splitter, validity mode and hinter version.
@@ -39,7 +39,7 @@ def build_cmd(
     config = RunConfig(**options)
     records, d = read_campaign(config, None)
     started = time.perf_counter()
-    path = build_suite(records, out=out, config=config, dictionary=d, executor=LocalExecutor(workers))
+    path = build_suite(records, out=out, config=config, dictionary=d, executor=LocalExecutor(execution.workers))
     s = load_suite(path)
     console.print(f"Suite written: {path} ({path.stat().st_size:,} bytes, {len(s.records)} texts, "
                   f"{sum(map(len, s.mutants.values())):,} mutants), {time.perf_counter() - started:.1f} s. Test a "

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Iterable, Iterator
 
+from ..config import Execution
 from ..models import Model, resolve_model
 from ..registry import Registry
 from ..validity import Parser, SpacyParser, Validator
@@ -76,9 +77,8 @@ EXECUTORS: Registry = Registry("executors", "executor", "--executor", builtins=_
 def make_executor(name: str = "local", *, address: str | None = None, workers: int | None = None,
                   cpus_per_worker: float = 1.0, gpus_per_worker: float = 0.0) -> Executor:
     """An executor by name, as the CLI's --executor names it."""
-    from ..errors import InputError
-    if workers is not None and workers < 1:
-        raise InputError(f"--workers must be at least 1, got {workers}", where="--workers")
+    # the options are checked where they are declared (config.Execution: --workers at least 1...)
+    Execution(name, address, workers, cpus_per_worker, gpus_per_worker)
     factory = EXECUTORS.get(name, fix="local is this machine, ray a Ray cluster.")
     return factory(address=address, workers=workers, cpus_per_worker=cpus_per_worker, gpus_per_worker=gpus_per_worker)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import logging
 import secrets
 import threading
 from dataclasses import dataclass, field
@@ -27,8 +28,20 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from .. import triage
+from ..config import RunConfig
+from ..dictionary import load_dictionary
 from ..errors import HinterError, InputError
-from ..records import pair_key
+from ..measures import summary
+from ..models import ModelSpec, resolve_model
+from ..models.base import OutcomeCache
+from ..models.callable import SOURCE_MARK
+from ..mutation import generate
+from ..pipeline import Mutate, campaign_dictionary, campaign_texts
+from ..recorded import config_of
+from ..records import pair_key, text_key
+from ..report.instances import load_instances
+from ..store import RunStore, open_run
+from ..validity import SpacyParser, Validator
 
 MAX_TRY_CHARS = 5000       # a paragraph or two: a campaign's texts are tested with `hinter run`
 MAX_BODY = 64 * 1024       # bytes of a request body
@@ -52,11 +65,9 @@ def _json_error(status: int, error: str, fix: str | None = None) -> JSONResponse
 
 def model_spec_of(settings: dict) -> tuple[str | None, str | None]:
     """(model spec, task) a run recorded: its config's, else a python: model's fingerprint (which is its spec)."""
-    from ..recorded import config_of
     config = config_of(settings)
     if config is not None and config.model:
         return config.model, config.task
-    from ..models.callable import SOURCE_MARK
     fingerprint = settings.get("model") or ""  # python:NAME@source=HASH: the spec, then a hash of its code
     return (fingerprint.split(SOURCE_MARK)[0], None) if fingerprint.startswith("python:") else (None, None)
 
@@ -77,15 +88,12 @@ class ServedRun:
         return self.folder.resolve().name
 
     def open(self):
-        from ..store import open_run
         return open_run(self.folder, "RUN_DIR")
 
     def data(self) -> tuple[dict, list, list[triage.Bias], dict[int, object]]:
         """(summary, instances, biases for triage, instances by mutant id): read once."""
         with self._lock:
             if self._cache is None:
-                from ..measures import summary
-                from ..report.instances import load_instances
                 store = self.open()
                 try:
                     s = summary(store)
@@ -103,12 +111,10 @@ class ServedRun:
     @property
     def config(self):
         """The config the run was made with (recorded.config_of), its model stage included."""
-        from ..recorded import config_of
         return config_of(self.settings)
 
     def text_id_of(self, text: str) -> int:
         """The run's id of `text` (its pair samples are seeded by it), or the next id for a text the run lacks."""
-        from ..records import text_key
         with self._lock:
             if self._ids is None:
                 store = self.open()
@@ -134,13 +140,11 @@ class Heavy:
 
     def parser(self):
         if self._parser is None:
-            from ..validity import SpacyParser
             self._parser = SpacyParser()
         return self._parser
 
     def validator(self):
         if self._validator is None:
-            from ..validity import Validator
             self._validator = Validator(self.parser())
         return self._validator
 
@@ -149,8 +153,6 @@ class Heavy:
         again, or with one more attribute, asks the model only about the new mutants."""
         key = (spec, task)
         if key not in self._models:
-            from ..models import ModelSpec, resolve_model
-            from ..models.base import OutcomeCache
             self._models[key] = OutcomeCache(resolve_model(ModelSpec(spec, task)))
         cache = self._models[key]
         cache.forget(errors=True, keep=REMEMBERED_ANSWERS)  # a failed answer is asked again on the next try
@@ -158,7 +160,6 @@ class Heavy:
 
     def mutate(self, config, dictionary):
         """The mutation stage of a run's campaign, kept (its --person-only parser loads once)."""
-        from ..pipeline import Mutate
         key = (config, id(dictionary))
         if key not in self._mutates:
             self._mutates[key] = Mutate(config, dictionary)
@@ -168,9 +169,6 @@ class Heavy:
 def served_campaign(run: "ServedRun | None"):
     """(config, dictionary) of the campaign a text is tried against: the run's recorded config and its dictionary
     as the run used it (packs added, restricted, sampled), or the built-in dictionary's attributes without a run."""
-    from ..config import RunConfig
-    from ..dictionary import load_dictionary
-    from ..pipeline import campaign_dictionary
     if run is None:
         config = RunConfig(attributes=tuple(load_dictionary(None).attributes))
     else:
@@ -185,7 +183,6 @@ class Server:
     """What the routes share: the runs, the heavy parts, the token."""
 
     def __init__(self, runs: Sequence[Path], model: str | None = None, token: str | None = None, parser=None):
-        from ..store import RunStore
         self.runs = [ServedRun(i, Path(f), RunStore.read_settings(f, "RUN_DIR")) for i, f in enumerate(runs)]
         self.heavy = Heavy(model, parser)
         self.token = token or secrets.token_urlsafe(24)
@@ -396,11 +393,9 @@ class Server:
         config = config.replace(attributes=tuple(attributes), order=order, max_pairs_per_text=pairs)
 
         def work() -> dict:
-            from ..mutation import generate
             from .try_text import try_text
             nonlocal config
             note = None
-            from ..pipeline import campaign_texts
             # the run's id of the text as its campaign reads it (--validity reference formats it first)
             read = campaign_texts(config, [text])[0].text
             text_id = run.text_id_of(read) if run is not None else 0
@@ -483,7 +478,6 @@ def create_app(runs: Sequence[Path], model: str | None = None, *, host: str = "1
             except HinterError as e:
                 response = _json_error(400 if isinstance(e, InputError) else 502, e.message)
             except Exception as e:  # never a crash: the request fails, the server goes on
-                import logging
                 logging.getLogger("hinter.serve").exception("request failed")
                 response = _json_error(500, f"internal error: {type(e).__name__}: {e}"[:500])
             response.headers["Content-Security-Policy"] = CSP
