@@ -213,3 +213,26 @@ def test_a_run_recorded_with_the_legacy_cli_key_opens_and_resumes(tmp_path):
     s = json.loads((out / "summary.json").read_text())
     before = json.loads((LEGACY / "summary.json").read_text())
     assert s["texts"] == 10 and s["model_calls"] == before["model_calls"]  # the stored run: nothing asked again
+
+
+def test_the_execution_options_have_one_owner_and_every_command_checks_them_the_same_way(tmp_path):
+    """config.Execution's fields own --executor, --workers...: run and resume offer all of them, suite build, study
+    and augment --workers, each checked once on creation (before: study, suite build and augment passed --workers 0
+    on unchecked)."""
+    import dataclasses
+
+    from hinter.config import Execution
+    execution_flags = {f.metadata["flag"] for f in dataclasses.fields(Execution)}
+    for command in (("run",), ("resume",)):
+        assert execution_flags <= listed(cli(*command, "--help").output)
+    for command in (("suite", "build"), ("study",), ("augment",)):
+        assert "--workers" in listed(cli(*command, "--help").output)
+    refusals = [cli("suite", "build", "--dataset", "imdb", "--workers", "0", "--out", str(tmp_path / "s.suite")),
+                cli("augment", "--dataset", "imdb", "--workers", "0", "--out", str(tmp_path / "a.jsonl")),
+                cli("study", "--models", "python:planted:by_hash", "--datasets", "imdb", "--workers", "0", "--out",
+                    str(tmp_path / "study")),
+                cli("run", "--dataset", "imdb", "--model", "python:planted:by_hash", "--workers", "0", "--out",
+                    str(tmp_path / "run"))]
+    for r in refusals:
+        assert isinstance(r.exception, InputError) and "--workers must be at least 1, got 0" in str(r.exception)
+    assert not (tmp_path / "s.suite").exists() and not (tmp_path / "run").exists()
