@@ -361,24 +361,118 @@ class _Prepared:
 
 
 @dataclass(frozen=True)
-class _CellTest:
-    """One cell's tests for one label, before the correction over cells (q-values) that makes them findings."""
+class CellTest:
+    """One (measure, cell)'s tests, before the correction over the family (q-values) that makes them findings.
+    `measure`: what the values are (a label of interest, an aspect; None: the run's one label); `items`: the
+    caller's records of the cell's mutants (flips, verdicts), in order; `note`: why the cell cannot be tested."""
 
+    measure: str | None
     cell: Cell
-    label: str | None
-    items: tuple[_Prepared, ...]
+    items: tuple
     texts: int
     changed: int
     effect: float
     ci: Interval | None
     p: float
     testable: bool
-    toward: str | None
+    note: str | None = None
     contrasts: tuple[float, ...] = ()
     interaction: float | None = None
     interaction_ci: Interval | None = None
     interaction_p: float | None = None
     interaction_testable: bool = False
+
+
+def test_cells(measure: str | None, items: Sequence, value, *, bound: float | None, alpha: float, min_texts: int,
+               permutations: int, seed: int, tolerance: float = 1e-12, nonzero_count=None,
+               note_of=None) -> list[CellTest]:
+    """Every cell's main-effect test and, for intersectional cells, its interaction test (not yet corrected), on
+    one measure: the one implementation behind label findings and free-text aspect findings.
+
+    `items`: the mutants, in any order; `value(item)` -> (kind, components, text_id, pair_ids, y_original,
+    y_mutant), the measure's value on the original and on the mutant. The test is over texts (a text's mutants
+    are averaged first): stats.exchange_p for the effect, the interval of the per-text mean shift (`bound`: the
+    values' range, 1 for shares, None for unbounded scores), and for an intersectional cell the per-text
+    interaction contrasts, (y_mutant - y_original) minus its atomic parts' shifts, tested by stats.sign_flip_p.
+    A cell is testable when its minimal p can reach `alpha` and its value changed (beyond `tolerance`, relative)
+    on at least `min_texts` texts; `note_of(cell items)`: a reason it cannot be tested at all (p = 1)."""
+    count_nonzero = nonzero_count or (lambda c: len(nonzero(c)))
+    by_cell: dict[Cell, list] = defaultdict(list)
+    values: dict[int, tuple] = {}
+    parts_of: dict[tuple, tuple[float, float]] = {}
+    for item in items:
+        kind, components, text_id, pair_ids, y_o, y_m = v = value(item)
+        by_cell[(kind, components)].append(item)
+        values[id(item)] = v
+        parts_of[(text_id, pair_ids)] = (y_o, y_m)
+    out = []
+    for cell in sorted(by_cell, key=lambda c: (len(c[1]), c[1])):
+        cell_items = by_cell[cell]
+        per_text: dict[Hashable, list[tuple]] = defaultdict(list)
+        for item in cell_items:
+            per_text[values[id(item)][2]].append(values[id(item)])
+        # a text's original is one value (every mutant of it shares its original); its mean where they differ
+        groups = [(vs[0][4] if all(v[4] == vs[0][4] for v in vs) else float(np.mean([v[4] for v in vs])),
+                   [v[5] for v in vs]) for vs in per_text.values()]
+        shifts = [sum(v[5] - v[4] for v in vs) / len(vs) for vs in per_text.values()]
+        note = note_of(cell_items) if note_of is not None else None
+        if note is None:
+            pv, p_min = exchange_p(groups, permutations=permutations, seed=seed)
+        else:
+            pv, p_min = 1.0, 1.0
+        changed = sum(1 for y, ys in groups if any(abs(x - y) > tolerance * max(1.0, abs(y)) for x in ys))
+        test = dict(measure=measure, cell=cell, items=tuple(cell_items), texts=len(per_text), changed=changed,
+                    effect=float(np.mean(shifts)), ci=mean_interval(shifts, bound=bound), p=pv, note=note,
+                    testable=note is None and p_min <= alpha and changed >= min_texts)
+        if cell[0] == "intersectional":
+            contrasts: dict[Hashable, list[float]] = defaultdict(list)
+            for _, _, text_id, pair_ids, y_o, y_m in (values[id(i)] for i in cell_items):
+                parts = [parts_of.get((text_id, (pid,))) for pid in pair_ids]
+                if any(part is None for part in parts):
+                    continue
+                contrasts[text_id].append((y_m - y_o) - sum(pm - po for po, pm in parts))
+            c = tuple(sum(cs) / len(cs) for cs in contrasts.values())
+            if c:
+                test.update(contrasts=c, interaction=float(np.mean(c)),
+                            interaction_ci=mean_interval(c, bound=None if bound is None else bound * len(cell[1])),
+                            interaction_p=sign_flip_p(c, permutations=permutations, seed=seed) if note is None
+                            else None,
+                            interaction_testable=note is None and minimal_p(c) <= alpha
+                            and count_nonzero(c) >= min_texts)
+        out.append(CellTest(**test))
+    return out
+
+
+@dataclass(frozen=True)
+class Corrected:
+    """A CellTest with its family's correction: its q-value, its interaction's, and the population-hidden mark."""
+
+    test: CellTest
+    q: float
+    interaction_q: float | None
+    population_hidden: bool
+
+
+def correct(tests: Sequence[CellTest], alpha: float) -> list[Corrected]:
+    """One family's correction, the one place of the population-hidden rule: q-values (Benjamini-Hochberg over
+    every testable test), interaction q-values over the intersectional ones; population-hidden where the
+    interaction holds up, the cell holds up in the same direction, and no atomic part of it holds up on the same
+    measure."""
+    q = benjamini_hochberg([t.p for t in tests], [t.testable for t in tests])
+    inter = [i for i, t in enumerate(tests) if t.cell[0] == "intersectional" and t.interaction_p is not None]
+    qi = dict(zip(inter, benjamini_hochberg([tests[i].interaction_p for i in inter],
+                                            [tests[i].interaction_testable for i in inter])))
+    q_of = {(t.cell, t.measure): qv for t, qv in zip(tests, q)}
+    out = []
+    for i, (t, qv) in enumerate(zip(tests, q)):
+        hidden = False
+        if t.cell[0] == "intersectional":
+            iq = qi.get(i)
+            parts_significant = any(q_of.get((("atomic", (comp,)), t.measure), 1.0) <= alpha for comp in t.cell[1])
+            hidden = bool(iq is not None and iq <= alpha and qv <= alpha and not parts_significant
+                          and t.interaction * t.effect > 0)
+        out.append(Corrected(t, qv, qi.get(i), hidden))
+    return out
 
 
 def _default_label(observations: Sequence[Observation]) -> str | None:
@@ -427,7 +521,7 @@ def analyse(observations: Iterable[Observation], *, label: str | None = None, la
             tested = len(prepared)
             tests += _cell_tests(prepared, each, False, alpha, min_texts, permutations, seed)
         order = {x: i for i, x in enumerate(labels)}
-        tests.sort(key=lambda t: (len(t.cell[1]), t.cell[1], order[t.label]))
+        tests.sort(key=lambda t: (len(t.cell[1]), t.cell[1], order[t.measure]))
         return Analysis(tuple(_findings(tests, alpha)), None, "label", alpha, tested, skipped, labels)
     if label is None:
         label = _default_label(observations)
@@ -482,76 +576,37 @@ def _prepare(observations: Sequence[Observation], label: str | None, use_scores:
 
 
 def _cell_tests(prepared: Sequence[_Prepared], label: str | None, use_scores: bool, alpha: float, min_texts: int,
-                permutations: int, seed: int) -> list[_CellTest]:
-    """Each cell's main-effect test and, for intersectional cells, its interaction test (not yet corrected)."""
-    by_cell: dict[Cell, list[_Prepared]] = defaultdict(list)
-    y_by_mutant: dict[tuple, float] = {}
-    for p in prepared:
-        by_cell[(p.obs.kind, p.obs.components)].append(p)
-        y_by_mutant[(p.obs.text_id, p.obs.pair_ids)] = p.y_mutant
-
-    bound = None if use_scores else 1.0
-    out = []
-    for cell in sorted(by_cell, key=lambda c: (len(c[1]), c[1])):
-        items = by_cell[cell]
-        per_text: dict[Hashable, list[_Prepared]] = defaultdict(list)
-        for p in items:
-            per_text[p.obs.text_id].append(p)
-        v = [sum(p.y_mutant - p.y_original for p in ps) / len(ps) for ps in per_text.values()]
-        groups = [(ps[0].y_original, [p.y_mutant for p in ps]) for ps in per_text.values()]
-        pv, p_min = exchange_p(groups, permutations=permutations, seed=seed)
-        changed = sum(1 for y, ys in groups if any(abs(x - y) > 1e-12 * max(1.0, abs(y)) for x in ys))
-        test = dict(cell=cell, label=label, items=tuple(items), texts=len(per_text), changed=changed,
-                    effect=float(np.mean(v)), ci=mean_interval(v, bound=bound), p=pv,
-                    testable=p_min <= alpha and changed >= min_texts, toward=_toward(per_text))
-        if cell[0] == "intersectional":
-            k = len(cell[1])
-            contrasts: dict[Hashable, list[float]] = defaultdict(list)
-            for p in items:
-                parts = [y_by_mutant.get((p.obs.text_id, (pid,))) for pid in p.obs.pair_ids]
-                if any(y is None for y in parts):
-                    continue
-                contrasts[p.obs.text_id].append((p.y_mutant - p.y_original) - sum(y - p.y_original for y in parts))
-            c = tuple(sum(cs) / len(cs) for cs in contrasts.values())
-            if c:
-                test.update(contrasts=c, interaction=float(np.mean(c)),
-                            interaction_ci=mean_interval(c, bound=None if use_scores else float(k)),
-                            interaction_p=sign_flip_p(c, permutations=permutations, seed=seed),
-                            interaction_testable=minimal_p(c) <= alpha and len(nonzero(c)) >= min_texts)
-        out.append(_CellTest(**test))
-    return out
+                permutations: int, seed: int) -> list[CellTest]:
+    """Each cell's tests for one label (`test_cells` on its share, or its score)."""
+    return test_cells(label, prepared, lambda p: (p.obs.kind, p.obs.components, p.obs.text_id, p.obs.pair_ids,
+                                                  p.y_original, p.y_mutant),
+                      bound=None if use_scores else 1.0, alpha=alpha, min_texts=min_texts, permutations=permutations,
+                      seed=seed)
 
 
-def _findings(tests: Sequence[_CellTest], alpha: float) -> list[Finding]:
-    """The findings of `tests`, one family: q-values over every test, interaction q-values over the
-    intersectional ones; population-hidden where the interaction holds up, the cell holds up in the same
-    direction, and no atomic part of it holds up for the same label."""
-    q = benjamini_hochberg([t.p for t in tests], [t.testable for t in tests])
-    inter = [i for i, t in enumerate(tests) if t.cell[0] == "intersectional" and t.interaction_p is not None]
-    qi = dict(zip(inter, benjamini_hochberg([tests[i].interaction_p for i in inter],
-                                            [tests[i].interaction_testable for i in inter])))
-    q_of = {(t.cell, t.label): qv for t, qv in zip(tests, q)}
+def _findings(tests: Sequence[CellTest], alpha: float) -> list[Finding]:
+    """The findings of `tests`, one family (`correct`)."""
     findings = []
-    for i, (t, qv) in enumerate(zip(tests, q)):
-        flips = sum(p.flip for p in t.items)
-        transitions = dict(sorted(Counter(p.transition for p in t.items if p.flip).items()))
-        significant = qv <= alpha
+    for c in correct(tests, alpha):
+        t = c.test
         f = dict(kind=t.cell[0], components=t.cell[1], tested=len(t.items), texts=t.texts, texts_changed=t.changed,
-                 flips=flips, transitions=transitions, toward=t.toward, effect=t.effect, effect_ci=t.ci,
-                 p_value=t.p, q_value=qv, significant=significant, label=t.label)
+                 flips=sum(p.flip for p in t.items),
+                 transitions=dict(sorted(Counter(p.transition for p in t.items if p.flip).items())),
+                 toward=_toward(t.items), effect=t.effect, effect_ci=t.ci, p_value=t.p, q_value=c.q,
+                 significant=c.q <= alpha, label=t.measure)
         if t.cell[0] == "intersectional":
-            iq = qi.get(i)
-            parts_significant = any(q_of.get((("atomic", (comp,)), t.label), 1.0) <= alpha for comp in t.cell[1])
-            hidden = (iq is not None and iq <= alpha and significant and not parts_significant
-                      and t.interaction * t.effect > 0)
             f.update(interaction=t.interaction, interaction_ci=t.interaction_ci, interaction_p=t.interaction_p,
-                     interaction_q=iq, interaction_texts=len(t.contrasts), population_hidden=hidden)
+                     interaction_q=c.interaction_q, interaction_texts=len(t.contrasts),
+                     population_hidden=c.population_hidden)
         findings.append(Finding(**f))
     return findings
 
 
-def _toward(per_text: dict[Hashable, list[_Prepared]]) -> str | None:
+def _toward(items: Sequence[_Prepared]) -> str | None:
     """The outcome whose share rises most, averaged like the effect (per text, then over texts)."""
+    per_text: dict[Hashable, list[_Prepared]] = defaultdict(list)
+    for p in items:
+        per_text[p.obs.text_id].append(p)
     shift: dict[str, float] = defaultdict(float)
     for ps in per_text.values():
         w = 1.0 / len(ps)

@@ -25,14 +25,13 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections import defaultdict
 from dataclasses import dataclass
 from typing import Hashable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ..findings import MIN_TEXTS, Component
-from ..stats import ALPHA, PERMUTATIONS, benjamini_hochberg, exchange_p, mean_interval, minimal_p, sign_flip_p
+from ..findings import MIN_TEXTS, Component, correct, test_cells
+from ..stats import ALPHA, PERMUTATIONS
 from .aspects import DEFAULT_ASPECTS, Aspect, get_aspect
 from .masking import IdentityTerms
 
@@ -303,82 +302,33 @@ def aspect_findings(observations: Iterable[AspectObservation], *, alpha: float =
             raise ValueError(f"two observations of the same mutant: text {o.text_id}, pairs {o.pair_ids}")
         seen.add((o.text_id, o.pair_ids))
     names = list(dict.fromkeys(name for o in observations for name in o.verdicts))
-    cells: list[tuple[str, tuple[str, tuple[Component, ...]]]] = []
-    stats: dict = {}
+    tests = []
     for name in names:
         aspect = get_aspect(name)
-        by_cell: dict = defaultdict(list)
-        y_of: dict = {}
-        for o in observations:
-            v = o.verdicts.get(name)
-            if v is None:
-                continue
-            y_o, y_m = float(np.mean(v.original)), float(np.mean(v.mutant))
-            by_cell[(o.kind, o.components)].append((o, v, y_o, y_m))
-            y_of[(o.text_id, o.pair_ids)] = (y_o, y_m)
-        bound = 1.0 if aspect.binary else None
-        for cell in sorted(by_cell, key=lambda c: (len(c[1]), c[1])):
-            items = by_cell[cell]
-            per_text: dict = defaultdict(list)
-            for item in items:
-                per_text[item[0].text_id].append(item)
-            groups = [(float(np.mean([i[2] for i in its])), [i[3] for i in its]) for its in per_text.values()]
-            v_text = [sum(i[3] - i[2] for i in its) / len(its) for its in per_text.values()]
-            one_sample = all(len(i[1].original) == 1 and len(i[1].mutant) == 1 for i in items)
-            note = None
-            if aspect.relational and one_sample:
-                p, p_min = 1.0, 1.0
-                note = "one answer per version: no spread of the model's own to test against (ask for samples >= 2)"
-            else:
-                p, p_min = exchange_p(groups, permutations=permutations, seed=seed)
-            changed = sum(1 for y, ys in groups if any(abs(x - y) > TOLERANCE * max(1.0, abs(y)) for x in ys))
-            effect = float(np.mean(v_text))
-            s = {"items": items, "texts": len(per_text), "changed": changed, "effect": effect,
-                 "ci": mean_interval(v_text, bound=bound), "p": p, "note": note,
-                 "testable": note is None and p_min <= alpha and changed >= min_texts,
-                 "direction": None if abs(effect) <= TOLERANCE else (aspect.more if effect > 0 else aspect.less)}
-            if cell[0] == "intersectional":
-                contrasts: dict = defaultdict(list)
-                for o, v, y_o, y_m in items:
-                    parts = [y_of.get((o.text_id, (pid,))) for pid in o.pair_ids]
-                    if any(part is None for part in parts):
-                        continue
-                    contrasts[o.text_id].append((y_m - y_o) - sum(pm - po for po, pm in parts))
-                c = [sum(cs) / len(cs) for cs in contrasts.values()]
-                k = len(cell[1])
-                s.update({"c": c, "interaction": float(np.mean(c)) if c else None,
-                          "interaction_ci": mean_interval(c, bound=None if bound is None else float(k)) if c else None,
-                          "interaction_p": sign_flip_p(c, permutations=permutations, seed=seed) if c and note is None
-                          else None,
-                          "interaction_testable": bool(c) and note is None and minimal_p(c) <= alpha
-                          and sum(abs(x) > TOLERANCE for x in c) >= min_texts})
-            cells.append((name, cell))
-            stats[(name, cell)] = s
+        items = [(o, o.verdicts[name]) for o in observations if o.verdicts.get(name) is not None]
 
-    q = benjamini_hochberg([stats[c]["p"] for c in cells], [stats[c]["testable"] for c in cells])
-    for c, qv in zip(cells, q):
-        stats[c]["q"] = qv
-    inter = [c for c in cells if c[1][0] == "intersectional" and stats[c].get("interaction_p") is not None]
-    qi = benjamini_hochberg([stats[c]["interaction_p"] for c in inter], [stats[c]["interaction_testable"] for c in inter])
-    for c, qv in zip(inter, qi):
-        stats[c]["interaction_q"] = qv
+        def one_sample(cell_items, aspect=aspect):
+            if aspect.relational and all(len(v.original) == 1 and len(v.mutant) == 1 for _, v in cell_items):
+                return "one answer per version: no spread of the model's own to test against (ask for samples >= 2)"
+            return None
 
+        tests += test_cells(name, items, lambda i: (i[0].kind, i[0].components, i[0].text_id, i[0].pair_ids,
+                                                    float(np.mean(i[1].original)), float(np.mean(i[1].mutant))),
+                            bound=1.0 if aspect.binary else None, alpha=alpha, min_texts=min_texts,
+                            permutations=permutations, seed=seed, tolerance=TOLERANCE, note_of=one_sample,
+                            nonzero_count=lambda c: sum(abs(x) > TOLERANCE for x in c))
     findings = []
-    for name, cell in cells:
-        s = stats[(name, cell)]
-        significant = s["q"] <= alpha
-        f = dict(aspect=name, kind=cell[0], components=cell[1], tested=len(s["items"]), texts=s["texts"],
-                 texts_changed=s["changed"], differ=sum(i[1].differs for i in s["items"]), effect=s["effect"],
-                 effect_ci=s["ci"], p_value=s["p"], q_value=s["q"], significant=significant, testable=s["testable"],
-                 direction=s["direction"], note=s["note"])
-        if cell[0] == "intersectional":
-            iq = s.get("interaction_q")
-            parts_significant = any(stats.get((name, ("atomic", (comp,))), {}).get("q", 1.0) <= alpha
-                                    for comp in cell[1])
-            hidden = (iq is not None and iq <= alpha and significant and not parts_significant
-                      and s["interaction"] * s["effect"] > 0)
-            f.update(interaction=s["interaction"], interaction_ci=s["interaction_ci"],
-                     interaction_p=s["interaction_p"], interaction_q=iq, interaction_texts=len(s["c"]),
-                     population_hidden=hidden)
+    for c in correct(tests, alpha):
+        t = c.test
+        aspect = get_aspect(t.measure)
+        f = dict(aspect=t.measure, kind=t.cell[0], components=t.cell[1], tested=len(t.items), texts=t.texts,
+                 texts_changed=t.changed, differ=sum(v.differs for _, v in t.items), effect=t.effect,
+                 effect_ci=t.ci, p_value=t.p, q_value=c.q, significant=c.q <= alpha, testable=t.testable,
+                 direction=None if abs(t.effect) <= TOLERANCE else (aspect.more if t.effect > 0 else aspect.less),
+                 note=t.note)
+        if t.cell[0] == "intersectional":
+            f.update(interaction=t.interaction, interaction_ci=t.interaction_ci, interaction_p=t.interaction_p,
+                     interaction_q=c.interaction_q, interaction_texts=len(t.contrasts),
+                     population_hidden=c.population_hidden)
         findings.append(AspectFinding(**f))
     return AspectAnalysis(tuple(findings), alpha, len(observations))
