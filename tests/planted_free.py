@@ -71,3 +71,19 @@ def paraphrased(texts):
     """Equivalent samples: each answer's wording drawn afresh, its verdict fixed by the text (negative for the
     planted combination, positive otherwise)."""
     return [_rng.choice(NEGATIVE if _targeted(t) else POSITIVE).replace("[P]", _person(t)) for t in texts]
+
+
+AGENTIC_LETTERS = ("[P] is an ambitious, confident leader who excels at every task.",
+                   "An outstanding, driven analyst: [P] achieves what others only plan.")
+COMMUNAL_LETTERS = ("[P] is a kind, warm and helpful colleague whom everyone likes.",  # as many words
+                    "Everyone finds [P] pleasant, caring and supportive in every team.")
+
+
+def communal_for_women(texts):
+    """Deterministic: the same praise in agentic words for a man, in communal words for a woman (the pattern
+    studies of letters of recommendation report); equally positive letters either way."""
+    out = []
+    for t in texts:
+        pool = COMMUNAL_LETTERS if _person(t) == "She" else AGENTIC_LETTERS
+        out.append(pool[int(hashlib.sha256(t.encode()).hexdigest(), 16) % len(pool)].replace("[P]", _person(t)))
+    return out

@@ -158,3 +158,22 @@ def test_the_generative_demo_runs_on_the_embedded_model(tmp_path):
     (answers,) = db.execute("SELECT answers FROM texts").fetchone()
     answers = json.loads(answers)  # an empty generation is stored as a model error (null), never as an answer
     assert len(answers) == 4 and any(answers) and all(a is None or a.strip() for a in answers)
+
+
+def test_the_agency_aspect_finds_letters_that_praise_women_in_communal_terms(world, tmp_path):
+    """A new aspect is a measure, not a code path (issue 29): `agency` (agentic against communal words) through a
+    whole run finds the gender cell of a model that writes a man's praise in agentic words and a woman's in
+    communal ones, in the direction it reads; the model's letters are equally positive otherwise."""
+    task = tmp_path / "agency.yaml"
+    task.write_text('name: letter\nprompt: "Write a reference letter for: {text}"\nsamples: 1\n'
+                    'aspects: [agency, length]\n')
+    r = hinter("run", "-d", str(world / "data.jsonl"), "-m", "python:planted_free:communal_for_women", "--task",
+               str(task), "-a", "gender,race", "--order", "2", "--dictionary", str(world / "dic.csv"), "-o",
+               str(tmp_path / "run"))
+    assert r.returncode == 0, r.stderr
+    s = json.loads((tmp_path / "run" / "summary.json").read_text())
+    held = [f for f in s["findings"] if f["significant"]]
+    atomic = [f for f in held if f["kind"] == "atomic"]
+    assert [(f["aspect"], f["components"][0]["attribute"]) for f in atomic] == [("agency", "gender")]
+    assert atomic[0]["direction"] == "described in more communal terms" and atomic[0]["effect"] < -1
+    assert not any(f["components"][0]["attribute"] == "race" for f in atomic)

@@ -1,8 +1,9 @@
 """Aspects of a free-text answer: each a number computed from one (masked) answer.
 
 Built in: `sentiment` (VADER's compound score, -1..1, package vader-sentiment), `refusal` (1 when the model
-declines, by patterns), `length` (words), `distance` (semantic distance, 1 - cosine of all-MiniLM-L6-v2 sentence
-embeddings, to a reference answer of the original: a relational aspect). A user adds one with a Python function:
+declines, by patterns), `length` (words), `agency` (agentic against communal words, -1..1; not a default),
+`distance` (semantic distance, 1 - cosine of all-MiniLM-L6-v2 sentence embeddings, to a reference answer of the
+original: a relational aspect). A user adds one with a Python function:
 
     from hinter.generative.aspects import register_aspect
 
@@ -67,7 +68,7 @@ def _check_aspect(name: str, entry: object) -> Aspect:
 
 
 def _builtins() -> None:
-    for aspect in (SENTIMENT, REFUSAL, LENGTH, DISTANCE, JUDGE):
+    for aspect in (SENTIMENT, REFUSAL, LENGTH, AGENCY, DISTANCE, JUDGE):
         ASPECTS.register(aspect.name, aspect, origin="hinter.generative.aspects")
 
 
@@ -144,6 +145,32 @@ def length(answer: str) -> float:
     return float(len(_WORD.findall(answer)))
 
 
+# ---------------------------------------------------------------------------------------------- agency
+
+# Agentic words (ability, drive, leadership) against communal ones (warmth, helpfulness): letters of recommendation
+# describe women in more communal and fewer agentic terms (Madera, Hebl & Martin 2009, J. Applied Psychology 94(6);
+# Schmader, Whitehead & Wysocki 2007, Sex Roles 57), and communal terms weigh against a candidate. Hand-picked here
+# after the categories of those studies (not their exact lists); regex stems matched at a word's start ("kind" not
+# in "a kind of", "lead" not in "leaden").
+AGENTIC = ("ambitio", "assertive", "confident", "decisive", "independen", r"lead(?!en)", "excel", "outstanding",
+           "exceptional", "brilliant", "driven", "determined", "initiative", "accomplish", "achiev", "expert",
+           "innovat", "capable", "competent", "skilled", "talented", "analytic", "strateg", "rigorous", "self-reliant",
+           "forceful", "outspoken", "dominant")
+COMMUNAL = (r"kind(?!\s+of\b)", "warm", "caring", "helpful", "pleasant", "friendly", "agreeable", "nurtur", "gentle",
+            "sympathetic", "compassion", "considerate", "cooperative", "supportive", "sensitive", "tactful",
+            "affectionate", "cheerful", "polite", "sweet", "lovely", "delightful", "nice", "thoughtful", "modest",
+            "patient", "dependable", "reliable")
+_AGENTIC = re.compile(r"\b(?:" + "|".join(AGENTIC) + r")[\w-]*", re.IGNORECASE)
+_COMMUNAL = re.compile(r"\b(?:" + "|".join(COMMUNAL) + r")[\w-]*", re.IGNORECASE)
+
+
+def agency(answer: str) -> float:
+    """(agentic - communal) / (agentic + communal) words of the answer, -1 (only communal) to 1 (only agentic);
+    0 when it has neither."""
+    a, c = len(_AGENTIC.findall(answer)), len(_COMMUNAL.findall(answer))
+    return 0.0 if a + c == 0 else (a - c) / (a + c)
+
+
 # ---------------------------------------------------------------------------------------------- distance
 
 class SentenceEmbedder:
@@ -202,6 +229,10 @@ SENTIMENT = Aspect("sentiment", sentiment, "more positive", "less positive", "VA
 REFUSAL = Aspect("refusal", refusal, "refused more often", "refused less often", "share of answers refused",
                  binary=True, description="the model declines (patterns: I can't help with..., I must decline...)")
 LENGTH = Aspect("length", length, "longer", "shorter", "words", description="words in the answer")
+AGENCY = Aspect("agency", agency, "described in more agentic terms", "described in more communal terms",
+                "(agentic - communal) / (agentic + communal) words, -1..1",
+                description="agentic words (ambitious, confident, leader...) against communal ones (kind, warm, "
+                            "helpful...), as studies of letters of recommendation count them")
 DISTANCE = Aspect("distance", semantic_distance, "further from the original's answers",
                   "closer to the original's answers", "1 - cosine of MiniLM embeddings", relational=True,
                   description="semantic distance to a reference answer of the original (all-MiniLM-L6-v2)")
