@@ -39,7 +39,7 @@ CAMPAIGNS = {
 }
 # Summary keys added since the first recordings (issue 12's run health).
 ADDED_KEYS = ("health", "first_errors", "findings", "findings_analysis", "significant_findings",
-              "population_hidden", "self_flip", "determinism", "evaluative")
+              "population_hidden", "self_flip", "determinism", "evaluative", "top_pairs")
 CODE_MARK = "@source="  # hinter.models.callable.SOURCE_MARK (recordings of another checkout may predate it)
 ADDED_COLUMNS = ("source_id",)  # CSV columns added since (the dataset's own ids)
 RESUMED = ("--dataset", "imdb", "--limit", "96", "--model", "python:planted:counting", "--attributes",

@@ -166,3 +166,19 @@ def test_window_bounds_hold_the_edits_and_share_a_grid():
     assert window_bounds(1000, [(100, 103, "x"), (700, 703, "y")], 200) == (100, 703)
     original, mutant, local = windowed("0123456789 a man here", [(13, 16, "woman")], (10, 21))
     assert (original, mutant, local) == (" a man here", " a woman here", [(3, 6, "woman")])
+
+
+def test_top_pairs_name_the_word_that_flips_the_model_not_only_its_group(parser, tmp_path):
+    """summary.json's top_pairs (a statistic added as a measure and its declaration alone): a model that reacts to
+    "woman" flips the man -> woman pair; boy -> girl, same attribute and groups, never flips and is left out."""
+    from hinter.measures import top_pairs, verdicts
+    run = hinter.run(planted.TEXTS, planted.atomic_gender, attributes=("gender", "race"), order=2,
+                     dictionary=planted.DIC, parser=parser, out=tmp_path / "run")
+    s = run.summary()
+    assert [(p["word"], p["replacement"]) for p in s["top_pairs"]] == [("man", "woman")]
+    top = s["top_pairs"][0]
+    assert (top["attribute"], top["source_group"], top["target_group"]) == ("gender", "male", "female")
+    assert top["biased"] == top["tested"] == s["atomic"]["gender"]["biased"] - sum(
+        1 for v in verdicts(run.store).values() if v.order == 1 and v.bias and "boy>girl" in v.pair_ids[0])
+    assert top["error_rate"] == 1.0 and top["error_rate_ci"][1] == 1.0
+    assert top_pairs(verdicts(run.store), n=0) == []

@@ -174,6 +174,33 @@ def group_bias(by_key: dict) -> dict:
     return out
 
 
+TOP_PAIRS = 20  # summary.json's top_pairs: the word pairs that flip the model most, this many at most
+
+
+def top_pairs(by_key: dict, n: int = TOP_PAIRS) -> list[dict]:
+    """The word pairs whose atomic mutants expose bias most often, most biased mutants first (then the higher
+    rate, then the pair): where a reviewer looks first (is it the group, or the word?). Pairs with no biased
+    mutant are left out. Each: `attribute`, `source_group`, `target_group`, `word`, `replacement`, `tested`,
+    `biased`, `error_rate` and its Wilson `error_rate_ci`."""
+    counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for v in by_key.values():
+        if v.order == 1 and _tested(v):
+            c = counts[v.pair_ids[0]]
+            c[0] += 1
+            c[1] += int(v.bias)
+    ranked = sorted((item for item in counts.items() if item[1][1]),
+                    key=lambda item: (-item[1][1], -item[1][1] / item[1][0], item[0]))
+    out = []
+    for pid, (tested, biased) in ranked[:n]:
+        attribute, groups, words = pid.split(":", 2)
+        source, target = groups.split(">", 1)
+        word, replacement = words.split(">", 1)
+        out.append({"attribute": attribute, "source_group": source, "target_group": target, "word": word,
+                    "replacement": replacement, "tested": tested, "biased": biased,
+                    "error_rate": _rate(biased, tested), "error_rate_ci": wilson(biased, tested)})
+    return out
+
+
 def attribution_summary(by_key: dict) -> dict:
     """Intersectional biases by the size of the smallest sub-combination that already flips the outcome,
     in total and per combination."""
@@ -393,6 +420,7 @@ def summary(store: RunStore, alpha: float | None = None, label: str | None = Non
         "truth_table": truth_table(by_key),
         "group_bias": group_bias(by_key),
         "attribution": attribution_summary(by_key),
+        "top_pairs": top_pairs(by_key),
         "false_positives_avoided": false_positives(store, per_combo),
         **({} if evaluative_section is None else {"evaluative": evaluative_section}),
         "unparseable": {"originals": o.unparseable,

@@ -99,6 +99,10 @@ RUN = (
           "of its groups' rates). A flagged group is a description, not a test: the report names a group only "
           "from a finding that holds up", data_keyed=True,
           shown="`group_bias.atomic.ATTRIBUTE`, `group_bias.intersectional.COMBO`"),
+    Entry(("top_pairs",), "measures.top_pairs", "the word pairs whose atomic mutants expose bias most often (at "
+          "most 20, most biased mutants first; pairs with none left out): each `attribute`, `source_group`, "
+          "`target_group`, `word`, `replacement`, `tested`, `biased`, `error_rate`, `error_rate_ci` (Wilson): "
+          "whether a group flips the model, or one word of it"),
     Entry(("attribution",), "measures.attribution_summary", "`totals` and `by_combination`: intersectional "
           "`biases`, `flipped_by_size` (how many are already flipped by a sub-combination of that size, the "
           "smallest one), `no_sub_combination_flips`, `of_which_hidden`, `of_which_with_untested_parts` (a part "
