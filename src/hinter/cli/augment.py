@@ -40,7 +40,7 @@ def augment_cmd(
                                 "smallest cell of all; none (the default)."),
     mutants_only: bool = typer.Option(False, "--mutants-only", help="Write the mutants alone, not their originals "
                                       "(to add to a training set that holds them)."),
-    workers: Optional[int] = o.WORKERS_OPT,
+    workers: Optional[int] = o.WORKERS_OPT, raw_csv: bool = o.RAW_CSV_OPT,
 ) -> None:
     """Counterfactual training data: each original with its valid mutants (atomic and intersectional), every
     mutant labelled with its original's gold label (else the model's outcome on it), no text twice. Fields:
@@ -82,7 +82,7 @@ def augment_cmd(
             raise InputError("--significant needs a run's findings", where="--significant",
                              fix="Give the run folder (hinter augment RUN --significant ...), or leave it out.")
         result = _from_dataset(config, selection, workers)
-    written = aug.write(result.rows, out)
+    written = aug.write(result.rows, out, raw_csv)
     kinds = {k: sum(r.kind == k for r in result.rows) for k in aug.KINDS}
     c = result.counts
     left = [f"{n} {what}" for n, what in ((c["unlabelled_texts"], "texts without a label (and their mutants)"),

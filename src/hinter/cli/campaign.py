@@ -13,6 +13,7 @@ from rich.text import Text
 
 from ..config import Execution, RunConfig
 from ..errors import InputError
+from ..files import write_atomic
 from ..health import Thresholds
 from .app import console, out_console, running_in
 
@@ -27,7 +28,7 @@ def read_campaign(config: RunConfig, out: Path | None):
                              "are optional).")
     if read.skipped and out is not None:
         out.mkdir(parents=True, exist_ok=True, mode=0o700)
-        (out / "skipped_rows.txt").write_text("\n".join(read.skipped) + "\n", encoding="utf-8")
+        write_atomic(out / "skipped_rows.txt", "\n".join(read.skipped) + "\n")
         console.print(f"[yellow]Skipped {len(read.skipped)} bad row(s)[/], listed in {out / 'skipped_rows.txt'}; "
                       f"the first: {read.skipped[0]}", highlight=False, soft_wrap=True)
     dictionary = with_packs(load_dictionary(config.dictionary), config.packs)

@@ -8,6 +8,7 @@ import typer
 
 from ..config import MODEL, RunConfig, option_fields
 from ..errors import InputError
+from ..files import storage_errors
 from ..health import Thresholds
 from ..models import SPEC_HELP
 from . import options as o
@@ -39,7 +40,7 @@ def run_cmd(
                                          "(or, with none, where it has a bias)."),
     max_failed_share: float = o.MAX_FAILED_SHARE_OPT, max_failed_originals: int = o.MAX_FAILED_ORIGINALS_OPT,
     allow_model_errors: bool = o.ALLOW_ERRORS_OPT, alpha: Optional[float] = o.ALPHA_OPT,
-    label: Optional[str] = o.LABEL_OPT,
+    label: Optional[str] = o.LABEL_OPT, raw_csv: bool = o.RAW_CSV_OPT,
     executor: str = o.EXECUTOR_OPT, ray_address: Optional[str] = o.RAY_ADDRESS_OPT,
     workers: Optional[int] = o.WORKERS_OPT, cpus_per_worker: float = o.CPUS_OPT, gpus_per_worker: float = o.GPUS_OPT,
     concurrency: Optional[int] = o.CONCURRENCY_OPT,
@@ -79,9 +80,10 @@ def run_cmd(
     from ..report.gate import check_paths
     check_paths(fail_on, config.attributes, config.order)
     execution = o.execution(executor, ray_address, workers, cpus_per_worker, gpus_per_worker, concurrency)
-    s = run_campaign(config, execution, out, overwrite, {"alpha": alpha, "label": label}, suite=loaded,
-                     dry_run=dry_run, yes=yes)
-    if s is None:  # --dry-run: the estimate only
-        return
-    write_report_and_gate(out, s, fail_on, junit, Thresholds(max_failed_share, max_failed_originals),
-                          allow_model_errors)
+    with storage_errors(out):  # a full disk, a damaged run.sqlite: one paragraph with the path and the fix
+        s = run_campaign(config, execution, out, overwrite, {"alpha": alpha, "label": label,
+                         "raw_csv": raw_csv or None}, suite=loaded, dry_run=dry_run, yes=yes)
+        if s is None:  # --dry-run: the estimate only
+            return
+        write_report_and_gate(out, s, fail_on, junit, Thresholds(max_failed_share, max_failed_originals),
+                              allow_model_errors)
