@@ -50,7 +50,8 @@ def _texts(texts: Sequence[str | TextRecord] | None, config: RunConfig, where: s
 def run(texts: Sequence[str | TextRecord] | None = None, model=None, *, out: str | Path | None = None,
         suite: str | Path | None = None, config: RunConfig | None = None, dictionary: str | Path | Dictionary | None
         = None, parser=None, overwrite: bool = False, progress: Callable[[str, int, int], None] | None = None,
-        executor=None, alpha: float | None = None, label: str | None = None, **options) -> Run:
+        executor=None, alpha: float | None = None, label: str | None = None, raw_csv: bool | None = None,
+        **options) -> Run:
     """Run a bias test: atomic mutants for each attribute and intersectional ones up to `order`, then write
     summary.json and biases.csv into the run folder (`out`; default: a new temporary folder). Returns the Run.
 
@@ -67,7 +68,8 @@ def run(texts: Sequence[str | TextRecord] | None = None, model=None, *, out: str
     calls run (default: LocalExecutor(); hinter.executor.make_executor("ray") spreads them over a Ray cluster with
     the same results); not a setting: a run started on one may be continued on another. `alpha`, `label`: how
     the findings are read, as `hinter run --alpha --label` (default: 0.05; the task's first label, or every label
-    of a multi-label task). A `budget=` reached raises hinter.usage.BudgetReached after writing what was asked;
+    of a multi-label task); `raw_csv`: CSV cells as they are (default: a cell a spreadsheet would run as a formula
+    is written as text), as `--raw-csv`. A `budget=` reached raises hinter.usage.BudgetReached after writing what was asked;
     the same call continues the run. It runs through hinter.campaign.Campaign, as `hinter run` does.
     `suite`: a file of `hinter.build_suite` (`hinter suite build`): its texts, mutants and verdicts are tested,
     with no parsing; the options then are the model stage's alone (model, task, query_discarded, window, repeats,
@@ -99,7 +101,7 @@ def run(texts: Sequence[str | TextRecord] | None = None, model=None, *, out: str
         records = _texts(texts, config, "hinter.run")
     return Campaign(config, records, model, Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="hinter-run-")),
                     dictionary=dictionary if isinstance(dictionary, Dictionary) else None, suite=loaded,
-                    executor=executor, parser=parser, overwrite=overwrite, analysis=Analysis(alpha, label)
+                    executor=executor, parser=parser, overwrite=overwrite, analysis=Analysis(alpha, label, raw_csv)
                     ).run(progress).run
 
 

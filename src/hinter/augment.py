@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from .errors import InputError
+from .files import write_atomic, write_csv
 from .records import Replacement, apply_replacements, dictionary_replacements, edits
 
 KINDS = ("original", "atomic", "intersectional")
@@ -284,7 +285,7 @@ def output_format(path: str | Path) -> str:
     return FORMATS[suffix]
 
 
-def write(rows: Sequence[Row], path: str | Path) -> Path:
+def write(rows: Sequence[Row], path: str | Path, raw_csv: bool = False) -> Path:
     """Write the rows as the path's suffix says (`output_format`): JSONL (one object per line), CSV (lists joined
     by '+'), or a folder saved by the `datasets` library (Dataset.save_to_disk)."""
     path = Path(path)
@@ -292,17 +293,10 @@ def write(rows: Sequence[Row], path: str | Path) -> Path:
     if fmt != "datasets":
         path.parent.mkdir(parents=True, exist_ok=True)
     if fmt == "jsonl":
-        with open(path, "w", encoding="utf-8") as f:
-            for r in rows:
-                f.write(json.dumps(r.to_dict(), ensure_ascii=False) + "\n")
-    elif fmt == "csv":
-        with open(path, "w", newline="", encoding="utf-8") as f:
-            w = csv.writer(f)
-            w.writerow(COLUMNS)
-            for r in rows:
-                d = r.to_dict()
-                w.writerow(["+".join(v) if isinstance(v, list) else "" if v is None else v
-                            for v in (d[c] for c in COLUMNS)])
+        write_atomic(path, "".join(json.dumps(r.to_dict(), ensure_ascii=False) + "\n" for r in rows))
+    elif fmt == "csv":  # cells safe in spreadsheets unless --raw-csv (a text beginning '=' gets a leading ')
+        write_csv(path, COLUMNS, (["+".join(v) if isinstance(v, list) else v for v in (d[c] for c in COLUMNS)]
+                                  for d in (r.to_dict() for r in rows)), raw=raw_csv)
     else:
         try:
             import datasets

@@ -36,14 +36,17 @@ Progress = Callable[[str, int, int], None]
 
 @dataclass(frozen=True)
 class Analysis:
-    """How the findings are read, recorded with the run (analysis.* settings): the false discovery rate and the
-    label of interest (None: the run's default, 0.05 and the task's first label or, multi-label, every label)."""
+    """How the findings are read and written, recorded with the run (analysis.* settings): the false discovery rate,
+    the label of interest (None: the run's default, 0.05 and the task's first label or, multi-label, every label)
+    and `raw_csv` (CSV cells as they are, not made safe for spreadsheets)."""
 
     alpha: float | None = None
     label: str | None = None
+    raw_csv: bool | None = None
 
     def settings(self, task: AnyTask | None) -> dict:
-        given = {k: v for k, v in (("alpha", self.alpha), ("label", self.label)) if v is not None}
+        given = {k: v for k, v in (("alpha", self.alpha), ("label", self.label), ("raw_csv", self.raw_csv))
+                 if v is not None}
         if task is not None:
             given.update(task_labels=list(task.labels), multi_label=task.multi_label)
         return {f"analysis.{k}": v for k, v in given.items()}

@@ -26,7 +26,7 @@ from .pipeline import (BatchResult, Mutate, ParsedVerdicts, answers_per_text, ca
 from .recorded import comparable
 from .records import Replacement, TextRecord, dictionary_replacements, text_key, texts_fingerprint
 from .runlock import lock_run_folder
-from .store import RunStore
+from .store import RunStore, empty_run_error, lost_run
 from .tasks import is_generative
 from .usage import JUDGE_ACCOUNT, Meter, Prices, parse_budget
 from .validity import Parser
@@ -95,6 +95,8 @@ def _open_store(out_dir: Path, settings: dict, overwrite: bool) -> RunStore:
     if path.exists() and overwrite:
         for p in out_dir.glob("run.sqlite*"):
             p.unlink()
+    elif lost_run(out_dir):  # not started again silently over a finished run's outputs
+        raise empty_run_error(path)
     store = RunStore(path)
     previous = store.settings()
     if previous and comparable(previous) != comparable(settings):
@@ -251,6 +253,8 @@ def estimate_campaign(config: RunConfig, texts: Sequence[str | TextRecord], *, d
     """hinter.estimate.Estimate of the campaign's texts not yet stored in `out`, asking no model: mutation and
     (`exact`) validity run as the run will run them; a suite's verdicts are read."""
     done: set[int] = set()
+    if out is not None and lost_run(out):
+        raise empty_run_error(Path(out) / "run.sqlite")
     if out is not None and (Path(out) / "run.sqlite").is_file():
         store = RunStore(Path(out) / "run.sqlite")
         try:

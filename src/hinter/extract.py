@@ -30,6 +30,7 @@ from typing import Iterable
 
 from .dictionary import Pair
 from .errors import InputError
+from .files import write_atomic
 
 ATTRIBUTE_OF_CATEGORY = {"race": "race", "gender": "gender", "body": "body", "disabled": "body", "victim": "body",
                          "culture": "culture", "social": "social"}
@@ -208,15 +209,14 @@ def write_dictionary(groups: dict[str, list[Group]], pairs: list[Pair], out: Pat
             by_file[out / attribute / f"{g.name}.csv"] = g.words()
     for path, lines in sorted(by_file.items()):
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        write_atomic(path, "\n".join(lines) + "\n")
         written.append(path)
     readme = out / "SOURCE.md"
-    readme.write_text(
-        "# A dictionary extracted by `hinter dictionary extract`\n\n"
+    write_atomic(
+        readme, "# A dictionary extracted by `hinter dictionary extract`\n\n"
         f"From: {source}\n\nGroups (words named by at least the minimum number of annotations) per attribute: "
         + "; ".join(f"{a} {len(gs)}" for a, gs in groups.items()) + f". Pairs: {len(pairs)}.\n\n"
-        "Inspect the pairs before use (`hinter dictionary lint DIR --dataset ...`), as the paper's authors did.\n",
-        encoding="utf-8")
+        "Inspect the pairs before use (`hinter dictionary lint DIR --dataset ...`), as the paper's authors did.\n")
     written.append(readme)
     return written
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Iterator, NamedTuple, Sequence
 
 from .errors import InputError
+from .files import storage_error
 from .models.base import Outcome
 from .records import (REPAIR, Replacement, apply_replacements, edits, pack_edits, pair_key as join_pair_ids,
                       replacements_from_json, unpack_edits)
@@ -401,19 +402,24 @@ class RunStore:
     @staticmethod
     def read_settings(folder: str | os.PathLike, where: str | None = None) -> dict:
         """The settings recorded in the run in `folder`, read without creating or changing anything (resume reads
-        them to start the run again). InputError when run.sqlite is missing or unreadable."""
+        them to start the run again): {} for a run stopped as it began. InputError when run.sqlite is missing,
+        or holds no run while outputs lie beside it (lost_run); a StorageError when it is unreadable."""
         path = _run_file(folder, where)
         try:
-            db = sqlite3.connect(path)
+            if lost_run(path.parent):
+                raise empty_run_error(path, where)
+            if not holds_run(path):
+                return {}  # a run killed as it created its file, before any table: nothing recorded yet
+            db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
             try:
-                if not db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0]:
-                    return {}  # a run killed as it created its file, before any table: nothing recorded yet
                 rows = db.execute("SELECT key, value FROM settings").fetchall()
             finally:
                 db.close()
-        except sqlite3.DatabaseError as e:
-            raise InputError(f"run.sqlite cannot be read ({e})", where=str(path)) from None
-        return {k: json.loads(v) for k, v in rows}
+            return {k: json.loads(v) for k, v in rows}
+        except (sqlite3.Error, ValueError) as e:  # ValueError: a damaged settings value (JSON)
+            if not isinstance(e, sqlite3.Error):
+                e = sqlite3.DatabaseError(f"malformed settings: {e}")
+            raise storage_error(e, path.parent, _where(path, where)) from None
 
     # settings and stats
     def save_settings(self, settings: dict) -> None:
@@ -745,20 +751,56 @@ class RunStore:
 def _run_file(folder: str | os.PathLike, where: str | None) -> Path:
     path = Path(folder) / "run.sqlite"
     if not path.is_file():
-        raise InputError(f"no run.sqlite in {folder}", where=where or str(folder),
+        raise InputError(f"no run.sqlite in {folder}", where=_where(path.parent, where),
                          fix="Give the --out folder of a `hinter run`.")
     return path
 
 
+def _where(path: Path, where: str | None) -> str:
+    """The file or folder a message names, after the option that gave it (`--baseline runs/a`): never a bare
+    placeholder such as RUN_DIR."""
+    return f"{where} {path}" if where and where.startswith("-") else str(path)
+
+
+# A run.sqlite that lost its content (a copy that failed: 0 bytes) is restored or the run started again; the
+# outputs beside it are never replaced by an empty run's.
+RESTORE_FIX = ("Restore run.sqlite from a good copy, or start the run again with `hinter run ... --overwrite` "
+               "(which asks the model again); no output was changed.")
+
+
+def holds_run(path: Path) -> bool:
+    """Whether the SQLite file `path` holds a run's tables, read without writing (sqlite3.DatabaseError when it is
+    not a database). A 0-byte file holds none."""
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return bool(db.execute("SELECT COUNT(*) FROM sqlite_master WHERE name = 'settings'").fetchone()[0])
+    finally:
+        db.close()
+
+
+def lost_run(folder: str | os.PathLike) -> bool:
+    """The folder holds a run's outputs (summary.json) but its run.sqlite holds no run: the database was lost
+    (a failed copy), not a run stopped as it began (which wrote no output yet)."""
+    path = Path(folder) / "run.sqlite"
+    return path.is_file() and (Path(folder) / "summary.json").is_file() and not holds_run(path)
+
+
+def empty_run_error(path: Path, where: str | None = None) -> InputError:
+    return InputError(f"run.sqlite holds no run ({path.stat().st_size:,} bytes): a copy that failed, or a run "
+                      "stopped as it began", where=_where(path, where), fix=RESTORE_FIX)
+
+
 def open_run(folder: str | os.PathLike, where: str | None = None) -> RunStore:
-    """The store of the finished (or interrupted) run in `folder`; `where` names the argument that gave it.
-    InputError when the folder holds no run.sqlite or one that SQLite cannot read."""
+    """The store of the finished (or interrupted) run in `folder`; `where` names the option that gave it.
+    InputError when the folder holds no run.sqlite, or one that holds no run (it is never made into an empty
+    one); a StorageError when SQLite cannot read it."""
     path = _run_file(folder, where)
     try:
+        if not holds_run(path):
+            raise empty_run_error(path, where)
         return RunStore(path)
-    except sqlite3.DatabaseError as e:
-        raise InputError(f"run.sqlite cannot be read ({e})", where=where or str(path),
-                         fix="Give the --out folder of a `hinter run`.") from None
+    except sqlite3.Error as e:
+        raise storage_error(e, path.parent, _where(path, where)) from None
 
 
 def _json(v) -> str | None:

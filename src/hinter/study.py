@@ -14,7 +14,6 @@ settings continues: a suite already built is reused, and each run continues wher
 """
 from __future__ import annotations
 
-import csv
 import hashlib
 import json
 import random
@@ -26,6 +25,7 @@ from typing import Any, Callable, Sequence
 
 from .config import DATASET, MODEL, RunConfig, describe_differences, option_fields
 from .errors import InputError
+from .files import write_atomic, write_dict_csv
 
 STUDY_FORMAT = 1
 # Options a study sets itself: the model and dataset come from its lists; RQ3 needs the discarded mutants' answers.
@@ -240,8 +240,8 @@ def run_study(plan: StudyPlan, out: str | Path, *, parser=None, executor=None,
     runs: dict[tuple[str, str], Path] = {}
 
     def record() -> None:
-        (out / "study.json").write_text(json.dumps({"format": STUDY_FORMAT, "plan": plan.recorded(),
-                                                    "seconds": seconds}, indent=1), encoding="utf-8")
+        write_atomic(out / "study.json", json.dumps({"format": STUDY_FORMAT, "plan": plan.recorded(),
+                                                     "seconds": seconds}, indent=1))
 
     record()
     for dataset in plan.datasets:
@@ -591,12 +591,7 @@ def rq4_rows(runs: StudyRuns) -> list[dict]:
 
 def _write_csv(path: Path, rows: list[dict], columns: Sequence[str] | None = None) -> Path:
     columns = list(columns or (rows[0].keys() if rows else []))
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        w = csv.DictWriter(f, fieldnames=columns)
-        w.writeheader()
-        for r in rows:
-            w.writerow({k: "" if v is None else v for k, v in r.items()})
-    return path
+    return write_dict_csv(path, columns, rows)
 
 
 RQ2_COLUMNS = ("dataset", "kind", "originals", "valid_mutants", "grammar_originals", "grammar_valid_mutants",
@@ -624,7 +619,7 @@ def write_tables(runs: StudyRuns, *, grammar_sample: int = GRAMMAR_SAMPLE) -> di
     summaries = {key: _summary(folder) for key, folder in runs.runs.items()}
     html = render_study(tables=tables, headline=headline, summaries=summaries, plan=runs.plan.recorded(),
                         seconds=runs.seconds, grammar_available=_grammar_module() is not None)
-    (out / "study.html").write_text(html, encoding="utf-8")
+    write_atomic(out / "study.html", html)
     return tables
 
 

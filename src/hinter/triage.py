@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from .errors import InputError
+from .files import write_atomic
 from .records import Replacement
 
 FILE = "triage.json"
@@ -133,10 +134,7 @@ def save(folder: str | os.PathLike, verdicts: Sequence[Verdict]) -> Path:
     body = {"about": "hinter triage: reviewers' verdicts on this run's biases (hinter serve writes it; "
                      "commit it beside the model). not_bias instances do not count in --fail-on / hinter check.",
             "verdicts": [v.to_json() for v in ordered]}
-    tmp = path.with_name(f".{FILE}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(body, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+    return write_atomic(path, json.dumps(body, indent=2, ensure_ascii=False) + "\n")
 
 
 def upsert(verdicts: Sequence[Verdict], new: Verdict) -> list[Verdict]:

@@ -42,6 +42,7 @@ def augment_cmd(
                                 "smallest cell of all; none (the default)."),
     mutants_only: bool = typer.Option(False, "--mutants-only", help="Write the mutants alone, not their originals "
                                       "(to add to a training set that holds them)."),
+    raw_csv: bool = o.RAW_CSV_OPT,
 ) -> None:
     """Counterfactual training data: each original with its valid mutants (atomic and intersectional), every
     mutant labelled with its original's gold label (else the model's outcome on it), no text twice. Fields:
@@ -83,7 +84,7 @@ def augment_cmd(
             raise InputError("--significant needs a run's findings", where="--significant",
                              fix="Give the run folder (hinter augment RUN --significant ...), or leave it out.")
         result = _from_dataset(config, selection, execution.workers)
-    written = aug.write(result.rows, out)
+    written = aug.write(result.rows, out, raw_csv)
     kinds = {k: sum(r.kind == k for r in result.rows) for k in aug.KINDS}
     c = result.counts
     left = [f"{n} {what}" for n, what in ((c["unlabelled_texts"], "texts without a label (and their mutants)"),

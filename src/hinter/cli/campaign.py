@@ -20,6 +20,7 @@ from ..config import Execution, RunConfig
 from ..dictionary import load_dictionary, with_packs
 from ..engine import estimate_campaign
 from ..errors import HinterError, InputError
+from ..files import write_atomic
 from ..health import Thresholds, untested
 from ..models import ModelSpec, parse_model_spec
 from ..pipeline import answers_per_text
@@ -39,7 +40,7 @@ def read_campaign(config: RunConfig, out: Path | None):
                              "are optional).")
     if read.skipped and out is not None:
         out.mkdir(parents=True, exist_ok=True, mode=0o700)
-        (out / "skipped_rows.txt").write_text("\n".join(read.skipped) + "\n", encoding="utf-8")
+        write_atomic(out / "skipped_rows.txt", "\n".join(read.skipped) + "\n")
         console.print(f"[yellow]Skipped {len(read.skipped)} bad row(s)[/], listed in {out / 'skipped_rows.txt'}; "
                       f"the first: {read.skipped[0]}", highlight=False, soft_wrap=True)
     dictionary = with_packs(load_dictionary(config.dictionary), config.packs)

@@ -6,6 +6,7 @@ from typing import Optional
 
 import typer
 
+from ..files import storage_errors
 from ..health import Thresholds
 from . import options as o
 from .app import app
@@ -33,9 +34,10 @@ def check_cmd(
     from ..measures import summary
     from ..store import open_run
     from ..triage import attach
-    store = open_run(run_dir, "RUN_DIR")
-    try:
-        s = attach(summary(store, alpha, label), store, run_dir)  # a reviewer's verdicts (hinter serve) count
-    finally:
-        store.close()
+    with storage_errors(run_dir):
+        store = open_run(run_dir)
+        try:
+            s = attach(summary(store, alpha, label), store, run_dir)  # a reviewer's verdicts (hinter serve) count
+        finally:
+            store.close()
     gate(s, fail_on, junit, Thresholds(max_failed_share, max_failed_originals), allow_model_errors)

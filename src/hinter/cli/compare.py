@@ -8,6 +8,7 @@ from typing import List, Optional
 import typer
 from rich.table import Table
 
+from ..files import write_atomic
 from .app import app, console, out_console
 
 
@@ -59,10 +60,10 @@ def compare_cmd(
         json_out = json_out or out / "compare.json"
         html = html or out / "compare.html"
     if json_out is not None:
-        json_out.write_text(text, encoding="utf-8")
+        write_atomic(json_out, text)
         written.append(json_out)
     if html is not None:
-        html.write_text(render_compare(c, " · ".join(r["model"] for r in c["runs"])), encoding="utf-8")
+        write_atomic(html, render_compare(c, " · ".join(r["model"] for r in c["runs"])))
         written.append(html)
 
     models = [f"{i + 1}. {r['model']}" for i, r in enumerate(c["runs"])]

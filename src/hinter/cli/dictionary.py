@@ -8,6 +8,7 @@ from typing import Optional
 import typer
 
 from ..errors import InputError
+from ..files import write_atomic
 from .app import app, out_console
 
 dictionary_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
@@ -145,7 +146,7 @@ def extract_cmd(
                                                          for x in ("both", "only_extracted", "only_builtin")))
     out_console.print(table)
     if json_out is not None:
-        json_out.write_text(_json.dumps({"groups": {a: [{"name": g.name, "descriptor": g.descriptor,
+        write_atomic(json_out, _json.dumps({"groups": {a: [{"name": g.name, "descriptor": g.descriptor,
                                                           "words": g.words(), "annotations": g.count} for g in gs]
                                                      for a, gs in groups.items()},
-                                          "pairs": len(pairs), "overlap": o}, indent=1), encoding="utf-8")
+                                          "pairs": len(pairs), "overlap": o}, indent=1))

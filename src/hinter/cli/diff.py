@@ -8,6 +8,7 @@ from typing import Optional
 import typer
 from rich.table import Table
 
+from ..files import write_atomic
 from .app import app, console, out_console
 
 
@@ -38,7 +39,7 @@ def diff_cmd(
         sys.stdout.write(_json.dumps(d, indent=2) + "\n")
         return
     if json_out is not None:
-        json_out.write_text(_json.dumps(d, indent=2) + "\n", encoding="utf-8")
+        write_atomic(json_out, _json.dumps(d, indent=2) + "\n")
     for w in d["warnings"]:
         console.print(f"[yellow]warning:[/] {w}", highlight=False)
     out_console.print(f"What changed from {run_a} to {run_b}:", highlight=False, markup=False, soft_wrap=True)

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import logging
 import signal
+import sqlite3
 import sys
 
 import typer
 
 from ..errors import HinterError
+from ..files import storage_error
 from . import commands  # noqa: F401  (each command module registers its command on `app`)
-from .app import app, console, interrupted_message
+from .app import RUN_FOLDER, app, console, interrupted_message
 
 
 class Interrupted(BaseException):
@@ -71,6 +73,14 @@ def main() -> None:
     except (typer.Abort, KeyboardInterrupt, Interrupted):
         console.print(interrupted_message(), highlight=False, markup=False, soft_wrap=True)
         sys.exit(130)
+    except (sqlite3.Error, OSError) as e:
+        # the disk or a database refused where no command named its folder: one paragraph all the same
+        error = storage_error(e, RUN_FOLDER[0] if RUN_FOLDER else None)
+        if debug or error is None:
+            raise
+        console.print(f"{ERROR} ", end="")
+        console.print(error.message, highlight=False, markup=False, soft_wrap=True)
+        sys.exit(error.exit_code)
     except Exception as e:
         # Usage errors (a bad option value, an unknown option). Typer vendors its own copy of click, so
         # match both its classes and click's.

@@ -120,3 +120,6 @@ def _field_options(fields: list[dataclasses.Field], owner: type, receive: str, c
         return wrapper
 
     return decorate
+RAW_CSV_OPT = typer.Option(False, "--raw-csv", help="Write CSV cells as they are. By default a cell that begins with "
+                           "=, +, -, @, a tab or a carriage return, and is not a number, gets a leading ' so that a "
+                           "spreadsheet shows it as text and never runs it as a formula (CSV injection).")

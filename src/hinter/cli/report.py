@@ -6,6 +6,7 @@ from typing import Optional
 
 import typer
 
+from ..files import storage_errors
 from . import options as o
 from .app import app, out_console
 from .gate import check_syntax, gate
@@ -18,7 +19,7 @@ def report_cmd(
                                             "of biases new, fixed and kept since that run (and writes diff.json)."),
     fail_on: list[str] = typer.Option([], "--fail-on", help="As for `hinter run`: exit 1 when the condition holds."),
     junit: Optional[Path] = typer.Option(None, "--junit", help="As for `hinter run`: write a JUnit XML file."),
-    alpha: Optional[float] = o.ALPHA_OPT, label: Optional[str] = o.LABEL_OPT,
+    alpha: Optional[float] = o.ALPHA_OPT, label: Optional[str] = o.LABEL_OPT, raw_csv: bool = o.RAW_CSV_OPT,
 ) -> None:
     """Write RUN_DIR/report.html: one self-contained page (no network) with the headline numbers, plots and every
     bias side by side with its original and components; also instances.csv, instances.parquet (with pyarrow)
@@ -28,6 +29,7 @@ def report_cmd(
     """
     check_syntax(fail_on)
     from ..report import write_report
-    r = write_report(run_dir, baseline, alpha=alpha, label=label)
+    with storage_errors(run_dir):
+        r = write_report(run_dir, baseline, alpha=alpha, label=label, raw_csv=raw_csv or None)
     out_console.print("Written: " + ", ".join(str(f) for f in r["files"]), highlight=False)
     gate(r["summary"], fail_on, junit)

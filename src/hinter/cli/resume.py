@@ -7,6 +7,7 @@ import typer
 
 from ..config import MODEL, Execution, option_fields
 from ..errors import InputError
+from ..files import storage_errors
 from . import options as o
 from .app import app
 from .campaign import run_campaign, write_report_and_gate
@@ -25,7 +26,7 @@ def resume_cmd(
     """
     from ..recorded import config_of
     from ..store import RunStore
-    settings = RunStore.read_settings(run_dir, "RUN_DIR")
+    settings = RunStore.read_settings(run_dir)
     if not settings:
         raise InputError("this run was stopped before it recorded its settings: nothing was tested or asked yet",
                          where=str(run_dir), fix="Run the same `hinter run` command again (with this folder as --out).")
@@ -42,5 +43,6 @@ def resume_cmd(
                              "or replaced)", where=str(run_dir), fix="Put the original suite back, or start a new "
                              "run: hinter run --suite FILE --out NEW_FOLDER.")
         config = suite.run_config(**{f.name: getattr(config, f.name) for f in option_fields(MODEL)})
-    s = run_campaign(config, execution, run_dir, suite=suite)
-    write_report_and_gate(run_dir, s, [], None)
+    with storage_errors(run_dir):
+        s = run_campaign(config, execution, run_dir, suite=suite)
+        write_report_and_gate(run_dir, s, [], None)

@@ -9,6 +9,7 @@ import typer
 from ..campaign import Analysis
 from ..config import MODEL, Execution, RunConfig, option_fields
 from ..errors import InputError
+from ..files import storage_errors
 from ..health import Thresholds
 from ..models import SPEC_HELP
 from . import options as o
@@ -42,7 +43,7 @@ def run_cmd(
                                          "(or, with none, where it has a bias)."),
     max_failed_share: float = o.MAX_FAILED_SHARE_OPT, max_failed_originals: int = o.MAX_FAILED_ORIGINALS_OPT,
     allow_model_errors: bool = o.ALLOW_ERRORS_OPT, alpha: Optional[float] = o.ALPHA_OPT,
-    label: Optional[str] = o.LABEL_OPT,
+    label: Optional[str] = o.LABEL_OPT, raw_csv: bool = o.RAW_CSV_OPT,
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the campaign's estimate (model calls, tokens, and "
                                  "cost with prices) and stop: no model is loaded or called. Mutation and validity "
                                  "run to know which texts would be asked (minutes on a large dataset); with --suite "
@@ -78,9 +79,10 @@ def run_cmd(
         config = RunConfig(**options)
     from ..report.gate import check_paths
     check_paths(fail_on, config.attributes, config.order)
-    s = run_campaign(config, execution, out, overwrite, Analysis(alpha, label), suite=loaded,
-                     dry_run=dry_run, yes=yes)
-    if s is None:  # --dry-run: the estimate only
-        return
-    write_report_and_gate(out, s, fail_on, junit, Thresholds(max_failed_share, max_failed_originals),
-                          allow_model_errors)
+    with storage_errors(out):  # a full disk, a damaged run.sqlite: one paragraph with the path and the fix
+        s = run_campaign(config, execution, out, overwrite, Analysis(alpha, label, raw_csv or None), suite=loaded,
+                         dry_run=dry_run, yes=yes)
+        if s is None:  # --dry-run: the estimate only
+            return
+        write_report_and_gate(out, s, fail_on, junit, Thresholds(max_failed_share, max_failed_originals),
+                              allow_model_errors)

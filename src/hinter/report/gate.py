@@ -20,6 +20,7 @@ from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
 from ..errors import InputError
+from ..files import write_atomic
 
 OPS = {">=": operator.ge, "<=": operator.le, "==": operator.eq, "!=": operator.ne, ">": operator.gt, "<": operator.lt}
 _COND = re.compile(r"^\s*([A-Za-z0-9_.*+\-]+)\s*(>=|<=|==|!=|>|<)\s*(-?[0-9.]+(?:e-?[0-9]+)?)\s*$")
@@ -145,4 +146,4 @@ def write_junit(path: Path, summary: dict, conditions: list[Condition]) -> None:
             lines.append(f"    <system-out>{escape(out)}</system-out>")
         lines.append("  </testcase>")
     lines += ["</testsuite>", "</testsuites>"]
-    Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_atomic(path, "\n".join(lines) + "\n")

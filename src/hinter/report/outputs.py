@@ -1,10 +1,11 @@
 """What a run writes for tools: summary.json and biases.csv (every run), instances.csv/.parquet (hinter report)."""
 from __future__ import annotations
 
-import csv
 import json
+import os
 from pathlib import Path
 
+from ..files import write_atomic, write_csv, write_dict_csv
 from ..measures import summary
 from ..store import RunStore
 from ..triage import attach
@@ -24,64 +25,62 @@ def run_aspects(settings: dict) -> list[str] | None:
 
 
 def write_summary(folder: Path, s: dict) -> Path:
-    path = Path(folder) / "summary.json"
-    path.write_text(json.dumps(s, indent=2) + "\n", encoding="utf-8")
-    return path
+    return write_atomic(Path(folder) / "summary.json", json.dumps(s, indent=2) + "\n")
+
+
+def raw_csv(store: RunStore, raw: bool | None = None) -> bool:
+    """Whether the CSVs keep cells as they are (--raw-csv, given now or recorded with the run) rather than safe
+    for spreadsheets."""
+    return bool(raw if raw is not None else store.settings().get("analysis.raw_csv"))
 
 
 def write_outputs(run) -> dict:
     """Write summary.json and biases.csv (every valid mutant that exposes bias) into the run folder; returns
-    the summary."""
+    the summary. Both are computed before either is written: a damaged store changes neither."""
     s = summary(run.store)
-    write_summary(run.out_dir, s)
     originals = {t.text_id: t for t in run.store.texts()}
-    if run_aspects(run.store.settings()) is not None:
-        _write_free_biases(run.store, run.out_dir / "biases.csv", originals)
-        return s
-    with open(run.out_dir / "biases.csv", "w", newline="", encoding="utf-8") as f:
-        w = csv.writer(f)
-        w.writerow(BIAS_COLUMNS)
-        for m in run.store.biased_mutants():
-            reps = "; ".join(r.describe() for r in m.replacements)
-            o = originals[m.text_id]
-            w.writerow((m.text_id, shown_id(o), m.order, m.attributes, reps, "" if m.hidden is None else int(m.hidden),
-                        "" if m.strictly_hidden is None else int(m.strictly_hidden), o.outcome,
-                        m.outcome, o.text, m.text, m.raw))
+    free = run_aspects(run.store.settings()) is not None
+    rows = list(_free_bias_rows(run.store, originals) if free else _bias_rows(run.store, originals))
+    write_summary(run.out_dir, s)
+    write_csv(run.out_dir / "biases.csv", FREE_BIAS_COLUMNS if free else BIAS_COLUMNS, rows, raw_csv(run.store))
     return s
 
 
-def _write_free_biases(store: RunStore, path: Path, originals: dict) -> None:
+def _bias_rows(store: RunStore, originals: dict):
+    for m in store.biased_mutants():
+        reps = "; ".join(r.describe() for r in m.replacements)
+        o = originals[m.text_id]
+        yield (m.text_id, shown_id(o), m.order, m.attributes, reps, None if m.hidden is None else int(m.hidden),
+               None if m.strictly_hidden is None else int(m.strictly_hidden), o.outcome, m.outcome, o.text, m.text,
+               m.raw)
+
+
+def _free_bias_rows(store: RunStore, originals: dict):
     """A generative run's biases.csv: every answer of the original and of the mutant (they are texts: the outcome
     column would hold one sample), and the aspects on which the mutant differs and is hidden."""
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        w = csv.writer(f)
-        w.writerow(FREE_BIAS_COLUMNS)
-        text_id, detail = None, ((), {})
-        for m in store.biased_mutants(by_text=True):
-            if m.text_id != text_id:
-                text_id, detail = m.text_id, store.free_text(m.text_id)
-            answers, aspects = detail[1].get(m.pair_key, ((), None))
-            o = originals[m.text_id]
-            w.writerow((m.text_id, shown_id(o), m.order, m.attributes, "; ".join(r.describe() for r in m.replacements),
-                        "" if m.hidden is None else int(m.hidden),
-                        "" if m.strictly_hidden is None else int(m.strictly_hidden),
-                        "+".join(k for k, r in (aspects or {}).items() if r.differs),
-                        "+".join(k for k, r in (aspects or {}).items() if r.hidden),
-                        answers_json(detail[0]), answers_json(answers), o.text, m.text))
+    text_id, detail = None, ((), {})
+    for m in store.biased_mutants(by_text=True):
+        if m.text_id != text_id:
+            text_id, detail = m.text_id, store.free_text(m.text_id)
+        answers, aspects = detail[1].get(m.pair_key, ((), None))
+        o = originals[m.text_id]
+        yield (m.text_id, shown_id(o), m.order, m.attributes, "; ".join(r.describe() for r in m.replacements),
+               None if m.hidden is None else int(m.hidden),
+               None if m.strictly_hidden is None else int(m.strictly_hidden),
+               "+".join(k for k, r in (aspects or {}).items() if r.differs),
+               "+".join(k for k, r in (aspects or {}).items() if r.hidden),
+               answers_json(detail[0]), answers_json(answers), o.text, m.text)
 
 
-def write_exports(store: RunStore, out_dir: Path, instances=None) -> list[Path]:
+def write_exports(store: RunStore, out_dir: Path, instances=None, raw: bool | None = None) -> list[Path]:
     """instances.csv, and instances.parquet when pyarrow is installed (the `parquet` extra): one row per bias,
     with its groups, hidden flags, attribution and component outcomes (a generative run: answers and aspects)."""
     aspects = run_aspects(store.settings())
     columns = export_columns(aspects)
     rows = export_rows(instances if instances is not None else load_instances(store), aspects)
     written = [out_dir / "instances.csv"]
-    with open(written[0], "w", newline="", encoding="utf-8") as f:
-        w = csv.DictWriter(f, columns)
-        w.writeheader()
-        w.writerows({k: "" if v is None else (int(v) if isinstance(v, bool) else v) for k, v in r.items()}
-                    for r in rows)
+    write_dict_csv(written[0], columns, ({k: int(v) if isinstance(v, bool) else v for k, v in r.items()}
+                                         for r in rows), raw_csv(store, raw))
     try:
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -93,30 +92,35 @@ def write_exports(store: RunStore, out_dir: Path, instances=None) -> list[Path]:
         types.update({f"{a}_{c}": pa.bool_() if c in ("differs", "hidden") else pa.float64() for c in ASPECT_COLUMNS})
     schema = pa.schema([(c, types.get(c, pa.string())) for c in columns])
     table = pa.Table.from_pylist(rows, schema=schema)
-    pq.write_table(table, out_dir / "instances.parquet")
+    tmp = out_dir / f".instances.parquet.{os.getpid()}.tmp"  # renamed over the old one once whole
+    try:
+        pq.write_table(table, tmp)
+        os.replace(tmp, out_dir / "instances.parquet")
+    finally:
+        tmp.unlink(missing_ok=True)
     return written + [out_dir / "instances.parquet"]
 
 
 def write_report(folder: str | Path, baseline: str | Path | None = None, summary_: dict | None = None,
-                 alpha: float | None = None, label: str | None = None) -> dict:
+                 alpha: float | None = None, label: str | None = None, raw_csv: bool | None = None) -> dict:
     """report.html (and instances.csv/.parquet, summary.json refreshed from the store; diff.json with a baseline)
     for the run in `folder`. `summary_`: the run's summary just computed and written (by write_outputs), so it is
-    neither computed nor written again. Returns {"summary", "files", "diff"}."""
+    neither computed nor written again. `raw_csv`: --raw-csv given now (None: as recorded with the run). Returns
+    {"summary", "files", "diff"}. Everything is read and rendered before any file is written: a store that fails
+    to read (a damaged run.sqlite) leaves every output as it was."""
     from ..store import open_run
     from .diff import diff
     from .html import render
     folder = Path(folder)
-    store = open_run(folder, "RUN_DIR")
+    store = open_run(folder)
     try:
         s = summary_
         if s is None:
             # derived data: refreshed so that the page and summary.json always agree (and old runs upgrade)
             s = attach(summary(store, alpha, label), store, folder)
-            write_summary(folder, s)
         else:
             attach(s, store, folder)  # a reviewer's verdicts (triage.json): on the page and for the gate
         instances = load_instances(store)
-        files = [folder / "summary.json"] + write_exports(store, folder, instances)
         d = None
         if baseline is not None:
             base = open_run(baseline, "--baseline")
@@ -124,10 +128,13 @@ def write_report(folder: str | Path, baseline: str | Path | None = None, summary
                 d = diff(base, store, Path(baseline).name or str(baseline), folder.name or str(folder))
             finally:
                 base.close()
-            (folder / "diff.json").write_text(json.dumps(d, indent=2) + "\n", encoding="utf-8")
-            files.append(folder / "diff.json")
-        (folder / "report.html").write_text(render(s, instances, folder.resolve().name, d), encoding="utf-8")
-        files.insert(0, folder / "report.html")
+        html = render(s, instances, folder.resolve().name, d)
+        if summary_ is None:
+            write_summary(folder, s)
+        files = [folder / "summary.json"] + write_exports(store, folder, instances, raw_csv)
+        if d is not None:
+            files.append(write_atomic(folder / "diff.json", json.dumps(d, indent=2) + "\n"))
+        files.insert(0, write_atomic(folder / "report.html", html))
         return {"summary": s, "files": files, "diff": d}
     finally:
         store.close()

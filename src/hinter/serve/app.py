@@ -88,7 +88,7 @@ class ServedRun:
         return self.folder.resolve().name
 
     def open(self):
-        return open_run(self.folder, "RUN_DIR")
+        return open_run(self.folder)
 
     def data(self) -> tuple[dict, list, list[triage.Bias], dict[int, object]]:
         """(summary, instances, biases for triage, instances by mutant id): read once."""
@@ -183,7 +183,7 @@ class Server:
     """What the routes share: the runs, the heavy parts, the token."""
 
     def __init__(self, runs: Sequence[Path], model: str | None = None, token: str | None = None, parser=None):
-        self.runs = [ServedRun(i, Path(f), RunStore.read_settings(f, "RUN_DIR")) for i, f in enumerate(runs)]
+        self.runs = [ServedRun(i, Path(f), RunStore.read_settings(f)) for i, f in enumerate(runs)]
         self.heavy = Heavy(model, parser)
         self.token = token or secrets.token_urlsafe(24)
         self._campaigns: dict[int, tuple] = {}
@@ -251,9 +251,10 @@ class Server:
                 raise ApiError(413, f"the request body is over {MAX_BODY // 1024} KiB")
         try:
             data = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
-            raise ApiError(400, f"the body is not valid JSON ({e})", 'Send e.g. {"text": "...", "attributes": '
-                           '["race", "gender"], "order": 2}.') from None
+        except (ValueError, RecursionError) as e:  # ValueError: bad JSON or bytes; RecursionError: nested too deep
+            problem = "nested too deep" if isinstance(e, RecursionError) else str(e)
+            raise ApiError(400, f"the body is not valid JSON ({problem})", 'Send one flat JSON object, e.g. '
+                           '{"text": "...", "attributes": ["race", "gender"], "order": 2}.') from None
         if not isinstance(data, dict):
             raise ApiError(400, "the body must be a JSON object")
         return data
