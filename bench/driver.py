@@ -128,7 +128,8 @@ def old_read_path():
     from hinter.measures import verdicts
     from hinter.report import outputs
     from hinter.records import dictionary_replacements
-    from hinter.store import KeyedVerdict, RunStore, TestedRow
+    from hinter.rows import KeyedVerdict, TestedRow
+    from hinter.store import RunStore
     unpacked = {}  # the tested rows' replacements, which the old rows carried
 
     def keyed_verdicts(self):

@@ -12,7 +12,7 @@ import hinter
 from hinter.dictionary import Dictionary
 from hinter.records import TextRecord
 from hinter.report.change import accuracy, change, headline
-from hinter.store import TextRow
+from hinter.rows import TextRow
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))

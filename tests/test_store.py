@@ -11,12 +11,13 @@ import pytest
 from hypothesis import given, strategies as st
 
 from hinter.dictionary import Pair
-from hinter.errors import InputError
+from hinter.errors import HinterError, InputError
 from hinter.models.base import Outcome
 from hinter.mutation import generate
 from hinter.records import (REPAIR, Replacement, apply_replacements, dictionary_replacements, edits, pair_key,
                             replacements_from_json, replacements_to_json)
-from hinter.store import CombinationCounts, MutantRow, OriginalsCounts, RunStore, TextRow, VerdictRow, open_run
+from hinter.rows import CombinationCounts, MutantRow, OriginalsCounts, TextRow, VerdictRow
+from hinter.store import RunStore, open_run
 
 sys.path.insert(0, str(Path(__file__).parent))
 import planted  # noqa: E402
@@ -199,18 +200,20 @@ def test_open_run(saved, tmp_path):
         again.close()
     with pytest.raises(InputError) as e:
         open_run(tmp_path / "nowhere", "RUN_DIR")
-    assert "no run.sqlite" in e.value.problem and e.value.where == "RUN_DIR"
+    # the message names the folder, never the placeholder of a command's help (issue 30)
+    assert "no run.sqlite" in e.value.problem and e.value.where == str(tmp_path / "nowhere")
     with pytest.raises(InputError):
         RunStore.read_settings(tmp_path / "nowhere")
     bad = tmp_path / "bad"
     bad.mkdir()
     (bad / "run.sqlite").write_text("this is not a database, only some text long enough to be read as a header" * 3)
-    with pytest.raises(InputError) as e:
+    # a damaged file is an error naming it and the fix (issue 30), whichever reader meets it
+    with pytest.raises(HinterError) as e:
         open_run(bad, "RUN_DIR")
-    assert "cannot be read" in e.value.problem
-    with pytest.raises(InputError) as e:
+    assert "run.sqlite is damaged" in e.value.problem and str(bad / "run.sqlite") in e.value.where
+    with pytest.raises(HinterError) as e:
         RunStore.read_settings(bad)
-    assert "cannot be read" in e.value.problem
+    assert "run.sqlite is damaged" in e.value.problem and "--overwrite" in e.value.fix
 
 
 _words = st.text(min_size=1, max_size=12)

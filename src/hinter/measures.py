@@ -17,7 +17,8 @@ from .findings import ALPHA, Observation, analyse, choose_label, is_label_set, l
 from .generative.judge import AspectObservation, AspectVerdict, aspect_findings
 from .generative.judge_aspect import judge_agreement
 from .health import health
-from .store import KeyedVerdict, RunStore, TestedRow
+from .rows import KeyedVerdict, TestedRow
+from .store import RunStore
 from .summary_spec import SCHEMA_VERSION
 from .usage import summary_section as usage_section
 

@@ -23,7 +23,7 @@ from .models.base import Outcome, OutcomeCache
 from .mutation import Mutant, components, generate
 from .person import PersonFilter
 from .records import Replacement, TextRecord, apply_replacements, pair_key, text_key
-from .store import AspectRecord, MutantRow, TextRow
+from .rows import AspectRecord, MutantRow, TextRow
 from .tasks import get_task, is_generative
 from .validity import changed_sentence_pairs, reference, sentence_spans
 from .validity.invariant import TOO_LONG

@@ -5,15 +5,17 @@ import json
 import os
 import re
 import sqlite3
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, NamedTuple, Sequence
+from typing import Iterator, Sequence
 
 from .errors import InputError
 from .files import storage_error
 from .models.base import Outcome
-from .records import (REPAIR, Replacement, apply_replacements, edits, pack_edits, pair_key as join_pair_ids,
-                      replacements_from_json, unpack_edits)
+from .records import REPAIR, Replacement, apply_replacements, edits, pack_edits
+from .records import pair_key as join_pair_ids
+from .records import replacements_from_json, unpack_edits
+from .rows import (AspectRecord, CombinationCounts, ComparedMutant, FindingRow, KeyedVerdict, MutantRow,
+                   OriginalsCounts, TestedRow, TextRow, VerdictRow, list_json, scores_from_json, scores_to_json)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -74,190 +76,6 @@ CREATE INDEX IF NOT EXISTS mutants_attrs ON mutants(attributes);
 ADDED_COLUMNS = {"texts": ("scores TEXT", "seen INTEGER", "answers TEXT"), "outcomes": ("scores TEXT", "seen INTEGER"),
                  "mutants": ("scores TEXT", "seen INTEGER", "unseen INTEGER", "base_outcome TEXT", "base_scores TEXT",
                              "answers TEXT", "discard_reason TEXT", "aspects TEXT")}
-
-
-def scores_to_json(scores: tuple[tuple[str, float], ...] | None) -> str | None:
-    return None if scores is None else json.dumps([list(x) for x in scores], separators=(",", ":"))
-
-
-def scores_from_json(column: str | None) -> tuple[tuple[str, float], ...] | None:
-    return None if column is None else tuple((label, float(v)) for label, v in json.loads(column))
-
-
-@dataclass(frozen=True)
-class TextRow:
-    """One original text as stored, with the model's outcome on it (None: unparseable or a model error)."""
-
-    text_id: int
-    source_id: str | None
-    text: str
-    gold: str | None
-    outcome: str | None
-    raw: str | None
-    scores: tuple[tuple[str, float], ...] | None = None
-    seen: int | None = None
-    answers: tuple[str | None, ...] | None = None  # --repeats: every answer
-
-    def as_tuple(self) -> tuple:
-        return (self.text_id, self.source_id, self.text, self.gold, self.outcome, self.raw, scores_to_json(self.scores),
-                self.seen, _json(self.answers))
-
-
-@dataclass
-class MutantRow:
-    """One stored mutant. Mutable while the engine fills in the oracle's verdicts before saving."""
-
-    text_id: int
-    order: int
-    attributes: str
-    pair_key: str
-    replacements: tuple[Replacement, ...]
-    text: str | None          # None only while being saved (discarded, not queried): rebuilt on reading
-    changed_sentences: int | None
-    valid: bool
-    outcome: str | None
-    raw: str | None
-    queried: bool
-    bias: bool | None
-    hidden: bool | None
-    strictly_hidden: bool | None
-    mutant_id: int | None = None  # set on reading
-    scores: tuple[tuple[str, float], ...] | None = None
-    seen: int | None = None
-    unseen: bool | None = None    # every change beyond what the model read: not tested (bias None)
-    base: tuple[str | None, tuple[tuple[str, float], ...] | None] | None = None  # --window: the windowed original
-    answers: tuple[str | None, ...] | None = None  # --repeats: every answer
-    discard_reason: str | None = None  # discarded only: validity.invariant.DISCARD_REASONS (None: unrecorded)
-    aspects: dict | None = None   # a generative task's verdicts: {aspect: AspectRecord}
-
-
-@dataclass(frozen=True)
-class AspectRecord:
-    """One aspect of a generative mutant as stored: the values compared (original's, mutant's), the per-text test's
-    p-value (None: one answer each), whether it differs, and whether it is hidden on this aspect (intersectional:
-    differs while none of its atomic components does)."""
-
-    original: tuple[float, ...]
-    mutant: tuple[float, ...]
-    p_value: float | None
-    differs: bool
-    hidden: bool | None = None
-
-    def as_list(self) -> list:
-        return [[_short(x) for x in self.original], [_short(x) for x in self.mutant],
-                None if self.p_value is None else _short(self.p_value), int(self.differs),
-                None if self.hidden is None else int(self.hidden)]
-
-    @classmethod
-    def from_list(cls, v: list) -> AspectRecord:
-        return cls(tuple(v[0]), tuple(v[1]), v[2], bool(v[3]), None if v[4] is None else bool(v[4]))
-
-
-def _short(x: float) -> float:
-    """Nine significant digits: well past any aspect's meaning, and a third of a float's JSON."""
-    return float(f"{x:.9g}")
-
-
-@dataclass(frozen=True)
-class FindingRow:
-    """A tested mutant and the original it is compared with: outcomes and scores."""
-
-    text_id: int
-    replacements: tuple[Replacement, ...]
-    original: str
-    mutant: str
-    original_scores: tuple[tuple[str, float], ...] | None
-    mutant_scores: tuple[tuple[str, float], ...] | None
-    original_answers: tuple[str | None, ...] = ()  # every answer with --repeats, else the outcome alone
-    mutant_answers: tuple[str | None, ...] = ()
-
-
-@dataclass(frozen=True)
-class VerdictRow:
-    """What the measures need of one stored mutant (no text: reading every mutant's text is not needed)."""
-
-    text_id: int
-    order: int
-    attributes: str
-    replacements: tuple[Replacement, ...]
-    valid: bool
-    bias: bool | None
-    hidden: bool | None
-    strictly_hidden: bool | None
-
-
-class KeyedVerdict(NamedTuple):
-    """What the measures need of one stored mutant, read without unpacking its edits: its dictionary pairs' ids
-    and target groups come from its pair key (repairs, which are edits and not pairs, are not in it). A named
-    tuple: a run reads one per mutant, and a tuple is built several times faster than a frozen dataclass."""
-
-    text_id: int
-    order: int
-    attributes: str
-    pair_ids: tuple[str, ...]
-    target_groups: tuple[str, ...]
-    valid: bool
-    bias: bool | None
-    hidden: bool | None
-    strictly_hidden: bool | None
-
-
-class TestedRow(NamedTuple):
-    """A tested mutant and what it is compared with (as FindingRow), read without unpacking its edits: its
-    dictionary pairs' ids come from its pair key; `RunStore.replacements_of` gives its replacements when needed."""
-
-    mutant_id: int
-    text_id: int
-    pair_ids: tuple[str, ...]
-    original: str
-    mutant: str
-    original_scores: tuple[tuple[str, float], ...] | None
-    mutant_scores: tuple[tuple[str, float], ...] | None
-    original_answers: tuple[str | None, ...]  # every answer with --repeats, else the outcome alone
-    mutant_answers: tuple[str | None, ...]
-
-
-@dataclass(frozen=True)
-class ComparedMutant:
-    """One mutant as `hinter compare` matches it across runs: its key, verdicts and outcomes, without its text."""
-
-    text_id: int
-    pair_key: str
-    order: int
-    attributes: str
-    valid: bool
-    base_outcome: str | None  # what its outcome is compared with: the original's (or, with --window, its window's)
-    outcome: str | None
-    bias: bool | None
-    hidden: bool | None
-
-
-@dataclass(frozen=True)
-class CombinationCounts:
-    """The mutants of one combination of attributes, counted by the store in one aggregate query."""
-
-    attributes: str
-    order: int
-    mutants: int
-    valid: int
-    tested: int               # valid with a parseable outcome (and a parseable original outcome)
-    biased: int               # valid and biased
-    unparseable: int          # valid, outcome (or the original's) unparseable
-    hidden: int
-    strictly_hidden: int
-    discarded_tested: int     # discarded yet asked (query_discarded) with a parseable outcome
-    discarded_biased: int
-    unseen: int = 0           # valid, but every change lies beyond what the model read: not tested
-    unasked: int = 0          # valid, left unasked by --adaptive (its cells were settled): not tested
-
-
-@dataclass(frozen=True)
-class OriginalsCounts:
-    texts: int
-    unparseable: int          # the model answered, but not in a form the task reads (model errors apart)
-    model_errors: int         # no answer after retries
-    with_valid_mutants: int   # texts with at least one valid mutant
-    with_bias: int            # texts with at least one valid biased mutant
 
 
 _MUTANT_COLUMNS = ("m.mutant_id, m.text_id, ord, attributes, pair_key, edits, NULL, changed_sentences, valid,"
@@ -503,7 +321,7 @@ class RunStore:
                   m.changed_sentences, int(m.valid), m.outcome, _raw(m.raw, m.outcome), int(m.queried), _int(m.bias),
                   _int(m.hidden),
                   _int(m.strictly_hidden), scores_to_json(m.scores), m.seen, _int(m.unseen),
-                  *((None, None) if m.base is None else (m.base[0], scores_to_json(m.base[1]))), _json(m.answers),
+                  *((None, None) if m.base is None else (m.base[0], scores_to_json(m.base[1]))), list_json(m.answers),
                   None if m.valid else m.discard_reason,
                   None if m.aspects is None else json.dumps({k: v.as_list() for k, v in m.aspects.items()},
                                                             separators=(",", ":")))
@@ -801,10 +619,6 @@ def open_run(folder: str | os.PathLike, where: str | None = None) -> RunStore:
         return RunStore(path)
     except sqlite3.Error as e:
         raise storage_error(e, path.parent, _where(path, where)) from None
-
-
-def _json(v) -> str | None:
-    return None if v is None else json.dumps(list(v), separators=(",", ":"))
 
 
 def _raw(raw: str | None, outcome: str | None) -> str | None:

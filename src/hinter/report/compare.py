@@ -16,7 +16,8 @@ from pathlib import Path
 from ..config import describe_differences
 from ..errors import InputError
 from ..records import edits
-from ..store import ComparedMutant, RunStore
+from ..rows import ComparedMutant
+from ..store import RunStore
 from .instances import shown_id
 
 # Recorded settings that may differ between compared runs: the model under test (spec and fingerprint).

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 
 from ..measures import Verdict, attribution, evaluative_pairs
 from ..records import Edit, Replacement, apply_replacements, dictionary_replacements, edits, pair_key
-from ..store import AspectRecord, MutantRow, RunStore, TextRow
+from ..rows import AspectRecord, MutantRow, TextRow
+from ..store import RunStore
 
 
 def shown_id(text: TextRow) -> str:

@@ -12,8 +12,10 @@ from ..errors import ModelError
 from ..executor import validate_jobs
 from ..models.base import OutcomeCache
 from ..pipeline import BatchResult, Mutate, ParsedVerdicts, campaign_texts, run_pipeline
-from ..records import Edit, edits as edits_of, text_key
-from ..store import AspectRecord
+from ..records import Edit
+from ..records import edits as edits_of
+from ..records import text_key
+from ..rows import AspectRecord
 
 
 def marks(edits: Sequence[Edit]) -> list[list[int]]:
