@@ -15,6 +15,7 @@ from ..campaign import Analysis, Campaign
 from ..config import Execution, RunConfig
 from ..errors import InputError
 from ..health import Thresholds
+from ..languages import language_mismatch
 from .app import console, out_console, running_in
 
 
@@ -31,12 +32,15 @@ def read_campaign(config: RunConfig, out: Path | None):
         (out / "skipped_rows.txt").write_text("\n".join(read.skipped) + "\n", encoding="utf-8")
         console.print(f"[yellow]Skipped {len(read.skipped)} bad row(s)[/], listed in {out / 'skipped_rows.txt'}; "
                       f"the first: {read.skipped[0]}", highlight=False, soft_wrap=True)
-    dictionary = with_packs(load_dictionary(config.dictionary), config.packs)
+    dictionary = with_packs(load_dictionary(config.dictionary, language=config.language), config.packs)
     dictionary.restrict(config.attributes)  # fail on an unknown attribute before loading any model
     used = dictionary.restrict(config.attributes, config.include_occupational)
     texts = [r.text for r in read.records]
     print_dictionary_lint(used, texts, config.exclude_evaluative)
     print_no_match(used, texts, config.attributes)
+    mismatch = language_mismatch(texts, config.language)
+    if mismatch:
+        console.print(f"[yellow]warning:[/] {mismatch}.", highlight=False, soft_wrap=True)
     return read.records, dictionary
 
 
