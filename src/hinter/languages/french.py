@@ -234,15 +234,14 @@ class _Carry:
         if new != old and (new.lower() != old.lower() or span in self.dictionary):
             self.edits[span] = (new, kind, cause, old)
 
-    def inflect_token(self, doc, base, tok, to, cause) -> str | None:
-        """Inflect an adjective or participle; a reason when it cannot be."""
+    def inflect_token(self, doc, base, tok, to, cause, plural: bool) -> str | None:
+        """Inflect an adjective or participle (in the number of its head, `plural`); a reason when it cannot be."""
         span = (base + tok.idx, base + tok.idx + len(tok.text))
         if any(a < span[1] and span[0] < b and (a, b) != span for a, b in self.dictionary):
             return f"cannot inflect {tok.text!r}: it is part of a longer replacement"
         word = self.now(doc, base, tok)
         if " " in word or not word.replace("-", "").isalpha():
             return f"cannot inflect {word!r} to {to.lower()}inine"
-        plural = "Plur" in tok.morph.get("Number") or (not tok.morph.get("Number") and word.endswith(("s", "x")))
         participle = "Part" in tok.morph.get("VerbForm")
         new = inflect(word, to, plural, tok.lemma_, participle)
         if new is None:
@@ -263,7 +262,8 @@ def _predicates(head):
     if g is head:
         return []
     out = []
-    if any(c.dep_ == "cop" for c in g.children) and g.pos_ in ("ADJ", "VERB"):
+    if any(c.dep_ == "cop" for c in g.children) and (g.pos_ in ("ADJ", "VERB") or (
+            g.pos_ == "NOUN" and g.lower_.endswith(_PARTICIPLE))):  # "est arrivée" read as a noun
         out.append(g)
     elif g.pos_ in ("VERB", "ADJ") and "Part" in g.morph.get("VerbForm") and any(_is_etre_aux(c) for c in g.children):
         out.append(g)
@@ -277,8 +277,9 @@ def _agree(carry: _Carry, doc, base, head, to, cause) -> str | None:
     words = [c for c in head.children if c.dep_ == "amod" and c.pos_ in ("ADJ", "VERB") and c is not head]
     words += [c for w in list(words) for c in w.children if c.dep_ == "conj" and c.pos_ == "ADJ"]
     words += _predicates(head)
+    plural = "Plur" in head.morph.get("Number") or (not head.morph.get("Number") and head.lower_.endswith(("s", "x")))
     for w in words:
-        why = carry.inflect_token(doc, base, w, to, cause)
+        why = carry.inflect_token(doc, base, w, to, cause, plural)
         if why:
             return why
     for d in head.children:  # after the adjectives: elision reads the next word as it now is
@@ -304,6 +305,7 @@ def _agree(carry: _Carry, doc, base, head, to, cause) -> str | None:
     return None
 
 
+_PARTICIPLE = ("é", "ée", "és", "ées")
 _IMPERSONAL = frozenset("falloir pleuvoir neiger agir exister".split())
 
 
@@ -317,8 +319,8 @@ def _pronouns(carry: _Carry, docs, head, base, spans, old, to, cause) -> str | N
     for doc, b in docs.from_(start):
         for tok in doc:
             pos = b + tok.idx
-            if pos < start or (pos, pos + len(tok.text)) in own:
-                continue
+            if pos < start or (pos, pos + len(tok.text)) in own or (pos, pos + len(tok.text)) in carry.edits:
+                continue  # the person's own words, and the words that agree with it, are no other antecedent
             if tok.pos_ in ("NOUN", "PROPN") and old in tok.morph.get("Gender") and \
                     ("Plur" in tok.morph.get("Number")) == plural:
                 return None  # another possible antecedent: the pronouns after it are not told apart
