@@ -9,7 +9,7 @@ LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAM
 # torch first and pinned: this version's CPU wheel is on the machine's disk (pip finds it through its find-links);
 # letting pip pick another would download several GB. The package itself keeps an open range (the hf extra).
 TORCH ?= 2.13.0
-EXTRAS ?= gguf,hf,openai,server,data,ray,test,testmodels,generative,grammar
+EXTRAS ?= gguf,hf,openai,server,data,ray,test,testmodels,generative,grammar,fr
 
 .PHONY: demo test docs bench bench-ray bench-suites install browser clean
 

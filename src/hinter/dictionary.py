@@ -22,6 +22,7 @@ from typing import Iterable
 import ahocorasick
 
 from .errors import InputError
+from .languages import get_language
 from .records import pair_id
 
 COLUMNS = ("attribute", "source_group", "target_group", "word", "replacement")
@@ -251,14 +252,16 @@ def _pairs_from_rows(rows: Iterable[tuple[int, dict]], path: Path, strict: bool 
 
 
 def load_dictionary(path: str | Path | None = None, *, strict: bool = True,
-                    problems: list[BadLine] | None = None) -> Dictionary:
+                    problems: list[BadLine] | None = None, language: str = "en") -> Dictionary:
     """The built-in SBIC-derived dictionary (None), a dictionary folder, or one CSV/JSON file. `strict=False`
     (`hinter dictionary lint`): self-pairs and repeated pairs are kept, for the lint to report. `problems`: a list
     that receives every line `hinter run` would refuse, instead of an error at the first."""
-    if path is None:
-        root = resources.files("hinter") / "data" / "dictionary"
+    if path is None:  # the language's built-in dictionary (languages.Language.dictionary)
+        folder = get_language(language).dictionary
+        root = resources.files("hinter") / "data" / folder
         with resources.as_file(root) as p:
-            return Dictionary(tuple(_pairs_from_folder(Path(p), strict)), "built-in")
+            return Dictionary(tuple(_pairs_from_folder(Path(p), strict)),
+                              "built-in" if language == "en" else f"built-in-{language}")
     path = Path(path)
     if not path.exists():
         raise InputError("no such file or folder", where=f"dictionary {path}",

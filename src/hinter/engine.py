@@ -17,6 +17,7 @@ from .estimate import estimate
 from .executor import Executor, LocalExecutor
 from .findings import ALPHA
 from .generative.judge_aspect import judge_settings
+from .languages import get_language
 from .lint import evaluative_check
 from .measures import summary
 from .models import ModelSpec
@@ -129,12 +130,12 @@ def _never_asked(texts):
 
 
 @contextmanager
-def _validity_only(executor: Executor | None, parser: Parser | None, report: Callable):
+def _validity_only(executor: Executor | None, parser: Parser | None, report: Callable, spacy_model: str | None = None):
     """An executor started for mutation and validity alone (a suite's build, an estimate): no model is loaded."""
     executor = executor or LocalExecutor()
     try:
         report("load", 0, 1)
-        executor.start(_never_asked, parser)
+        executor.start(_never_asked, parser, spacy_model=spacy_model)
         report("load", 1, 1)
         yield executor
     finally:
@@ -148,7 +149,7 @@ def build_verdicts(config: RunConfig, texts: Sequence[str | TextRecord], start: 
     settings, parser fingerprint, evaluative check)` returns the sink each batch's pipeline.BatchResult goes to."""
     records, d = prepare(config, texts, dictionary)
     report = progress or (lambda stage, done, total: None)
-    with _validity_only(executor, parser, report) as executor:
+    with _validity_only(executor, parser, report, get_language(config.language).spacy_model) as executor:
         # the parser alone: the suite records the validity mode apart, and a run of it adds it as a plain run does
         sink = start(records, dictionary_settings(d), executor.parser_fingerprint, evaluative_check(d.pairs))
         run_pipeline(text_batches(records, set(), config.batch_texts), ParsedVerdicts(Mutate(config, d), executor.validate),
@@ -212,7 +213,7 @@ def execute(config: RunConfig, texts: Sequence[str | TextRecord], model, *, dict
     try:
         report("load", 0, 1)
         loaded_here = isinstance(model, (str, ModelSpec))  # loaded for this run: all it counts is the run's
-        model = executor.start(model, parser)
+        model = executor.start(model, parser, spacy_model=get_language(config.language).spacy_model)
         report("load", 1, 1)
         store = _open_store(out_dir, {**run_settings(config, model.fingerprint, _parser_fingerprint(executor, config),
                                                      derived, records, suite), **generative}, overwrite)
@@ -266,7 +267,8 @@ def estimate_campaign(config: RunConfig, texts: Sequence[str | TextRecord], *, d
     records, d = prepare(config, texts, dictionary)
     if not exact:
         return estimate(config, records, dictionary=d, done=done, exact=False, task=task, prices=prices)
-    with _validity_only(executor, parser, progress or (lambda stage, done, total: None)) as executor:
+    with _validity_only(executor, parser, progress or (lambda stage, done, total: None),
+                        get_language(config.language).spacy_model) as executor:
         return estimate(config, records, dictionary=d, done=done, task=task, prices=prices,
                         validate=executor.validate)
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from .dictionary import Dictionary, Pair
+from .languages import get_language
 from .records import Replacement, Span, apply_replacements, dictionary_replacements, match_case
 from .records import edits as edits_of
 
@@ -66,6 +67,9 @@ class Generation:
     person_skipped: int = 0  # --person-only: occurrences of dictionary words left alone (not about a person)
     person_examples: list[str] = field(default_factory=list)  # a few of them, in context
     repairs: dict[str, int] = field(default_factory=dict)  # repair edits per kind ("a/an", "number", "pronoun")
+    # mutants whose agreement could not be carried (a word the language cannot inflect): index -> why; validity
+    # discards them (validity.invariant.INFLECTION)
+    uninflected: dict[int, str] = field(default_factory=dict)
 
 
 def find_pairs(text: str, dictionary: Dictionary) -> list[tuple[Pair, tuple[Span, ...]]]:
@@ -151,7 +155,7 @@ def _sentence_docs(text: str):
 
 def generate(text_id: int, text: str, dictionary: Dictionary, attributes: tuple[str, ...], order: int,
              max_pairs_per_text: int | None = None, seed: int = 0, *, person=None, repair: bool = False,
-             parse=None) -> Generation:
+             parse=None, language: str = "en") -> Generation:
     """Atomic mutants for each attribute, then intersectional ones of order 2..`order` over distinct attributes.
 
     `max_pairs_per_text`: keep a seeded sample of at most that many of the pairs present in this text, per
@@ -159,7 +163,8 @@ def generate(text_id: int, text: str, dictionary: Dictionary, attributes: tuple[
     (person.PersonFilter, --person-only): replace only occurrences that refer to a person. `repair` (--repair):
     add each mutant's a/an and number-agreement repairs (repair.py; `parse(start, end)` gives the sentence's
     spaCy Doc, default: parsed on first need). A pack's name pair that changes gender carries the pronouns along.
-    Repairs and pronouns are extra replacements of the mutant (records.REPAIR), outside its key.
+    Repairs and pronouns are extra replacements of the mutant (records.REPAIR), outside its key. `language`: a
+    language with grammatical gender (languages.Language.carry: French) carries the agreement of every mutant.
     """
     gen = Generation()
     by_attribute: dict[str, list[Replacement]] = defaultdict(list)
@@ -178,6 +183,11 @@ def generate(text_id: int, text: str, dictionary: Dictionary, attributes: tuple[
     if repair and parse is None:
         parse = _sentence_docs(text)
     present = sorted(by_attribute)
+    carry = get_language(language).carry
+    if carry is not None and by_attribute:
+        from .languages.french import SentenceDocs
+        from .validity.sentences import sentence_spans
+        docs = SentenceDocs(text, sentence_spans(text))
     for k in range(1, min(order, len(present)) + 1):
         for attrs in itertools.combinations(present, k):
             for combo in itertools.product(*(by_attribute[a] for a in attrs)):
@@ -188,6 +198,11 @@ def generate(text_id: int, text: str, dictionary: Dictionary, attributes: tuple[
                 if repair:
                     from .repair import repairs
                     extra += [x for x in repairs(text, combo, parse) if not any(_overlap(x.spans, y.spans) for y in extra)]
+                if carry is not None:  # the agreement overrides a replaced word's span (records.edits)
+                    agreement, why = carry(text, combo, docs)
+                    if why is not None:
+                        gen.uninflected[len(gen.mutants)] = why
+                    extra += [x for x in agreement if not any(_overlap(x.spans, y.spans) for y in extra)]
                 for x in extra:
                     gen.repairs[x.source_group] = gen.repairs.get(x.source_group, 0) + len(x.spans)
                 gen.mutants.append(Mutant(text_id, combo + tuple(extra), text))

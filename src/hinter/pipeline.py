@@ -26,7 +26,7 @@ from .records import Replacement, TextRecord, apply_replacements, pair_key, text
 from .rows import AspectRecord, MutantRow, TextRow
 from .tasks import get_task, is_generative
 from .validity import changed_sentence_pairs, reference, sentence_spans
-from .validity.invariant import TOO_LONG
+from .validity.invariant import INFLECTION
 from .window import window_bounds, windowed
 
 Progress = Callable[[str, int, int], None]
@@ -97,7 +97,7 @@ def campaign_texts(config: RunConfig, texts: Sequence[str | TextRecord]) -> list
 def campaign_dictionary(config: RunConfig, dictionary: Dictionary | None = None) -> Dictionary:
     """The campaign's pairs: `dictionary` (default: config.dictionary's), packs added, restricted to the
     attributes, evaluative pairs left out with --exclude-evaluative, sampled."""
-    d = dictionary if dictionary is not None else load_dictionary(config.dictionary)
+    d = dictionary if dictionary is not None else load_dictionary(config.dictionary, language=config.language)
     d = with_packs(d, config.packs)  # a no-op for packs the given dictionary already holds
     d = d.restrict(config.attributes, config.include_occupational)
     if config.exclude_evaluative:  # before the sample: it draws from the pairs the run may use
@@ -125,9 +125,11 @@ class Mutate:
         t0 = time.perf_counter()
         counters: Counter = Counter()
         mutants: list[Mutant] = []
+        uninflected: dict[int, str] = {}  # mutant index -> why its agreement could not be carried (--language fr)
         for text_id, rec in texts:
             gen = generate(text_id, rec.text, self.dictionary, c.attributes, c.order, c.max_pairs_per_text, c.seed,
-                           person=self.person, repair=c.repair)
+                           person=self.person, repair=c.repair, language=c.language)
+            uninflected.update({len(mutants) + i: why for i, why in gen.uninflected.items()})
             mutants.extend(gen.mutants)
             counters["overlaps_skipped"] += gen.overlaps_skipped
             if gen.person_skipped:
@@ -147,6 +149,9 @@ class Mutate:
                 spans = sentence_spans(rec.text)
                 splits[text_id] = (spans, [rec.text[a:b] for a, b in spans])
             pairs = asked = [changed_sentence_pairs(m.original, *splits[m.text_id], m.edits) for m in mutants]
+            if uninflected:  # decided before parsing: not asked of the parser
+                early = [INFLECTION if i in uninflected else None for i in range(len(mutants))]
+                asked = [None if i in uninflected else p for i, p in enumerate(pairs)]
         batch = TextBatch(start, texts, mutants, [None if p is None else len(p) for p in pairs], early, counters,
                           time.perf_counter() - t0)
         return batch, asked
@@ -181,9 +186,9 @@ class ParsedVerdicts:
         for batch, checked in self.validate(self.mutate.batch(start, texts) for start, texts in batches):
             valid = checked.valid
             reasons = checked.reasons or [None] * len(valid)  # an executor that does not say leaves them unrecorded
-            if batch.early is not None:  # a too-long sentence was not parsed: the mutant is invalid for that reason
-                valid = [v and r != TOO_LONG for v, r in zip(valid, batch.early)]
-                reasons = [TOO_LONG if r == TOO_LONG else x for x, r in zip(reasons, batch.early)]
+            if batch.early is not None:  # decided before parsing (too_long, inflection): invalid for that reason
+                valid = [v and r is None for v, r in zip(valid, batch.early)]
+                reasons = [r or x for x, r in zip(reasons, batch.early)]
             yield batch, Verdicts(list(valid), list(reasons), checked.sentences_tagged, checked.sentences_parsed)
 
 

@@ -81,8 +81,14 @@ def replacements_from_json(column: str) -> tuple[Replacement, ...]:
 
 
 def edits(replacements: Iterable[Replacement]) -> list[Edit]:
-    """(start, end, replacement) on the original text, for every span of every replacement, in their order."""
-    return [(s, e, r.replacement) for r in replacements for s, e in r.spans]
+    """(start, end, replacement) on the original text, for every span of every replacement, in their order. A
+    later replacement of the very same span overrides an earlier one: a French agreement repair inflects a word
+    another attribute replaced ("marocain" -> "algérien" -> "algérienne" beside "voisine")."""
+    out: dict[Span, Edit] = {}
+    for r in replacements:
+        for s, e in r.spans:
+            out[(s, e)] = (s, e, r.replacement)
+    return list(out.values())
 
 
 # Words a title keeps in lower case inside it ("People of Color").

@@ -22,6 +22,7 @@ from ..engine import estimate_campaign
 from ..errors import HinterError, InputError
 from ..files import write_atomic
 from ..health import Thresholds, untested
+from ..languages import language_mismatch
 from ..models import ModelSpec, parse_model_spec
 from ..pipeline import answers_per_text
 from ..report import write_report
@@ -43,12 +44,15 @@ def read_campaign(config: RunConfig, out: Path | None):
         write_atomic(out / "skipped_rows.txt", "\n".join(read.skipped) + "\n")
         console.print(f"[yellow]Skipped {len(read.skipped)} bad row(s)[/], listed in {out / 'skipped_rows.txt'}; "
                       f"the first: {read.skipped[0]}", highlight=False, soft_wrap=True)
-    dictionary = with_packs(load_dictionary(config.dictionary), config.packs)
+    dictionary = with_packs(load_dictionary(config.dictionary, language=config.language), config.packs)
     dictionary.restrict(config.attributes)  # fail on an unknown attribute before loading any model
     used = dictionary.restrict(config.attributes, config.include_occupational)
     texts = [r.text for r in read.records]
     print_dictionary_lint(used, texts, config.exclude_evaluative)
     print_no_match(used, texts, config.attributes)
+    mismatch = language_mismatch(texts, config.language)
+    if mismatch:
+        console.print(f"[yellow]warning:[/] {mismatch}.", highlight=False, soft_wrap=True)
     return read.records, dictionary
 
 

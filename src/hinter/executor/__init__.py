@@ -16,7 +16,7 @@ from ..config import Execution
 from ..models import Model, resolve_model
 from ..registry import Registry
 from ..validity import Parser, SpacyParser, Validator
-from ..validity.parsers import default_processes
+from ..validity.parsers import DEFAULT_SPACY_MODEL, default_processes
 from .base import Executor, P, Pairs, ValidityResult, validate_jobs, with_grammar_check
 
 class LocalExecutor:
@@ -29,9 +29,10 @@ class LocalExecutor:
         self._owned: SpacyParser | None = None
         self._parser: Parser | None = None
 
-    def start(self, model, parser: Parser | None = None) -> Model:
+    def start(self, model, parser: Parser | None = None, spacy_model: str | None = None) -> Model:
         if parser is None:  # before the model: the parser's workers fork before llama.cpp or torch start threads
-            parser = self._owned = SpacyParser(n_process=self.processes or default_processes())
+            parser = self._owned = SpacyParser(spacy_model or DEFAULT_SPACY_MODEL,
+                                               n_process=self.processes or default_processes())
         self._parser = parser
         self.validator = Validator(parser)
         self.parser_fingerprint = parser.fingerprint

