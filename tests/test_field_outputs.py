@@ -9,6 +9,7 @@ import json
 import os
 import random
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -46,6 +47,7 @@ def hinter_here(capsys, *args) -> tuple[int, str]:
     than a process per call where a test makes many (the fuzz)."""
     from hinter.cli.main import main
     argv, sys.argv = sys.argv, ["hinter", *map(str, args)]
+    handlers = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)  # main() installs its own
     capsys.readouterr()
     try:
         main()
@@ -54,6 +56,8 @@ def hinter_here(capsys, *args) -> tuple[int, str]:
         code = e.code or 0
     finally:
         sys.argv = argv
+        signal.signal(signal.SIGINT, handlers[0])
+        signal.signal(signal.SIGTERM, handlers[1])
     return code, capsys.readouterr().err
 
 
@@ -151,13 +155,17 @@ def test_a_write_that_fails_midway_keeps_the_previous_file(tmp_path):
 # ---------------------------------------------------------------- an empty or damaged run.sqlite
 
 @pytest.mark.parametrize("command", ["report", "check", "resume", "run"])
-def test_an_empty_run_sqlite_is_an_error_and_changes_no_output(finished, tmp_path, command):
+def test_an_empty_run_sqlite_is_an_error_and_changes_no_output(finished, tmp_path, command, capsys):
     out = copy_run(finished, tmp_path)
     (out / "run.sqlite").write_bytes(b"")  # a copy that failed
     before = outputs(out)
-    r = run(finished, out) if command == "run" else hinter(command, out, cwd=finished)
-    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
-    message = " ".join(r.stderr.split())
+    if command == "run":
+        r = run(finished, out)
+        code, err = r.returncode, r.stderr
+    else:
+        code, err = hinter_here(capsys, command, out)
+    assert code == 2 and "Traceback" not in err, err
+    message = " ".join(err.split())
     assert f"{out / 'run.sqlite'}: run.sqlite holds no run (0 bytes)" in message, message
     assert "--overwrite" in message and "Restore run.sqlite" in message and "RUN_DIR" not in message
     assert outputs(out) == before and (out / "run.sqlite").stat().st_size == 0
@@ -209,7 +217,6 @@ def test_fuzz_a_damaged_database_never_gives_a_traceback_or_a_silent_change(fini
             else:  # or the good run's outputs
                 seen["same"] += 1
                 assert code == 0 and outputs(out) == expected, (what, err)
-    print(dict(seen))
     assert seen["error"] >= 5, seen  # the fuzz reached damage that SQLite sees
 
 
@@ -236,7 +243,7 @@ def fill(folder: Path, leave: int = 0) -> None:
     os.truncate(folder / "ballast", os.path.getsize(folder / "ballast") - leave)
 
 
-def test_a_full_disk_is_one_paragraph_and_the_run_resumes_once_space_is_freed(finished, tmp_path):
+def test_a_full_disk_is_one_paragraph_and_the_run_resumes_once_space_is_freed(finished, tmp_path, capsys):
     disk = tmp_path / "disk"
     if not mount_tmpfs(disk, "16m"):
         pytest.skip("mounting a tmpfs is refused here (not root, or no CAP_SYS_ADMIN): see the read-only test")
@@ -254,15 +261,14 @@ def test_a_full_disk_is_one_paragraph_and_the_run_resumes_once_space_is_freed(fi
         # the finished run's report on a full disk: one paragraph, and every output left as it was
         before = outputs(out)
         fill(disk)
-        r = hinter("report", out, cwd=finished)
-        assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
-        assert "the disk is full" in " ".join(r.stderr.split()), r.stderr
+        code, err = hinter_here(capsys, "report", out)
+        assert code == 2 and "the disk is full" in " ".join(err.split()), err
         assert outputs(out) == before
     finally:
         subprocess.run(["umount", "-l", str(disk)], capture_output=True)
 
 
-def test_a_folder_that_refuses_writes_is_one_paragraph(finished, tmp_path):
+def test_a_folder_that_refuses_writes_is_one_paragraph(finished, tmp_path, capsys):
     out = copy_run(finished, tmp_path)
     before = outputs(out)
     os.chmod(out / "run.sqlite", 0o444)
@@ -280,13 +286,17 @@ def test_a_folder_that_refuses_writes_is_one_paragraph(finished, tmp_path):
             target = out
         try:
             for command in ("report", "check", "run"):
-                r = run(finished, target) if command == "run" else hinter(command, target, cwd=finished)
-                message = " ".join(r.stderr.split())
+                if command == "run":
+                    r = run(finished, target)
+                    code, err = r.returncode, r.stderr
+                else:
+                    code, err = hinter_here(capsys, command, target)
+                message = " ".join(err.split())
                 assert "Traceback" not in message, message
-                if command == "check" and r.returncode != 2:  # reading a run needs no write where SQLite can
-                    assert r.returncode in (0, 1), message
+                if command == "check" and code != 2:  # reading a run needs no write where SQLite can
+                    assert code in (0, 1), message
                     continue
-                assert r.returncode == 2 and str(target) in message and "writable" in message, (command, message)
+                assert code == 2 and str(target) in message and "writable" in message, (command, message)
         finally:
             if target != out:
                 subprocess.run(["umount", str(target)], capture_output=True)

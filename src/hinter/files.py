@@ -77,7 +77,7 @@ def write_dict_csv(path: str | os.PathLike, columns: Sequence[str], rows: Iterab
 
 _FULL = ("database or disk is full", "disk is full")
 _READ_ONLY = ("readonly database", "read-only", "unable to open database file")
-_DAMAGED = ("malformed", "not a database", "could not decode", "file is encrypted", "no such table",
+_DAMAGED = ("malformed", "not a database", "changed since", "could not decode", "file is encrypted", "no such table",
             "no such column")
 
 

@@ -35,7 +35,7 @@ def check_cmd(
     from ..store import open_run
     from ..triage import attach
     with storage_errors(run_dir):
-        store = open_run(run_dir)
+        store = open_run(run_dir, verify=True)
         try:
             s = attach(summary(store, alpha, label), store, run_dir)  # a reviewer's verdicts (hinter serve) count
         finally:
