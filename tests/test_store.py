@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from hinter.dictionary import Pair
-from hinter.errors import InputError
+from hinter.errors import HinterError, InputError
 from hinter.models.base import Outcome
 from hinter.mutation import generate
 from hinter.records import (REPAIR, Replacement, apply_replacements, dictionary_replacements, edits, pair_key,
@@ -199,18 +199,23 @@ def test_open_run(saved, tmp_path):
         again.close()
     with pytest.raises(InputError) as e:
         open_run(tmp_path / "nowhere", "RUN_DIR")
-    assert "no run.sqlite" in e.value.problem and e.value.where == "RUN_DIR"
+    # the folder itself, never the placeholder of the command's usage line (issue 30)
+    assert "no run.sqlite" in e.value.problem and e.value.where == str(tmp_path / "nowhere")
+    with pytest.raises(InputError) as e:
+        open_run(tmp_path / "nowhere", "--baseline")
+    assert e.value.where == f"--baseline {tmp_path / 'nowhere'}"
     with pytest.raises(InputError):
         RunStore.read_settings(tmp_path / "nowhere")
     bad = tmp_path / "bad"
     bad.mkdir()
     (bad / "run.sqlite").write_text("this is not a database, only some text long enough to be read as a header" * 3)
-    with pytest.raises(InputError) as e:
+    with pytest.raises(HinterError) as e:
         open_run(bad, "RUN_DIR")
-    assert "cannot be read" in e.value.problem
-    with pytest.raises(InputError) as e:
+    assert "is damaged" in e.value.problem and e.value.where == str(bad / "run.sqlite")
+    assert "Restore run.sqlite" in e.value.fix
+    with pytest.raises(HinterError) as e:
         RunStore.read_settings(bad)
-    assert "cannot be read" in e.value.problem
+    assert "is damaged" in e.value.problem
 
 
 _words = st.text(min_size=1, max_size=12)
