@@ -11,6 +11,7 @@ import random
 import shutil
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -168,6 +169,20 @@ def test_an_empty_run_sqlite_is_an_error_and_changes_no_output(finished, tmp_pat
     assert f"{out / 'run.sqlite'}: run.sqlite holds no run (0 bytes)" in message, message
     assert "--overwrite" in message and "Restore run.sqlite" in message and "RUN_DIR" not in message
     assert outputs(out) == before and (out / "run.sqlite").stat().st_size == 0
+
+
+def test_an_unfinished_run_names_its_folder_never_RUN_DIR(finished, tmp_path, capsys):
+    out = copy_run(finished, tmp_path)
+    db = sqlite3.connect(out / "run.sqlite")  # the state a kill leaves: the last text's batch not committed
+    with db:
+        db.execute("DELETE FROM mutants WHERE text_id = 5")
+        db.execute("DELETE FROM texts WHERE text_id = 5")
+    db.close()
+    (out / "run.sqlite.sha256").unlink()  # changed on purpose, as a killed run leaves no seal
+    code, err = hinter_here(capsys, "check", out)
+    message = " ".join(err.split())
+    assert code == 3 and "unfinished: 5 of 6 texts" in message, message
+    assert f"hinter resume {out}" in message and "RUN_DIR" not in message, message
 
 
 def corrupt(path: Path, rng: random.Random) -> str:

@@ -40,4 +40,4 @@ def check_cmd(
             s = attach(summary(store, alpha, label), store, run_dir)  # a reviewer's verdicts (hinter serve) count
         finally:
             store.close()
-    gate(s, fail_on, junit, Thresholds(max_failed_share, max_failed_originals), allow_model_errors)
+    gate(s, fail_on, junit, Thresholds(max_failed_share, max_failed_originals), allow_model_errors, folder=run_dir)
