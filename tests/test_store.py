@@ -200,20 +200,23 @@ def test_open_run(saved, tmp_path):
         again.close()
     with pytest.raises(InputError) as e:
         open_run(tmp_path / "nowhere", "RUN_DIR")
-    # the message names the folder, never the placeholder of a command's help (issue 30)
+    # the folder itself, never the placeholder of the command's usage line (issue 30)
     assert "no run.sqlite" in e.value.problem and e.value.where == str(tmp_path / "nowhere")
+    with pytest.raises(InputError) as e:
+        open_run(tmp_path / "nowhere", "--baseline")
+    assert e.value.where == f"--baseline {tmp_path / 'nowhere'}"
     with pytest.raises(InputError):
         RunStore.read_settings(tmp_path / "nowhere")
     bad = tmp_path / "bad"
     bad.mkdir()
     (bad / "run.sqlite").write_text("this is not a database, only some text long enough to be read as a header" * 3)
-    # a damaged file is an error naming it and the fix (issue 30), whichever reader meets it
     with pytest.raises(HinterError) as e:
         open_run(bad, "RUN_DIR")
-    assert "run.sqlite is damaged" in e.value.problem and str(bad / "run.sqlite") in e.value.where
+    assert "is damaged" in e.value.problem and e.value.where == str(bad / "run.sqlite")
+    assert "Restore run.sqlite" in e.value.fix
     with pytest.raises(HinterError) as e:
         RunStore.read_settings(bad)
-    assert "run.sqlite is damaged" in e.value.problem and "--overwrite" in e.value.fix
+    assert "is damaged" in e.value.problem
 
 
 _words = st.text(min_size=1, max_size=12)

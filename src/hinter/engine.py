@@ -27,7 +27,7 @@ from .pipeline import (BatchResult, Mutate, ParsedVerdicts, answers_per_text, ca
 from .recorded import comparable
 from .records import Replacement, TextRecord, dictionary_replacements, text_key, texts_fingerprint
 from .runlock import lock_run_folder
-from .store import RunStore, empty_run_error, lost_run
+from .store import RunStore, empty_run_error, lost_run, unseal
 from .tasks import is_generative
 from .usage import JUDGE_ACCOUNT, Meter, Prices, parse_budget
 from .validity import Parser
@@ -98,6 +98,7 @@ def _open_store(out_dir: Path, settings: dict, overwrite: bool) -> RunStore:
             p.unlink()
     elif lost_run(out_dir):  # not started again silently over a finished run's outputs
         raise empty_run_error(path)
+    unseal(out_dir)
     store = RunStore(path)
     previous = store.settings()
     if previous and comparable(previous) != comparable(settings):

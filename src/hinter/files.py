@@ -77,7 +77,7 @@ def write_dict_csv(path: str | os.PathLike, columns: Sequence[str], rows: Iterab
 
 _FULL = ("database or disk is full", "disk is full")
 _READ_ONLY = ("readonly database", "read-only", "unable to open database file")
-_DAMAGED = ("malformed", "not a database", "could not decode", "file is encrypted", "no such table",
+_DAMAGED = ("malformed", "not a database", "changed since", "could not decode", "file is encrypted", "no such table",
             "no such column")
 
 
@@ -92,8 +92,8 @@ def storage_error(e: BaseException, folder: str | os.PathLike | None, where: str
                   ) -> StorageError | None:
     """The SQLite or OS error `e`, met working on the run folder `folder`, as one paragraph with the path (`where`,
     else the file the OS names, else the folder's run.sqlite) and the fix; None when `e` is neither."""
-    where = where or str(getattr(e, "filename", None) or (Path(folder) / "run.sqlite" if folder is not None else "")
-                         ) or None
+    fallback = "" if folder is None else Path(folder) if isinstance(e, OSError) else Path(folder) / "run.sqlite"
+    where = where or str(getattr(e, "filename", None) or fallback) or None
     text = str(e).lower()
     again = "run the same command again: run.sqlite keeps every finished batch, and a run continues where it stopped"
     if isinstance(e, OSError):
@@ -109,7 +109,8 @@ def storage_error(e: BaseException, folder: str | os.PathLike | None, where: str
                             fix=f"Check the disk and the folder, then {again}.")
     if not isinstance(e, sqlite3.Error):
         return None
-    if any(s in text for s in _FULL):
+    if any(s in text for s in _FULL) or ("disk i/o" in text and _no_space(folder)):  # SQLite says I/O error
+        # where it cannot create its -shm file on a full disk
         return StorageError(f"the disk is full ({e})", where=where, fix=f"Free some space on that disk, then {again}.")
     if any(s in text for s in _READ_ONLY):
         return StorageError(f"run.sqlite cannot be written ({e})", where=where,
@@ -121,6 +122,13 @@ def storage_error(e: BaseException, folder: str | os.PathLike | None, where: str
                                 "--overwrite`.")
     return StorageError(f"run.sqlite could not be read or written ({e})", where=where,
                         fix=f"Check that the disk has free space and works, then {again}.")
+
+
+def _no_space(folder: str | os.PathLike | None) -> bool:
+    try:
+        return folder is not None and os.statvfs(folder).f_bavail == 0
+    except OSError:
+        return False
 
 
 @contextmanager

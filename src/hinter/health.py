@@ -96,14 +96,14 @@ def untested(summary: dict) -> str | None:
 
 
 def require_trustworthy(summary: dict, thresholds: Thresholds = Thresholds(), allow_model_errors: bool = False,
-                        allow_partial: bool = False, require_tested: bool = False) -> None:
+                        allow_partial: bool = False, require_tested: bool = False, folder=None) -> None:
     """Raise (exit 3) when the run is partial or its model failed, unless allowed; with `require_tested` (a gate's
-    conditions), also when it tested no mutant."""
+    conditions), also when it tested no mutant. `folder`: the run's, named in the fix."""
     h = summary["health"]
     if not h["complete"] and not allow_partial:
         raise PartialRun(f"the run is unfinished: {h['texts_done']} of {h['texts_total']} texts done, so its "
-                         "measures are not a verdict", fix="Continue it with `hinter resume RUN_DIR` (or the same "
-                         "`hinter run` command) first.")
+                         "measures are not a verdict", fix=f"Continue it with `hinter resume {folder or 'OUT'}` (or "
+                         "the same `hinter run` command) first.")
     failure = model_failure(summary, thresholds)
     if failure and not allow_model_errors:
         raise ModelFailed(failure, fix="Fix the model or its server and run the same command again (answered texts "

@@ -433,4 +433,4 @@ def write_report_and_gate(out: Path, s: dict, fail_on: list[str], junit: Path | 
     """The report, then the verdict: a failed model ends the run with exit 3 whatever the gate says."""
     r = write_report(out, summary_=s)
     out_console.print(f"Report: {r['files'][0]}", highlight=False)
-    gate(s, fail_on, junit, thresholds, allow_model_errors, verdict=True)
+    gate(s, fail_on, junit, thresholds, allow_model_errors, verdict=True, folder=out)

@@ -35,9 +35,9 @@ def check_cmd(
     from ..store import open_run
     from ..triage import attach
     with storage_errors(run_dir):
-        store = open_run(run_dir)
+        store = open_run(run_dir, verify=True)
         try:
             s = attach(summary(store, alpha, label), store, run_dir)  # a reviewer's verdicts (hinter serve) count
         finally:
             store.close()
-    gate(s, fail_on, junit, Thresholds(max_failed_share, max_failed_originals), allow_model_errors)
+    gate(s, fail_on, junit, Thresholds(max_failed_share, max_failed_originals), allow_model_errors, folder=run_dir)

@@ -21,14 +21,16 @@ def check_syntax(conditions: list[str]) -> None:
 
 
 def gate(s: dict, fail_on: list[str], junit: Optional[Path], thresholds: Thresholds = Thresholds(),
-         allow_model_errors: bool = False, verdict: bool = False) -> None:
+         allow_model_errors: bool = False, verdict: bool = False, folder: Optional[Path] = None) -> None:
     """A partial run or a failed model stops the gate first (exit 3): a gate must not pass on what was not tested.
-    `verdict`: the run itself ends here (run, demo, resume), so a failed model stops it even without conditions."""
+    `verdict`: the run itself ends here (run, demo, resume), so a failed model stops it even without conditions.
+    `folder`: the run's, named in the messages."""
     from ..report.gate import evaluate, parse_condition, write_junit
     from ..triage import gated
     if verdict or fail_on or junit is not None:
         # a gate on a run that tested nothing would pass on nothing: exit 3 saying why (health.untested)
-        require_trustworthy(s, thresholds, allow_model_errors, require_tested=bool(fail_on) or junit is not None)
+        require_trustworthy(s, thresholds, allow_model_errors, require_tested=bool(fail_on) or junit is not None,
+                            folder=folder)
     t = s.get("triage")
     s = gated(s)  # a reviewer's "not a bias" (triage.json, hinter serve): those instances do not count
     if t and t["dismissed"] and (fail_on or junit is not None):

@@ -32,4 +32,4 @@ def report_cmd(
     with storage_errors(run_dir):
         r = write_report(run_dir, baseline, alpha=alpha, label=label, raw_csv=raw_csv or None)
     out_console.print("Written: " + ", ".join(str(f) for f in r["files"]), highlight=False)
-    gate(r["summary"], fail_on, junit)
+    gate(r["summary"], fail_on, junit, folder=run_dir)

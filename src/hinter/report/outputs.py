@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..files import write_atomic, write_csv, write_dict_csv
 from ..measures import summary
-from ..store import RunStore
+from ..store import RunStore, seal
 from ..triage import attach
 from .instances import ASPECT_COLUMNS, answers_json, export_columns, export_rows, load_instances, shown_id
 
@@ -43,6 +43,7 @@ def write_outputs(run) -> dict:
     rows = list(_free_bias_rows(run.store, originals) if free else _bias_rows(run.store, originals))
     write_summary(run.out_dir, s)
     write_csv(run.out_dir / "biases.csv", FREE_BIAS_COLUMNS if free else BIAS_COLUMNS, rows, raw_csv(run.store))
+    seal(run.store)  # report and check then know whether run.sqlite is still the file these outputs came from
     return s
 
 
@@ -112,7 +113,7 @@ def write_report(folder: str | Path, baseline: str | Path | None = None, summary
     from .diff import diff
     from .html import render
     folder = Path(folder)
-    store = open_run(folder)
+    store = open_run(folder, verify=True)
     try:
         s = summary_
         if s is None:
