@@ -15,7 +15,7 @@ and the mutant's is never below: a per-text plain difference, but no population 
 
 Over many texts (`aspect_findings`): per aspect and cell (an attribute's source -> target group, or a tuple of
 them), the project's paired exchangeability test (findings.exchange_p) on the per-text means of the aspect, its
-95% interval (findings.mean_interval), Benjamini-Hochberg q-values over every cell of every aspect, and, for an
+95% interval from the same test inverted (stats.exchange_interval), Benjamini-Hochberg q-values over every cell of every aspect, and, for an
 intersectional cell, the interaction contrast with its sign-flip test (findings.sign_flip_p) and the
 population-hidden mark, as findings.analyse does for labels. With as many answers per version, the per-version
 means are exchangeable under the null, so the test is exact whatever the model's own spread: a model that varies
@@ -27,12 +27,13 @@ import itertools
 import math
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Hashable, Iterable, Mapping, Sequence
+from typing import Collection, Hashable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ..findings import MIN_TEXTS, Component
-from ..stats import ALPHA, PERMUTATIONS, benjamini_hochberg, exchange_p, mean_interval, minimal_p, sign_flip_p
+from ..findings import MIN_TEXTS, Component, component_of
+from ..stats import (ALPHA, PERMUTATIONS, benjamini_hochberg, exchange_interval, exchange_p, minimal_p, sign_flip_interval,
+                     sign_flip_p)
 from .aspects import DEFAULT_ASPECTS, Aspect, get_aspect
 from .masking import IdentityTerms
 
@@ -183,13 +184,15 @@ class AspectObservation:
 
     @classmethod
     def from_pair_ids(cls, text_id: Hashable, pair_ids: Sequence[str] | str,
-                      verdicts: Mapping[str, AspectVerdict]) -> AspectObservation:
+                      verdicts: Mapping[str, AspectVerdict], occupational: Collection[str] = ()) -> AspectObservation:
+        """`occupational`: the run's occupational pair ids (findings.Component.occupational)."""
         pair_ids = (pair_ids,) if isinstance(pair_ids, str) else tuple(pair_ids)
         order = sorted(range(len(pair_ids)), key=lambda i: pair_ids[i].split(":", 1)[0])
         pair_ids = tuple(pair_ids[i] for i in order)
         if len({p.split(":", 1)[0] for p in pair_ids}) != len(pair_ids):
             raise ValueError(f"text {text_id}: an intersectional mutant changes distinct attributes, got {pair_ids}")
-        return cls(text_id, pair_ids, tuple(Component.from_pair_id(p) for p in pair_ids), dict(verdicts))
+        return cls(text_id, pair_ids, tuple(component_of(p, p in occupational) for p in pair_ids),
+                   dict(verdicts))
 
     @property
     def kind(self) -> str:
@@ -232,10 +235,14 @@ class AspectFinding:
     def cell(self) -> tuple[str, tuple[Component, ...]]:
         return (self.kind, self.components)
 
+    @property
+    def occupational(self) -> bool:
+        return any(c.occupational for c in self.components)
+
     def describe(self) -> str:
         """In words: "gender male -> female: the answers were 0.21 less positive (sentiment) [-0.3, -0.12],
         q = 0.003"."""
-        cell = " × ".join(f"{c.attribute} {c.source_group} -> {c.target_group}" for c in self.components)
+        cell = " × ".join(f"{c.name} {c.source_group} -> {c.target_group}" for c in self.components)
         aspect = get_aspect(self.aspect)
         if self.direction is None:
             what = f"no change in {self.aspect}"
@@ -247,6 +254,9 @@ class AspectFinding:
         text = f"{cell}: {what}{ci}, {self.differ} of {self.tested} mutants differ, q = {self.q_value:.2g}"
         if self.note:
             text += f" ({self.note})"
+        shift = consistent_shift(self.significant, self.differ)
+        if shift:
+            text += f" ({shift})"
         if self.population_hidden:
             text += f"; population-hidden (interaction {self.interaction:+.3g}, q = {self.interaction_q:.2g})"
         return text
@@ -258,11 +268,22 @@ class AspectFinding:
              "effect_ci": None if self.effect_ci is None else [_round(v) for v in self.effect_ci],
              "p_value": _round(self.p_value), "q_value": _round(self.q_value), "significant": self.significant,
              "testable": self.testable, "note": self.note, "summary": self.describe()}
+        if self.occupational:
+            d["occupational"] = True
         if self.kind == "intersectional":
             d.update({"interaction": _round(self.interaction),
                       "interaction_ci": None if self.interaction_ci is None else [_round(v) for v in self.interaction_ci],
                       "interaction_q": _round(self.interaction_q), "population_hidden": self.population_hidden})
         return d
+
+
+def consistent_shift(significant: bool, differ: int) -> str:
+    """Why a cell holds up although none of its mutants differs: each mutant's answers stay within the spread of
+    the original's own samples, but over the texts they move the same way, more than chance gives. "" otherwise."""
+    if not significant or differ:
+        return ""
+    return ("a consistent shift over the texts: no single mutant differs beyond the model's own spread, but "
+            "together they move the same way, more than chance gives")
 
 
 def _round(x: float | None) -> float | None:
@@ -334,7 +355,9 @@ def aspect_findings(observations: Iterable[AspectObservation], *, alpha: float =
             changed = sum(1 for y, ys in groups if any(abs(x - y) > TOLERANCE * max(1.0, abs(y)) for x in ys))
             effect = float(np.mean(v_text))
             s = {"items": items, "texts": len(per_text), "changed": changed, "effect": effect,
-                 "ci": mean_interval(v_text, bound=bound), "p": p, "note": note,
+                 "ci": None if note else exchange_interval(groups, bound=bound, alpha=alpha, p_value=p,
+                                                           permutations=permutations, seed=seed),
+                 "p": p, "note": note,
                  "testable": note is None and p_min <= alpha and changed >= min_texts,
                  "direction": None if abs(effect) <= TOLERANCE else (aspect.more if effect > 0 else aspect.less)}
             if cell[0] == "intersectional":
@@ -347,7 +370,8 @@ def aspect_findings(observations: Iterable[AspectObservation], *, alpha: float =
                 c = [sum(cs) / len(cs) for cs in contrasts.values()]
                 k = len(cell[1])
                 s.update({"c": c, "interaction": float(np.mean(c)) if c else None,
-                          "interaction_ci": mean_interval(c, bound=None if bound is None else float(k)) if c else None,
+                          "interaction_ci": sign_flip_interval(c, bound=None if bound is None else float(k), alpha=alpha,
+                                                               permutations=permutations, seed=seed) if c else None,
                           "interaction_p": sign_flip_p(c, permutations=permutations, seed=seed) if c and note is None
                           else None,
                           "interaction_testable": bool(c) and note is None and minimal_p(c) <= alpha
