@@ -13,7 +13,6 @@ combinations, or of every cell. Readers (`from_run`, `from_suite`) and writers (
 """
 from __future__ import annotations
 
-import csv
 import json
 import random
 from collections import Counter, defaultdict

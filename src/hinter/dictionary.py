@@ -14,14 +14,14 @@ import json
 import random
 from collections import defaultdict
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Iterable
 
 import ahocorasick
 
-from .errors import InputError
+from .errors import HinterError, InputError
 from .languages import get_language
 from .records import pair_id
 
@@ -323,3 +323,20 @@ def with_packs(base: Dictionary, packs: Iterable[str]) -> Dictionary:
         out = Dictionary(out.pairs + pack.pairs, f"{out.source}+{name}", out.pronouns_follow | pack.pronouns_follow,
                          out.capitalised | pack.capitalised)
     return out
+
+
+@lru_cache(maxsize=8)
+def occupational_ids(source: str | None) -> frozenset[str]:
+    """The ids of the occupational pairs (`*_job.csv`, a column `occupational`) of the dictionary a run recorded
+    as its source (settings "dictionary": "built-in", a path, "+pack" for each identity pack). A finding whose
+    cell applies them changed a stereotyped occupation (`manager -> cashier`), not the person's gender: measures
+    mark it. Empty when the source cannot be read again (moved, or a dictionary built in memory)."""
+    if not source:
+        return frozenset()
+    base, *packs = source.split("+")
+    try:
+        d = with_packs(load_dictionary(None if base == "built-in" else base), packs)
+    except (HinterError, OSError):
+        return frozenset()
+    return frozenset(p.id for p in d.pairs if p.occupational)
+

@@ -16,14 +16,14 @@ import functools
 import math
 from collections import Counter, defaultdict
 from dataclasses import dataclass
-from typing import Hashable, Iterable, Sequence
+from typing import Collection, Hashable, Iterable, Sequence
 
 import numpy as np
 
 from . import oracle
 from .oracle import answers_of
-from .stats import (ALPHA, PERMUTATIONS, Interval, benjamini_hochberg, exchange_p, mean_interval, minimal_p,
-                    nonzero, sign_flip_p, wilson)
+from .stats import (ALPHA, PERMUTATIONS, Interval, benjamini_hochberg, exchange_interval, exchange_p, minimal_p,
+                    nonzero, sign_flip_interval, sign_flip_p, wilson)
 
 SET_SEPARATOR = " | "     # multi-label outcomes are encoded "a | b" (models.base.Outcome.encode)
 EMPTY_SET = "(none)"      # ... and the empty label set as "(none)"
@@ -41,26 +41,37 @@ class Component:
     attribute: str
     source_group: str
     target_group: str
+    # an occupational pair (the dictionary's *_job.csv: manager -> cashier): what changed is a stereotyped
+    # occupation, not the person's gender, so its mutants form cells of their own, never read as plain gender
+    occupational: bool = False
 
     @classmethod
-    def from_pair_id(cls, pair_id: str) -> Component:
+    def from_pair_id(cls, pair_id: str, occupational: bool = False) -> Component:
         """The component of a pair id "attribute:source>target:word>replacement" (mutation.Replacement.pair_id)."""
         try:
             attribute, groups, _ = pair_id.split(":", 2)
             source, target = groups.split(">", 1)
         except ValueError:
             raise ValueError(f"not a pair id (attribute:source>target:word>replacement): {pair_id!r}") from None
-        return cls(attribute, source, target)
+        return cls(attribute, source, target, occupational)
+
+    @property
+    def name(self) -> str:
+        """The attribute as findings name it: "gender", or "gender (occupation)" for an occupational pair."""
+        return f"{self.attribute} (occupation)" if self.occupational else self.attribute
 
     def to_dict(self) -> dict:
-        return {"attribute": self.attribute, "source_group": self.source_group, "target_group": self.target_group}
+        d = {"attribute": self.attribute, "source_group": self.source_group, "target_group": self.target_group}
+        if self.occupational:
+            d["occupational"] = True
+        return d
 
 
 @functools.lru_cache(maxsize=65536)
-def component_of(pair_id: str) -> Component:
+def component_of(pair_id: str, occupational: bool = False) -> Component:
     """`Component.from_pair_id`, once per pair id: a run has a few thousand pairs and can have millions of
     observations (a Component is immutable, so one is shared by every observation of its pair)."""
-    return Component.from_pair_id(pair_id)
+    return Component.from_pair_id(pair_id, occupational)
 
 
 def _scores(value, what: str) -> tuple[float, ...] | None:
@@ -123,11 +134,12 @@ class Observation:
 
     @classmethod
     def from_pair_ids(cls, text_id: Hashable, pair_ids: Sequence[str], original, mutant,
-                      original_scores=None, mutant_scores=None) -> Observation:
-        """An observation whose components are read from its pair ids."""
+                      original_scores=None, mutant_scores=None, occupational: Collection[str] = ()) -> Observation:
+        """An observation whose components are read from its pair ids (`occupational`: the run's occupational
+        pair ids, dictionary.occupational_ids)."""
         pair_ids = (pair_ids,) if isinstance(pair_ids, str) else tuple(pair_ids)
-        return cls(text_id, pair_ids, tuple(map(component_of, pair_ids)), original, mutant, original_scores,
-                   mutant_scores)
+        return cls(text_id, pair_ids, tuple(component_of(p, p in occupational) for p in pair_ids), original, mutant,
+                   original_scores, mutant_scores)
 
     @property
     def kind(self) -> str:
@@ -184,10 +196,16 @@ class Finding:
     def cell(self) -> tuple[str, tuple[Component, ...]]:
         return (self.kind, self.components)
 
+    @property
+    def occupational(self) -> bool:
+        """Some component changes an occupation (an occupational pair), not the person's gender."""
+        return any(c.occupational for c in self.components)
+
     def to_dict(self) -> dict:
         """The JSON record: kind, components, tested, flips, transitions, toward, effect, effect_ci, p_value,
         q_value, significant; intersectional ones add interaction, interaction_ci, interaction_q,
-        population_hidden; a multi-label analysis's findings add their label."""
+        population_hidden; a multi-label analysis's findings add their label; a cell of occupational pairs
+        `occupational: true` (and its component too)."""
         d = {"kind": self.kind, "components": [c.to_dict() for c in self.components], "tested": self.tested,
              "texts": self.texts, "texts_changed": self.texts_changed, "flips": self.flips,
              "transitions": dict(self.transitions), "toward": self.toward,
@@ -198,6 +216,8 @@ class Finding:
                       "interaction_q": _round(self.interaction_q), "population_hidden": self.population_hidden})
         if self.label is not None:
             d["label"] = self.label
+        if self.occupational:
+            d["occupational"] = True
         return d
 
 
@@ -392,7 +412,8 @@ def test_cells(measure: str | None, items: Sequence, value, *, bound: float | No
     `items`: the mutants, in any order; `value(item)` -> (kind, components, text_id, pair_ids, y_original,
     y_mutant), the measure's value on the original and on the mutant. The test is over texts (a text's mutants
     are averaged first): stats.exchange_p for the effect, the interval of the per-text mean shift (`bound`: the
-    values' range, 1 for shares, None for unbounded scores), and for an intersectional cell the per-text
+    values' range, 1 for shares, None for unbounded scores; the test inverted, stats.exchange_interval, so that it
+    holds 0 exactly when p > alpha), and for an intersectional cell the per-text
     interaction contrasts, (y_mutant - y_original) minus its atomic parts' shifts, tested by stats.sign_flip_p.
     A cell is testable when its minimal p can reach `alpha` and its value changed (beyond `tolerance`, relative)
     on at least `min_texts` texts; `note_of(cell items)`: a reason it cannot be tested at all (p = 1)."""
@@ -421,8 +442,11 @@ def test_cells(measure: str | None, items: Sequence, value, *, bound: float | No
         else:
             pv, p_min = 1.0, 1.0
         changed = sum(1 for y, ys in groups if any(abs(x - y) > tolerance * max(1.0, abs(y)) for x in ys))
+        # the interval is the same test inverted (stats.exchange_interval): it holds 0 exactly when p > alpha
+        ci = None if note is not None else exchange_interval(groups, bound=bound, alpha=alpha, p_value=pv,
+                                                             permutations=permutations, seed=seed)
         test = dict(measure=measure, cell=cell, items=tuple(cell_items), texts=len(per_text), changed=changed,
-                    effect=float(np.mean(shifts)), ci=mean_interval(shifts, bound=bound), p=pv, note=note,
+                    effect=float(np.mean(shifts)), ci=ci, p=pv, note=note,
                     testable=note is None and p_min <= alpha and changed >= min_texts)
         if cell[0] == "intersectional":
             contrasts: dict[Hashable, list[float]] = defaultdict(list)
@@ -433,10 +457,12 @@ def test_cells(measure: str | None, items: Sequence, value, *, bound: float | No
                 contrasts[text_id].append((y_m - y_o) - sum(pm - po for po, pm in parts))
             c = tuple(sum(cs) / len(cs) for cs in contrasts.values())
             if c:
+                ip = sign_flip_p(c, permutations=permutations, seed=seed) if note is None else None
                 test.update(contrasts=c, interaction=float(np.mean(c)),
-                            interaction_ci=mean_interval(c, bound=None if bound is None else bound * len(cell[1])),
-                            interaction_p=sign_flip_p(c, permutations=permutations, seed=seed) if note is None
-                            else None,
+                            interaction_ci=sign_flip_interval(c, bound=None if bound is None else bound * len(cell[1]),
+                                                              alpha=alpha, p_value=ip, permutations=permutations,
+                                                              seed=seed),
+                            interaction_p=ip,
                             interaction_testable=note is None and minimal_p(c) <= alpha
                             and count_nonzero(c) >= min_texts)
         out.append(CellTest(**test))

@@ -13,6 +13,7 @@ from statistics import fmean
 
 from . import stats
 from .adaptive import decide, plan_of
+from .dictionary import occupational_ids
 from .findings import ALPHA, Observation, analyse, choose_label, is_label_set, label_set, self_flip_rate
 from .generative.judge import AspectObservation, AspectVerdict, aspect_findings
 from .generative.judge_aspect import judge_agreement
@@ -262,14 +263,53 @@ def _mark_evaluative(findings: list[dict], rows: list[TestedRow], evaluative: se
     rows = [r for r in rows if not evaluative.isdisjoint(r.pair_ids)]
     # a mutant's cell is its dictionary pairs: its repairs (a/an, number) are edits, not components
     pairs = store.pairs()
+    occupational = occupational_ids(store.settings().get("dictionary"))
     for r in rows:
         parts = [pairs[p] for p in r.pair_ids]
-        cell = tuple(sorted((x.attribute, x.source_group, x.target_group) for x in parts))
+        cell = tuple(sorted((x.attribute, x.source_group, x.target_group, x.pair_id in occupational) for x in parts))
         tested[cell] += 1
         flips[cell] += int(r.original != r.mutant)
     for f in findings:
-        cell = tuple(sorted((c["attribute"], c["source_group"], c["target_group"]) for c in f["components"]))
+        cell = tuple(sorted((c["attribute"], c["source_group"], c["target_group"], bool(c.get("occupational")))
+                            for c in f["components"]))
         f["evaluative_tested"], f["evaluative_flips"] = tested[cell], flips[cell]
+
+
+def occupational_note(findings, settings: dict) -> dict:
+    """`findings_analysis.occupational`, when the run applied occupational pairs (dictionary *_job.csv): how many
+    cells and significant findings change an occupation rather than the person's gender, and the option that
+    leaves those pairs out (they are the paper's, and stay in its campaign by default)."""
+    marked = [f for f in findings if f.occupational]
+    if not marked:
+        return {}
+    return {"occupational": {"cells": len(marked), "significant": sum(f.significant for f in marked),
+                             "option": "--no-jobs"}}
+
+
+def occupational_counts(by_key: dict, occupational: frozenset[str], per_combo: dict[str, dict]) -> dict | None:
+    """Per combination (added to `per_combo` as "occupational", where it has some) and in total: the mutants
+    that apply an occupational pair (manager -> cashier), the valid, tested and biased ones: flips of a stereotyped
+    occupation, not of the person's gender. None when the run applied no occupational pair."""
+    def empty():
+        return {"mutants": 0, "valid": 0, "tested": 0, "biased": 0}
+
+    per: dict[str, dict] = defaultdict(empty)
+    for v in by_key.values():
+        if occupational.isdisjoint(v.pair_ids):
+            continue
+        c = per[v.attributes]
+        c["mutants"] += 1
+        c["valid"] += int(v.valid)
+        c["tested"] += int(_tested(v))
+        c["biased"] += int(_tested(v) and bool(v.bias))
+    if not per:
+        return None
+    for combo, c in per.items():
+        c["error_rate"], c["error_rate_ci"] = _rate(c["biased"], c["tested"]), wilson(c["biased"], c["tested"])
+        per_combo[combo]["occupational"] = c
+    totals = {kind: {k: sum(c[k] for combo, c in per.items() if (per_combo[combo]["order"] >= 2) == (kind != "atomic"))
+                     for k in empty()} for kind in ("atomic", "intersectional")}
+    return {"dictionary_pairs": len(occupational), "option": "--no-jobs", "totals": totals}
 
 
 def false_positives(store: RunStore, per_combo: dict[str, dict]) -> dict:
@@ -299,6 +339,7 @@ def findings_section(store: RunStore, alpha: float | None = None, label: str | N
     if settings.get("generative"):
         return aspect_section(store, alpha, settings)
     rows = list(store.tested_rows())
+    occupational = occupational_ids(settings.get("dictionary"))  # their cells are counted apart from gender
     # every distinct answer (its uses read it as a set: each is parsed once, not once per mutant)
     answered = {a for r in rows for answers in (r.original_answers, r.mutant_answers) for a in answers}
     explicit = label or settings.get("analysis.label")  # --label now or at the run (older runs: the task's first)
@@ -310,7 +351,8 @@ def findings_section(store: RunStore, alpha: float | None = None, label: str | N
         seen = {x for a in answered if a is not None for x in label_set(a)}
         labels = [x for x in task_labels if x in seen] + sorted(seen.difference(task_labels))
         observations = [Observation.from_pair_ids((r.text_id, r.original, r.original_answers),
-                                                  r.pair_ids, r.original_answers, r.mutant_answers) for r in rows]
+                                                  r.pair_ids, r.original_answers, r.mutant_answers,
+                                                  occupational=occupational) for r in rows]
         analysis = analyse(observations, labels=labels, alpha=alpha)
         source = "every label the answers use" + (" (a multi-label task)" if settings.get("analysis.multi_label")
                                                   else " (the answers are label sets)")
@@ -334,7 +376,8 @@ def findings_section(store: RunStore, alpha: float | None = None, label: str | N
         observations = [Observation.from_pair_ids((r.text_id, r.original, r.original_answers),
                                                   r.pair_ids, r.original_answers,
                                                   r.mutant_answers, None if repeated else score(r.original_scores),
-                                                  None if repeated else score(r.mutant_scores)) for r in rows]
+                                                  None if repeated else score(r.mutant_scores),
+                                                  occupational=occupational) for r in rows]
         # an adaptive run's test is on the share of its label (its plan's): the description too
         analysis = analyse(observations, label=label, alpha=alpha,
                            use_scores=False if settings.get("adaptive_plan") else None)
@@ -342,6 +385,7 @@ def findings_section(store: RunStore, alpha: float | None = None, label: str | N
     self_flip = self_flip_rate(answers).to_dict() if answers else None
     out = analysis.to_dict()
     out["label_source"] = source
+    out.update(occupational_note(analysis.findings, settings))
     if settings.get("adaptive_plan") and not multi:  # --adaptive: what each cell's sequential test decided
         out["adaptive"] = decide(out["findings"], plan_of(settings["adaptive_plan"], rows))
     evaluative = evaluative_pairs(settings)
@@ -356,12 +400,15 @@ def aspect_section(store: RunStore, alpha: float, settings: dict) -> dict:
     each judged mutant; every finding carries its `aspect`, and the counts run over all aspects."""
 
     rows = list(store.aspect_rows(tested=True))
+    occupational = occupational_ids(settings.get("dictionary"))
     observations = [
         AspectObservation.from_pair_ids(text_id, key.split(" & "), {
             name: AspectVerdict(name, r.original, r.mutant, fmean(r.mutant) - fmean(r.original), r.p_value, r.differs)
-            for name, r in records.items()})
+            for name, r in records.items()}, occupational)
         for _, text_id, key, records in rows]
-    out = aspect_findings(observations, alpha=alpha).to_dict()
+    analysis = aspect_findings(observations, alpha=alpha)
+    out = analysis.to_dict()
+    out.update(occupational_note(analysis.findings, settings))
     significant, hidden = out.pop("significant_findings"), out.pop("population_hidden")
     out.update({"measure": "aspects", "aspects": settings["generative"].get("aspects"),
                 "samples": settings["generative"].get("samples")})
@@ -375,12 +422,13 @@ def aspect_section(store: RunStore, alpha: float, settings: dict) -> dict:
         for _, _, key, records in rows:
             pair_ids = key.split(" & ")
             if evaluative.intersection(pair_ids):
-                cell = tuple(sorted(tuple(p.split(":", 2)[:2]) for p in pair_ids))
+                cell = tuple(sorted((*p.split(":", 2)[:2], p in occupational) for p in pair_ids))
                 for name, r in records.items():
                     tested[name, cell] += 1
                     differ[name, cell] += r.differs
         for f in out["findings"]:
-            cell = tuple(sorted((c["attribute"], f"{c['source_group']}>{c['target_group']}") for c in f["components"]))
+            cell = tuple(sorted((c["attribute"], f"{c['source_group']}>{c['target_group']}", bool(c.get("occupational")))
+                                for c in f["components"]))
             f["evaluative_tested"], f["evaluative_differ"] = tested[f["aspect"], cell], differ[f["aspect"], cell]
     return {**out, "significant": significant, "population_hidden": hidden, "self_flip": None}
 
@@ -404,6 +452,8 @@ def summary(store: RunStore, alpha: float | None = None, label: str | None = Non
     evaluative = evaluative_pairs(settings)
     # mutants using an evaluative pair, per combination (per_combo[...]["evaluative"]) and in total
     evaluative_section = None if evaluative is None else evaluative_counts(by_key, evaluative, per_combo)
+    # mutants using an occupational pair (a job title, not the person's gender), counted apart the same way
+    occupational_section = occupational_counts(by_key, occupational_ids(settings.get("dictionary")), per_combo)
     # a model error (no answer after retries) is not an unparseable answer: counted apart
     o = store.originals_counts()
     with_valid, with_bias = o.with_valid_mutants, o.with_bias
@@ -424,6 +474,7 @@ def summary(store: RunStore, alpha: float | None = None, label: str | None = Non
         "top_pairs": top_pairs(by_key),
         "false_positives_avoided": false_positives(store, per_combo),
         **({} if evaluative_section is None else {"evaluative": evaluative_section}),
+        **({} if occupational_section is None else {"occupational": occupational_section}),
         "unparseable": {"originals": o.unparseable,
                         "mutants": sum(m["unparseable"] for m in per_combo.values()),
                         "originals_model_errors": o.model_errors,

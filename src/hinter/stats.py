@@ -8,10 +8,11 @@ Only the standard library and numpy (a dependency of spaCy, so always installed 
 from __future__ import annotations
 
 import math
+import statistics
 from collections import Counter
 from fractions import Fraction
 from functools import lru_cache
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -310,6 +311,105 @@ def mean_interval(values: Sequence[float], *, bound: float | None = None) -> Int
     ss = float(np.sum((v - centre) ** 2)) + (1 - centre) ** 2 + (1 + centre) ** 2
     half = Z975 * math.sqrt(ss / total / total)
     return (max(-bound, centre - half), min(bound, centre + half))
+
+
+def _accepted(a: float, b: float, c: float, lo: float, hi: float) -> Interval:
+    """The shifts d in [lo, hi] with a d^2 + b d + c <= 0 (the acceptance region of a test's normal form), as an
+    interval; [lo, hi] when it is unbounded (too few texts to bound it)."""
+    disc = b * b - 4 * a * c
+    if a <= 1e-12 * (abs(b) + abs(c) + 1.0) or disc < 0:
+        return (lo, hi)
+    r = math.sqrt(disc)
+    x1, x2 = (-b - r) / (2 * a), (-b + r) / (2 * a)
+    return (max(lo, min(hi, x1)), min(hi, max(lo, x2)))
+
+
+def _agree_at_zero(ci: Interval, p0: float, p_of: Callable[[float], float], alpha: float, steps: int = 6) -> Interval:
+    """`ci` made to agree with the exact test at 0: it holds 0 if and only if the p-value p0 > alpha. Where the
+    normal form and the exact (discrete, or Monte Carlo) p-value disagree, the end beyond 0 is moved: to 0 when the
+    exact test accepts 0, else inside, to the last shift the exact test accepts on the way from 0 (bisection)."""
+    low, high = ci
+    if p0 > alpha:
+        return (min(low, 0.0), max(high, 0.0))
+    if not low <= 0.0 <= high:
+        return ci
+    # the effect's side: the longer part of the interval (0 itself is rejected, and the estimate lies that way)
+    inside, outside = (low, 0.0) if abs(low) >= abs(high) else (high, 0.0)
+    for _ in range(steps):
+        mid = (inside + outside) / 2
+        if p_of(mid) > alpha:
+            inside = mid
+        else:
+            outside = mid
+    return (low, inside) if inside < 0 else (inside, high)
+
+
+def exchange_interval(texts: Sequence[tuple[float, Sequence[float]]], *, bound: float | None = None,
+                      alpha: float = ALPHA, p_value: float | None = None, permutations: int = PERMUTATIONS,
+                      seed: int = 0) -> Interval | None:
+    """The (1 - alpha) interval of a cell's shift from the same test as its p-value: `exchange_p` inverted.
+
+    The shifts d such that, with d taken off each mutant's value (the model's outcome moved by d on every mutant),
+    the test does not reject: its statistic U - E U* = D0 + d W (W = sum_t k_t/(k_t + 1)) within z sqrt(Var U*(d))
+    of 0, Var U*(d) the randomisation variance (sum over texts of the variance of its k_t + 1 versions), a quadratic
+    in d solved exactly (the test's normal form, as Wilson's interval is the binomial test's). Then made to agree
+    with the exact p-value (`p_value`, else computed) at 0: the interval holds 0 exactly when p > alpha, so a cell's
+    interval and q-value never disagree about 0. `bound` B: values in [0, B] (labels: 1) shift within [-B, B];
+    None (scores): within twice the values' range. None without texts."""
+    rows = [(float(o), np.asarray(ms, dtype=float)) for o, ms in texts if len(ms)]
+    if not rows:
+        return None
+    z = statistics.NormalDist().inv_cdf(1 - alpha / 2)
+    d0 = w_sum = a_sum = b_sum = c_sum = 0.0
+    for o, ms in rows:
+        k = len(ms)
+        big = k + 1.0
+        sh = ms - o
+        s1, s2 = float(sh.sum()), float(np.sum(sh * sh))
+        d0 -= s1 / big  # y_O - mean of the versions
+        w_sum += k / big
+        a_sum += k / big - k * k / big ** 2
+        b_sum += -2 * s1 / big + 2 * s1 * k / big ** 2
+        c_sum += s2 / big - s1 * s1 / big ** 2
+    if bound is not None:
+        lo, hi = -float(bound), float(bound)
+    else:
+        values = np.concatenate([ms for _, ms in rows] + [np.array([o for o, _ in rows])])
+        reach = 2.0 * max(float(np.ptp(values)), 1e-9)
+        centre = -d0 / w_sum
+        lo, hi = centre - reach, centre + reach
+    z2 = z * z
+    ci = _accepted(w_sum * w_sum - z2 * a_sum, 2 * d0 * w_sum - z2 * b_sum, d0 * d0 - z2 * c_sum, lo, hi)
+
+    def p_of(d: float) -> float:
+        return exchange_p([(o, ms - d) for o, ms in rows], permutations=permutations, seed=seed)[0]
+
+    p0 = p_value if p_value is not None else exchange_p(texts, permutations=permutations, seed=seed)[0]
+    return _agree_at_zero(ci, p0, p_of, alpha)
+
+
+def sign_flip_interval(values: Sequence[float], *, bound: float | None = None, alpha: float = ALPHA,
+                       p_value: float | None = None, permutations: int = PERMUTATIONS,
+                       seed: int = 0) -> Interval | None:
+    """The (1 - alpha) interval of the mean of per-text values from `sign_flip_p` inverted (the interaction test):
+    the shifts d with |sum (v - d)| within z sqrt(sum (v - d)^2) (the test's normal form), then made to agree with
+    the exact p-value at 0 as `exchange_interval` does. `bound`: the values' bound (an interaction of k labels: k);
+    None: within twice their range. None without values."""
+    v = np.asarray(values, dtype=float)
+    if not len(v):
+        return None
+    z2 = statistics.NormalDist().inv_cdf(1 - alpha / 2) ** 2
+    n, total, squares = float(len(v)), float(v.sum()), float(np.sum(v * v))
+    centre = total / n
+    reach = 2.0 * max(float(np.ptp(v)), float(np.max(np.abs(v))), 1e-9)
+    lo, hi = (-float(bound), float(bound)) if bound is not None else (centre - reach, centre + reach)
+    ci = _accepted(n * n - z2 * n, -2 * total * n + 2 * z2 * total, total * total - z2 * squares, lo, hi)
+
+    def p_of(d: float) -> float:
+        return sign_flip_p(v - d, permutations=permutations, seed=seed)
+
+    p0 = p_value if p_value is not None else sign_flip_p(v, permutations=permutations, seed=seed)
+    return _agree_at_zero(ci, p0, p_of, alpha)
 
 
 # ---------------------------------------------------------------------------------------------- BH

@@ -70,6 +70,11 @@ COMBINATION = (
           "mutants using an evaluative pair (\"man\" -> \"ugly man\"): `mutants`, `valid`, `tested`, `biased` "
           "(absent for a run recorded before the check)", fields=("mutants", "valid", "tested", "biased"),
           optional=True),
+    Entry(("occupational",), "measures.occupational_counts",
+          "mutants applying an occupational pair (the dictionary's `*_job.csv`: \"manager\" -> \"cashier\", a "
+          "stereotyped occupation, not the person's gender): `mutants`, `valid`, `tested`, `biased`, `error_rate`, "
+          "`error_rate_ci` (only in the combinations that have some; `--no-jobs` leaves those pairs out)",
+          fields=("mutants", "valid", "tested", "biased", "error_rate"), optional=True),
 )
 
 _SUMMARY = "measures.summary"
@@ -115,6 +120,12 @@ RUN = (
           "recorded before the check)", fields=("pairs", *(f"totals.{kind}.{k}" for kind in ("atomic", "intersectional")
                                                     for k in ("mutants", "valid", "tested", "biased"))),
           optional=True),
+    Entry(("occupational",), "measures.occupational_counts", "`dictionary_pairs` (the occupational pairs of the "
+          "run's dictionary), `option` (`--no-jobs`, which leaves them out) and `totals` per `atomic` / "
+          "`intersectional`: `mutants`, `valid`, `tested`, `biased` that apply one (absent when the run applied "
+          "none)", fields=("dictionary_pairs", *(f"totals.{kind}.{k}" for kind in ("atomic", "intersectional")
+                                                 for k in ("mutants", "valid", "tested", "biased"))),
+          optional=True),
     Entry(("unparseable",), "store.originals_counts, store.unparseable_answers", "unparseable outcomes of "
           "`originals` and `mutants`; `originals_model_errors`; `answers`: texts the model answered in a form the "
           "task cannot read", fields=("originals", "mutants", "originals_model_errors", "answers")),
@@ -132,7 +143,10 @@ RUN = (
     Entry(("findings",), "findings.analyse", "one per cell (an attribute's source -> target group; for "
           "intersectional cells the tuple of them): `kind`, `components` [{`attribute`, `source_group`, "
           "`target_group`}], `tested`, `texts`, `texts_changed`, `flips`, `transitions` {\"A->B\": n}, `toward`, "
-          "`effect`, `effect_ci`, `p_value`, `q_value`, `significant`; intersectional cells also `interaction`, "
+          "`effect`, `effect_ci` (the interval of the same test as `p_value`, inverted: it excludes 0 exactly when "
+          "p <= alpha), `p_value`, `q_value`, `significant`; a cell of occupational pairs (a job title, not the "
+          "person's gender; named `gender (occupation)` in the report) has `occupational: true`, on the finding "
+          "and its component; intersectional cells also `interaction`, "
           "`interaction_ci`, `interaction_q`, `population_hidden`; in a multi-label analysis one per cell and "
           "label, with its `label`, and `evaluative_tested`, `evaluative_flips` when the run recorded its "
           "evaluative pairs. A significant finding with 0 `flips` is a score shift (or, with `--repeats`, a shift "
@@ -152,7 +166,8 @@ RUN = (
           "(answers per version); with the judge aspect, `judge` {`model`, `rubric`} and `judge_agreement` "
           "{`texts`, `pairs`, `pairs_differing`, `pairs_identical`, `agreement`, `note`}: the judge's agreement "
           "with itself on pairs of the original's own samples (docs/generative.md); an `--adaptive` run: `family` "
-          "`adaptive` {`label`, `min_effect`, `cells` {`effect`, `no_effect`, `undecided`}, `cells_bound`}", fields=("alpha", "tested", "significant", "population_hidden")),
+          "`adaptive` {`label`, `min_effect`, `cells` {`effect`, `no_effect`, `undecided`}, `cells_bound`}; a run "
+          "with occupational cells: `occupational` {`cells`, `significant`, `option`: `--no-jobs`}", fields=("alpha", "tested", "significant", "population_hidden")),
     Entry(("significant_findings", "population_hidden"), _FINDINGS, "how many cells hold up (q <= alpha), and "
           "how many intersectional cells are population-hidden (a generative task: over every aspect)"),
     Entry(("self_flip",), "findings.self_flip_rate", "with `--repeats`: the model's own flip rate (two answers "

@@ -176,6 +176,8 @@ class Meter:
         self.report = report
         self.prices = (prices or Prices()).merged(getattr(model, "prices", None))
         self.text_cost = cost or TextCost.of_task(getattr(model, "task", None))
+        # a generative task's answers are what the model wrote: count them (a label's raw answer may be a repr)
+        self.written_from_answers = bool(getattr(getattr(model, "task", None), "generative", False))
         usage = getattr(model, "usage", None)
         self.counted = usage if isinstance(usage, Usage) else None
         # `since_load`: the model was loaded for this run, so what it counted already (its preflight) is the run's;
@@ -242,8 +244,10 @@ class Meter:
                 return i
         return len(chunks)
 
-    def record(self, texts: Sequence[str]) -> None:
-        """After a batch of `texts` was sent: add what it cost (the model's own count, else an estimate)."""
+    def record(self, texts: Sequence[str], answers: Sequence[str] | None = None) -> None:
+        """After a batch of `texts` was sent: add what it cost (the model's own count, else an estimate). `answers`:
+        what the model wrote for each text, when at hand: the tokens written are then estimated from them, not
+        taken as the task's longest answer (a generative task's max_tokens) for every call."""
         if self.counted is not None:
             now = self.counted.numbers()
             delta = {k: now[k] - self._seen[k] for k in now}
@@ -258,6 +262,8 @@ class Meter:
             return
         else:
             tin, tout = estimated(texts, self.text_cost)
+            if self.written_from_answers and answers is not None and len(answers) == len(texts):
+                tout = sum(estimate_tokens(a or "") for a in answers)
             delta = {"calls": len(texts), "tokens_in": tin, "tokens_out": tout, "retries": 0,
                      "estimated_calls": len(texts)}
         if self.prices.given:

@@ -15,7 +15,7 @@ and the mutant's is never below: a per-text plain difference, but no population 
 
 Over many texts (`aspect_findings`): per aspect and cell (an attribute's source -> target group, or a tuple of
 them), the project's paired exchangeability test (findings.exchange_p) on the per-text means of the aspect, its
-95% interval (findings.mean_interval), Benjamini-Hochberg q-values over every cell of every aspect, and, for an
+95% interval from the same test inverted (stats.exchange_interval), Benjamini-Hochberg q-values over every cell of every aspect, and, for an
 intersectional cell, the interaction contrast with its sign-flip test (findings.sign_flip_p) and the
 population-hidden mark, as findings.analyse does for labels. With as many answers per version, the per-version
 means are exchangeable under the null, so the test is exact whatever the model's own spread: a model that varies
@@ -26,11 +26,11 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
-from typing import Hashable, Iterable, Mapping, Sequence
+from typing import Collection, Hashable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ..findings import MIN_TEXTS, Component, correct, test_cells
+from ..findings import MIN_TEXTS, Component, component_of, correct, test_cells
 from ..stats import ALPHA, PERMUTATIONS
 from .aspects import DEFAULT_ASPECTS, Aspect, get_aspect
 from .masking import IdentityTerms
@@ -182,13 +182,15 @@ class AspectObservation:
 
     @classmethod
     def from_pair_ids(cls, text_id: Hashable, pair_ids: Sequence[str] | str,
-                      verdicts: Mapping[str, AspectVerdict]) -> AspectObservation:
+                      verdicts: Mapping[str, AspectVerdict], occupational: Collection[str] = ()) -> AspectObservation:
+        """`occupational`: the run's occupational pair ids (findings.Component.occupational)."""
         pair_ids = (pair_ids,) if isinstance(pair_ids, str) else tuple(pair_ids)
         order = sorted(range(len(pair_ids)), key=lambda i: pair_ids[i].split(":", 1)[0])
         pair_ids = tuple(pair_ids[i] for i in order)
         if len({p.split(":", 1)[0] for p in pair_ids}) != len(pair_ids):
             raise ValueError(f"text {text_id}: an intersectional mutant changes distinct attributes, got {pair_ids}")
-        return cls(text_id, pair_ids, tuple(Component.from_pair_id(p) for p in pair_ids), dict(verdicts))
+        return cls(text_id, pair_ids, tuple(component_of(p, p in occupational) for p in pair_ids),
+                   dict(verdicts))
 
     @property
     def kind(self) -> str:
@@ -231,10 +233,14 @@ class AspectFinding:
     def cell(self) -> tuple[str, tuple[Component, ...]]:
         return (self.kind, self.components)
 
+    @property
+    def occupational(self) -> bool:
+        return any(c.occupational for c in self.components)
+
     def describe(self) -> str:
         """In words: "gender male -> female: the answers were 0.21 less positive (sentiment) [-0.3, -0.12],
         q = 0.003"."""
-        cell = " × ".join(f"{c.attribute} {c.source_group} -> {c.target_group}" for c in self.components)
+        cell = " × ".join(f"{c.name} {c.source_group} -> {c.target_group}" for c in self.components)
         aspect = get_aspect(self.aspect)
         if self.direction is None:
             what = f"no change in {self.aspect}"
@@ -246,6 +252,9 @@ class AspectFinding:
         text = f"{cell}: {what}{ci}, {self.differ} of {self.tested} mutants differ, q = {self.q_value:.2g}"
         if self.note:
             text += f" ({self.note})"
+        shift = consistent_shift(self.significant, self.differ)
+        if shift:
+            text += f" ({shift})"
         if self.population_hidden:
             text += f"; population-hidden (interaction {self.interaction:+.3g}, q = {self.interaction_q:.2g})"
         return text
@@ -257,11 +266,22 @@ class AspectFinding:
              "effect_ci": None if self.effect_ci is None else [_round(v) for v in self.effect_ci],
              "p_value": _round(self.p_value), "q_value": _round(self.q_value), "significant": self.significant,
              "testable": self.testable, "note": self.note, "summary": self.describe()}
+        if self.occupational:
+            d["occupational"] = True
         if self.kind == "intersectional":
             d.update({"interaction": _round(self.interaction),
                       "interaction_ci": None if self.interaction_ci is None else [_round(v) for v in self.interaction_ci],
                       "interaction_q": _round(self.interaction_q), "population_hidden": self.population_hidden})
         return d
+
+
+def consistent_shift(significant: bool, differ: int) -> str:
+    """Why a cell holds up although none of its mutants differs: each mutant's answers stay within the spread of
+    the original's own samples, but over the texts they move the same way, more than chance gives. "" otherwise."""
+    if not significant or differ:
+        return ""
+    return ("a consistent shift over the texts: no single mutant differs beyond the model's own spread, but "
+            "together they move the same way, more than chance gives")
 
 
 def _round(x: float | None) -> float | None:

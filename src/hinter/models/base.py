@@ -156,8 +156,8 @@ class OutcomeCache:
                        for c in text_chunks if meter is None or meter.check(c) is None)
         for keys, texts_sent, outs in zip(key_chunks, text_chunks, results):
             self.calls += len(keys)
-            if meter is not None:
-                meter.record(texts_sent)
+            if meter is not None:  # what was written, where at hand: the written tokens are counted from it
+                meter.record(texts_sent, None if isinstance(outs, str) else [o.raw for o in outs])
             if isinstance(outs, str):
                 self.errors += len(keys)
                 self._failed_in_a_row += 1

@@ -20,15 +20,17 @@ from . import charts
 from .excerpts import versions
 from .formatting import ci_text, combo_label, pct
 from ...health import untested
-from .prose import (beyond_spread, finding_cell, finding_moves, free_text, hidden_not_population, pattern_meaning, reading,
-                    score_shift, warnings)
+from ...generative.judge import consistent_shift
+from .prose import (beyond_spread, finding_cell, finding_moves, free_text, hidden_not_population, occupational_words,
+                    pattern_meaning, reading, score_shift, warnings)
 
 _env = Environment(loader=PackageLoader(__name__, "templates"), autoescape=True, undefined=StrictUndefined,
                    trim_blocks=True, lstrip_blocks=True)
 _env.filters.update(pct=pct, ci=ci_text, combo=combo_label, json=json.dumps)
 _env.globals.update(colours=charts.COLOURS, versions=versions, pattern_meaning=pattern_meaning,
                     cell_name=finding_cell, moves=finding_moves,
-                    score_shift=score_shift, hidden_not_population=hidden_not_population)
+                    score_shift=score_shift, hidden_not_population=hidden_not_population,
+                    consistent_shift=consistent_shift, occupational_words=occupational_words)
 
 
 def _static(name: str) -> Markup:

@@ -139,10 +139,27 @@ def pattern_meaning(comps: list[bool], inter: bool, attrs: list[str], free: bool
     return "no bias"
 
 
+def component_name(c: dict) -> str:
+    """A component's attribute as findings name it: "gender (occupation)" for an occupational pair's cell (a job
+    title changed, manager -> cashier: not the person's gender)."""
+    return f"{c['attribute']} (occupation)" if c.get("occupational") else c["attribute"]
+
+
 def finding_cell(f: dict) -> str:
     """"gender × race: male → female, european → african"."""
-    return (" × ".join(c["attribute"] for c in f["components"]) + ": "
+    return (" × ".join(component_name(c) for c in f["components"]) + ": "
             + ", ".join(f"{c['source_group']} → {c['target_group']}" for c in f["components"]))
+
+
+def occupational_words(s: dict) -> str:
+    """What the run's occupational cells are, for the console and the report: "" when it has none."""
+    o = (s.get("findings_analysis") or {}).get("occupational")
+    if not o:
+        return ""
+    held = f", {o['significant']} of them holding up" if o["significant"] else ""
+    return (f"{o['cells']} cells are occupational{held}: their pairs change a job title (the dictionary's "
+            "stereotyped occupations, manager -> cashier), not the person's gender, and read `gender (occupation)`; "
+            f"{o['option']} leaves those pairs out")
 
 
 def finding_moves(f: dict) -> str:
@@ -190,7 +207,8 @@ def hidden_not_population(s: dict) -> list[str]:
         if not cells or any(f.get("population_hidden") for f in cells):
             continue
         held = [f for f in cells if f["significant"]]
-        parts = {(f["kind"], tuple((c["attribute"], c["source_group"], c["target_group"]) for c in f["components"]),
+        parts = {(f["kind"], tuple((c["attribute"], c["source_group"], c["target_group"], bool(c.get("occupational")))
+                                   for c in f["components"]),
                   f.get("label"), f.get("aspect")): f for f in findings if f["kind"] == "atomic"}
         if not held:
             best = min(f["q_value"] for f in cells)
@@ -199,7 +217,8 @@ def hidden_not_population(s: dict) -> list[str]:
         else:
             f = min(held, key=lambda f: f["q_value"])
             alone = [p for c in f["components"]
-                     if (p := parts.get(("atomic", ((c["attribute"], c["source_group"], c["target_group"]),),
+                     if (p := parts.get(("atomic", ((c["attribute"], c["source_group"], c["target_group"],
+                                                     bool(c.get("occupational"))),),
                                          f.get("label"), f.get("aspect")))) is not None and p["significant"]]
             if alone:
                 reason = (f"its cell {finding_cell(f)} holds up, but so does its part {finding_cell(alone[0])} "
@@ -223,7 +242,7 @@ def describe_finding(finding: dict, label: str | None, measure: str = "label") -
     if "aspect" in finding:  # free text: the judge's own words (generative.judge.AspectFinding.describe)
         return finding["summary"]
     label = finding.get("label") or label
-    cell = " × ".join(f"{c['attribute']} {c['source_group']} -> {c['target_group']}" for c in finding["components"])
+    cell = " × ".join(f"{component_name(c)} {c['source_group']} -> {c['target_group']}" for c in finding["components"])
     into: Counter = Counter()
     for transition, n in finding["transitions"].items():
         into[transition.split("->", 1)[1]] += n
@@ -249,13 +268,16 @@ def judge_agreement_words(agreement: dict | None) -> str:
 
 
 def findings_heading(s: dict) -> str:
-    """The console's line before the findings: the correction, the label(s) of interest and the measure."""
+    """The console's line before the findings: the correction, the label(s) of interest and the measure (and the
+    run's occupational cells, named apart)."""
     a = s["findings_analysis"]
+    jobs = occupational_words(s)
+    jobs = f"; {jobs}" if jobs else ""
     if free_text(s):
         return (f"Findings that hold up (Benjamini-Hochberg q <= {a['alpha']} over {len(s['findings'])} cells of "
                 f"{len(a.get('aspects') or [])} aspects: {', '.join(a.get('aspects') or [])}; each text's "
                 f"{a.get('samples')} answer(s) per version, masked, against the spread of the original's own"
-                f"{judge_agreement_words(a.get('judge_agreement'))})")
+                f"{judge_agreement_words(a.get('judge_agreement'))}{jobs})")
     if a.get("labels"):
         of = (f"labels of interest: all {len(a['labels'])} labels the answers use ({', '.join(a['labels'])}), "
               f"{a['family']}")
@@ -267,4 +289,4 @@ def findings_heading(s: dict) -> str:
         of += (f"; --adaptive: {c['effect']} cells settled with an effect, {c['no_effect']} with none beyond "
                f"{a['adaptive']['min_effect']:g}, {c['undecided']} undecided")
     return (f"Findings that hold up (Benjamini-Hochberg q <= {a['alpha']} over {len(s['findings'])} {cells}; {of}, "
-            f"measured on {'scores' if a['measure'] == 'score' else 'labels'})")
+            f"measured on {'scores' if a['measure'] == 'score' else 'labels'}{jobs})")
