@@ -30,7 +30,9 @@ def test_a_planted_bias_is_a_significant_finding_toward_the_right_label(planted)
     r, out = planted
     assert r.returncode == 0, r.stderr
     s = json.loads((out / "summary.json").read_text())
-    female = [f for f in s["findings"] if f["kind"] == "atomic" and f["components"][0]["target_group"] == "female"]
+    # the person's gender: an occupational pair's cell (manager -> cashier) is apart, and no woman is named there
+    female = [f for f in s["findings"] if f["kind"] == "atomic" and f["components"][0]["target_group"] == "female"
+              and not f["components"][0].get("occupational")]
     assert female and all(f["significant"] and f["toward"] == "negative" for f in female), female
     assert s["significant_findings"] >= len(female)
     assert "Findings that hold up" in r.stdout and "to negative" in r.stdout

@@ -21,7 +21,7 @@ sys.path.insert(0, str(HERE))
 CAMPAIGNS = {
     # Article 6 always, Article 14 too when a woman and an African/Black person are named: hidden, second label
     "multi-label": ("ecthr", "ecthr", "python:planted:article14",
-                    {"attributes": ("race", "gender"), "order": 2, "max_pairs_per_text": 3}),
+                    {"attributes": ("race", "gender"), "order": 2, "max_pairs_per_text": 6}),
     # negative when a woman is named (on top of hash noise): an atomic bias carried by its intersections
     "single-label": ("imdb", "imdb", "python:planted:female_negative",
                      {"attributes": ("race", "gender"), "order": 2, "max_pairs_per_text": 3, "limit": 40}),
@@ -67,7 +67,8 @@ def findings(folder: Path) -> dict:
     """Each tested cell (kind, components, label or aspect) -> (tested, significant, q rounded): what a path
     found."""
     s = json.loads((folder / "summary.json").read_text())
-    return {(f["kind"], tuple((c["attribute"], c["source_group"], c["target_group"]) for c in f["components"]),
+    return {(f["kind"], tuple((c["attribute"], c["source_group"], c["target_group"], c.get("occupational", False))
+                              for c in f["components"]),
              f.get("label") or f.get("aspect")): (f["tested"], f["significant"], round(f["q_value"], 6))
             for f in s["findings"]}
 
@@ -104,11 +105,15 @@ def test_every_path_finds_what_the_cli_finds(paths):
     cli = findings(out["cli"])
     significant = {k for k, v in cli.items() if v[1]}
     assert significant, "the planted bias holds up on the CLI"
-    if name == "multi-label":  # the planted cells, on the second label only
+    if name == "multi-label":  # the planted cells, on the second label only: every one changes a race to African
         assert {k[2] for k in significant} == {"Article 14"}
-        assert all({c[2] for c in k[1]} <= {"female", "african"} for k in significant)
+        assert all(("race", "african") in {(c[0], c[2]) for c in k[1]} for k in significant)
+        assert ("intersectional", (("gender", "male", "female", False), ("race", "european", "african", False)),
+                "Article 14") in significant or any(
+            {(c[2], c[3]) for c in k[1]} == {("female", False), ("african", False)} for k in significant)
     if name == "generative":  # the planted combination, judged colder
-        assert ("intersectional", (("gender", "male", "female"), ("race", "european", "african")), "judge") in significant
+        assert ("intersectional", (("gender", "male", "female", False), ("race", "european", "african", False)),
+                "judge") in significant
     for path, folder in out.items():
         assert findings(folder) == cli, f"{path} differs from the CLI"
 

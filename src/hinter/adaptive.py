@@ -46,9 +46,10 @@ FUTILITY_LAMBDAS = np.array([0.25, 0.5, 0.75, 1.0])
 Cell = tuple[str, tuple[Component, ...]]
 
 
-def cell_of(pair_ids: Sequence[str]) -> Cell:
-    """A mutant's cell from its pair ids (components in attribute order, as `findings.Observation` puts them)."""
-    comps = tuple(sorted((component_of(p) for p in pair_ids), key=lambda c: c.attribute))
+def cell_of(pair_ids: Sequence[str], occupational: frozenset[str] = frozenset()) -> Cell:
+    """A mutant's cell from its pair ids (components in attribute order, as `findings.Observation` puts them; an
+    occupational pair's component apart, as the findings keep it)."""
+    comps = tuple(sorted((component_of(p, p in occupational) for p in pair_ids), key=lambda c: c.attribute))
     return ("atomic" if len(comps) == 1 else "intersectional", comps)
 
 
@@ -87,14 +88,14 @@ class Sequential:
         return _log_mean_exp(self.below) >= bound and _log_mean_exp(self.above) >= bound
 
 
-def cells_bound(pair_ids: Iterable[str], order: int) -> int:
+def cells_bound(pair_ids: Iterable[str], order: int, occupational: frozenset[str] = frozenset()) -> int:
     """How many cells a campaign with these dictionary pairs can have: atomic cells (attribute, source, target)
     and their products over 2..order distinct attributes. An upper bound of the cells a run tests: a cell settled at
     cells_bound / alpha clears every cell's share of alpha, whatever the other cells do."""
     per_attribute: dict[str, set] = defaultdict(set)
     for p in pair_ids:
-        c = component_of(p)
-        per_attribute[c.attribute].add((c.source_group, c.target_group))
+        c = component_of(p, p in occupational)
+        per_attribute[c.attribute].add((c.source_group, c.target_group, c.occupational))
     sizes = [len(s) for s in per_attribute.values()]
     total, poly = 0, [1]  # elementary symmetric sums of the sizes: the cells of each order
     for s in sizes:
@@ -134,8 +135,9 @@ class Plan:
     """The state of an adaptive run: each cell's sequential tests and whether it is settled."""
 
     def __init__(self, label: str, *, alpha: float, min_effect: float, bound: int, seed: int = 0,
-                 per_text: int = PER_TEXT):
+                 per_text: int = PER_TEXT, occupational: frozenset[str] = frozenset()):
         self.label, self.alpha, self.min_effect, self.bound, self.seed = label, alpha, min_effect, bound, seed
+        self.occupational = occupational  # the run's occupational pair ids: their cells apart
         self.per_text = per_text
         self.main: dict[Cell, Sequential] = {}
         self.inter: dict[Cell, Sequential] = {}
@@ -157,7 +159,7 @@ class Plan:
         index: dict[tuple[Hashable, tuple[str, ...]], int] = {}
         for i, ((text_id, key), ok) in enumerate(zip(mutants, valid)):
             if ok:
-                by_text[text_id][cell_of(key)].append(i)
+                by_text[text_id][cell_of(key, self.occupational)].append(i)
                 index[(text_id, tuple(key))] = i
         chosen: set[int] = set()
         for text_id, cells in by_text.items():
@@ -175,7 +177,7 @@ class Plan:
                         for j in parts(i):
                             if j not in chosen:
                                 chosen.add(j)
-                                covered[cell_of(mutants[j][1])] += 1
+                                covered[cell_of(mutants[j][1], self.occupational)] += 1
             for cell in sorted((c for c in cells if c[0] == "atomic" and self.active(c)), key=lambda c: c[1]):
                 queue = sorted((i for i in cells[cell] if i not in chosen),
                                key=lambda i: _rank(self.seed, text_id, mutants[i][1]))
@@ -192,7 +194,7 @@ class Plan:
         tested = list(tested)
         y_of = {(t.text_id, t.pair_ids): t.y_mutant for t in tested}
         for t in tested:
-            cell = cell_of(t.pair_ids)
+            cell = cell_of(t.pair_ids, self.occupational)
             if cell not in self.main:  # first seen now: undecided
                 self.main[cell] = Sequential(self.min_effect)
                 main_open.add(cell)
@@ -261,8 +263,8 @@ def decide(findings: list[dict], plan: Plan) -> dict:
     The significance stays the analysis's (docs/adaptive.md says why stopping this way keeps it calibrated).
     Returns the run's adaptive record: cells by state, the label and the smallest effect asked for."""
     for f in findings:
-        c = (f["kind"], tuple(Component(x["attribute"], x["source_group"], x["target_group"])
-                              for x in f["components"]))
+        c = (f["kind"], tuple(Component(x["attribute"], x["source_group"], x["target_group"],
+                                        x.get("occupational", False)) for x in f["components"]))
         test = plan.main.get(c)
         f.update(e_value=_round(test.e_value() if test else 1.0), settled=plan.main_state.get(c, "undecided"),
                  texts_tested=test.n if test else 0)
@@ -276,11 +278,12 @@ def _round(x: float) -> float:
     return float(f"{x:.6g}")
 
 
-def plan_of(settings: dict, tested_rows: Iterable) -> Plan:
+def plan_of(settings: dict, tested_rows: Iterable, occupational: frozenset[str] = frozenset()) -> Plan:
     """The plan an adaptive run's recorded settings (`adaptive_plan`) describe, after the rounds of
-    `tested_rows` (the store's TestedRow, in the order stored): a resumed run's state, the summary's e-values."""
+    `tested_rows` (the store's TestedRow, in the order stored): a resumed run's state, the summary's e-values.
+    `occupational`: the run's occupational pair ids (their cells apart, as the findings keep them)."""
     plan = Plan(settings["label"], alpha=settings["alpha"], min_effect=settings["min_effect"],
-                bound=settings["cells_bound"], seed=settings["seed"])
+                bound=settings["cells_bound"], seed=settings["seed"], occupational=occupational)
     rounds = settings["batch_texts"]
     return replay(plan, tested_of(plan, tested_rows), lambda text_id: text_id // rounds)
 

@@ -11,7 +11,7 @@ from typing import Callable, Iterator, Sequence
 
 from .adaptive import cells_bound, plan_of
 from .config import RECORDED_ONLY_WHEN_SET, RunConfig, describe_differences
-from .dictionary import Dictionary
+from .dictionary import Dictionary, occupational_ids
 from .errors import InputError
 from .estimate import estimate
 from .executor import Executor, LocalExecutor
@@ -293,8 +293,10 @@ def adaptive_plan(config: RunConfig, store: RunStore, model, d: Dictionary | Non
                     for r in dictionary_replacements(m.replacements)}
     else:
         pair_ids = {p.id for p in d.pairs}
+    # occupational pairs' cells apart, as the findings keep them (read as the measures read them)
+    occupational = occupational_ids(store.settings().get("dictionary"))
     settings = {"label": labels[0], "alpha": ALPHA, "min_effect": config.min_effect,
-                "cells_bound": cells_bound(pair_ids, config.order), "batch_texts": config.batch_texts,
+                "cells_bound": cells_bound(pair_ids, config.order, occupational), "batch_texts": config.batch_texts,
                 "seed": config.seed}
     recorded = store.settings().get("adaptive_plan")
     if recorded is None:
@@ -306,7 +308,7 @@ def adaptive_plan(config: RunConfig, store: RunStore, model, d: Dictionary | Non
                              "mutants were asked.")
     else:
         settings = recorded
-    return plan_of(settings, store.tested_rows())
+    return plan_of(settings, store.tested_rows(), occupational)
 
 
 def _check_generative(config: RunConfig) -> dict:

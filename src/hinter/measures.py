@@ -387,7 +387,8 @@ def findings_section(store: RunStore, alpha: float | None = None, label: str | N
     out["label_source"] = source
     out.update(occupational_note(analysis.findings, settings))
     if settings.get("adaptive_plan") and not multi:  # --adaptive: what each cell's sequential test decided
-        out["adaptive"] = decide(out["findings"], plan_of(settings["adaptive_plan"], rows))
+        out["adaptive"] = decide(out["findings"], plan_of(settings["adaptive_plan"], rows,
+                                                          occupational_ids(settings.get("dictionary"))))
     evaluative = evaluative_pairs(settings)
     if evaluative is not None:
         _mark_evaluative(out["findings"], rows, evaluative, store)
