@@ -15,16 +15,17 @@ with the shape of the batch, the raw answer rounds them to 4 decimals). A text l
 (the special tokens included) is cut to its first tokens, and `seen` is the number of its characters the model
 read (see reading.py); None when the whole text fits.
 
-Speed (bench/gpu.py, docs/gpu.md): on a GPU the tokenizer, not the forward pass, is most of the time. A fast
-tokenizer's texts are encoded by its Rust tokenizer in batch calls (a copy of it, set to cut at max_length;
-checked at load against transformers' own call, which it replaces: that call's conversion to Python lists cost
-more than the encoding); the same encodings give the input ids and, through their offsets, what a cut text's
-model read. On CUDA a thread tokenizes the next group of texts while the GPU runs this one (_parts), attention
-avoids cuDNN's kernels (_attention), and a forward pass per length bucket at load takes CUDA's first-use costs
-(_warm_up). Texts are sorted by length bucket and run in forward batches whose inputs go to the GPU without
-waiting for it; their logits come back to the host in one copy per predict() call. predict() takes
-PREDICT_BATCHES forward batches' worth of texts at a time: handed one forward batch at a time, the buckets split
-it into many small passes, which cost a GPU most of its speed.
+Speed (bench/gpu.py, docs/gpu.md): on a GPU the tokenizer, not the forward pass, was most of the time. A fast
+tokenizer's texts are encoded by its Rust tokenizer in batch calls (a copy of it; checked at load against
+transformers' own call, which it replaces). A run hands predict() each mutant's original and edits (`derived`):
+with a tokenizer whose tokens never cross whitespace (BERT's), each original is tokenized once and each mutant's
+ids are spliced from its original's tokens and the re-tokenized words around its edits (splice.py), exactly the
+ids a full tokenization gives; any other text is tokenized whole. The same token spans give what a cut text's
+model read. On CUDA a thread tokenizes the next group of texts while the GPU runs (_parts), texts wait by length
+bucket and run as soon as a bucket holds a forward batch of at most TOKEN_BUDGET tokens (_Batches), the ids go
+from pinned memory without the host waiting, attention avoids cuDNN's kernels (_attention), a forward pass per
+length bucket at load takes CUDA's first-use costs (_warm_up), and the logits come back to the host in one copy
+per predict() call. predict() takes PREDICT_BATCHES forward batches' worth of texts at a time.
 
 Options (`hf:FOLDER?max_length=256&device=cuda&batch_size=16&dtype=float32`): max_length, the tokens read
 (default: the model's own limit, 512 for BERT-like models; at most that; part of the fingerprint); device
@@ -92,7 +93,7 @@ def load_pretrained(path: Path, spec: str, model_class: str, kind: str):
 BUCKET = 32  # tokens; padding granularity (see the module docstring)
 PREDICT_BATCHES = 16  # forward batches per predict() call (see the module docstring)
 FORWARD_BATCH = {"cuda": 512, "other": 32}  # default texts per forward pass: a GPU wants large ones
-PIPELINE = 1024  # texts per group on CUDA: tokenized by a thread while the GPU runs the group before (see _parts)
+PIPELINE = 512  # texts per group on CUDA: tokenized by a thread while the GPU runs the group before (see _parts)
 TOKEN_BUDGET = 128 * 512  # tokens per forward batch on CUDA (_rows)
 DTYPES = ("float32", "float16", "bfloat16")
 CUDA_DTYPE = "float16"  # the default on CUDA (DTYPE_HELP says why)
@@ -194,6 +195,7 @@ class HFClassifier:
         # tokenize what changed: a mutant's ids from its original's and its edits (splice.py)
         self._splice = splicing_tokenizer(self._rust, self.max_length)
         self._bases: dict[str, Encoded] = {}
+        self.tokenized = {"spliced": 0, "whole": 0}  # texts tokenized each way (tests, bench/gpu.py)
         self.forward_batch = batch_size or FORWARD_BATCH["cuda" if self.device.startswith("cuda") else "other"]
         self.batch_size = self.forward_batch * PREDICT_BATCHES  # texts per predict() call, for OutcomeCache
         cuda = self.device.startswith("cuda")
@@ -287,6 +289,7 @@ class HFClassifier:
         if not missing:
             return
         plain = self._splice[0]
+        self.tokenized["whole"] += len(missing)
         for text, e in zip(missing, plain.encode_batch(missing, add_special_tokens=False)):
             self._bases[text] = Encoded.of(e)
         while len(self._bases) > BASES_KEPT:  # the oldest go first (dicts keep their insertion order)
@@ -322,6 +325,8 @@ class HFClassifier:
             if texts[i] in self._bases:  # an original whose mutants are asked: encoded once
                 encoded[i] = self._bases[texts[i]]
         whole = [i for i in whole if encoded[i] is None]
+        self.tokenized["spliced"] += sum(encoded[i] is not None for i in plans)
+        self.tokenized["whole"] += len(whole)
         if whole:
             for i, e in zip(whole, plain.encode_batch([texts[i] for i in whole], add_special_tokens=False)):
                 encoded[i] = Encoded.of(e)
