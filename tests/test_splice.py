@@ -15,7 +15,7 @@ from hypothesis import strategies as st  # noqa: E402
 from hinter.datasets import load_dataset  # noqa: E402
 from hinter.dictionary import load_dictionary  # noqa: E402
 from hinter.models.hf import HFClassifier  # noqa: E402
-from hinter.models.splice import is_boundary, regions, splices  # noqa: E402
+from hinter.models.splice import BOUNDARIES, is_boundary, regions, splices  # noqa: E402
 from hinter.mutation import generate  # noqa: E402
 from hinter.records import apply_replacements  # noqa: E402
 
@@ -38,7 +38,7 @@ def check(model, derived: dict[str, tuple[str, list]]) -> int:
     full_ids, full_seen = model._tokenize(texts)  # the path every text took before (the Rust tokenizer, cut)
     assert full_ids == model.input_ids(texts)
     for text, a, b, s, t in zip(texts, ids, full_ids, seen, full_seen):
-        assert (a.tolist(), s) == (b, t), (text, derived.get(text))
+        assert (a, s) == (b, t), (text, derived.get(text))
     return model.tokenized["spliced"] - before
 
 
@@ -124,3 +124,9 @@ def test_wrong_edits_are_tokenized_whole(model):
                mutant.replace("old", "new"): (original, [(2, 7, "white")])}
     assert check(model, derived) == 0
     assert check(model, {mutant: (original, [(2, 7, "asian")])}) == 1  # the same places: exact all the same
+
+
+def test_boundaries_are_the_space_separators():
+    import unicodedata
+    assert {chr(c) for c in range(0x10000) if chr(c) in "\t\n\r" or unicodedata.category(chr(c)) in ("Zs", "Zl", "Zp")
+            } == set(BOUNDARIES)

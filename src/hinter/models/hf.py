@@ -145,11 +145,11 @@ def splicing_tokenizer(rust, max_length: int):
     if 0 not in mask:
         return None
     first, last = mask.index(0), len(mask) - 1 - mask[::-1].index(0)
-    prefix, suffix = np.asarray(one.ids[:first], dtype=np.int64), np.asarray(one.ids[last + 1:], dtype=np.int64)
+    prefix, suffix = one.ids[:first], one.ids[last + 1:]
     room = max_length - len(prefix) - len(suffix)
     probes = [*PROBES, "word " * (2 * max_length), "a [SEP] b"]
     for cut, own in zip(rust.encode_batch(probes), plain.encode_batch(probes, add_special_tokens=False)):
-        if cut.ids != [*prefix.tolist(), *own.ids[:room], *suffix.tolist()]:
+        if cut.ids != prefix + own.ids[:room] + suffix:
             return None
     return plain, prefix, suffix
 
@@ -174,6 +174,7 @@ class HFClassifier:
         self.model.to(self.device, dtype=getattr(torch, self.dtype)).eval()
         config = self.model.config
         self.labels = [str(config.id2label[i]) for i in range(config.num_labels)]
+        self._keys = [json.dumps(label) for label in self.labels]  # the raw answer's keys (_decide)
         self.multi_label = config.problem_type == "multi_label_classification" or bool(task and task.multi_label)
         limits = [n for n in (getattr(config, "max_position_embeddings", None), self.tokenizer.model_max_length)
                   if isinstance(n, int) and 0 < n < 1_000_000]
@@ -291,49 +292,58 @@ class HFClassifier:
         plain = self._splice[0]
         self.tokenized["whole"] += len(missing)
         for text, e in zip(missing, plain.encode_batch(missing, add_special_tokens=False)):
-            self._bases[text] = Encoded.of(e)
+            self._bases[text] = Encoded.of(e, text)
         while len(self._bases) > BASES_KEPT:  # the oldest go first (dicts keep their insertion order)
             del self._bases[next(iter(self._bases))]
 
     def _tokenize_spliced(self, texts: Sequence[str], derived: dict[str, tuple[str, list]] | None
-                          ) -> tuple[list[np.ndarray], list[int | None]]:
+                          ) -> tuple[list[list[int]], list[int | None]]:
         """`_tokenize` from splices: a mutant of a known original from its tokens and the re-tokenized regions
         around its edits, any other text whole (exactly as `_tokenize`: splice.py; tests/test_splice.py)."""
         plain, prefix, suffix = self._splice
         room = self._room
         plans: dict[int, tuple[Encoded, list]] = {}
-        wanted: dict[str, None] = {}
+        wanted: set[str] = set()
         for i, text in enumerate(texts):
             if derived is None or text not in derived:
                 continue
             base_text, edits = derived[text]
             base = self._bases.get(base_text)
-            found = regions(base_text, text, edits) if base is not None else None
+            found = regions(base_text, text, edits, base.cuts) if base is not None else None
             if found is None or not rebuilds(base_text, text, found):
                 continue  # tokenized whole: correct first
             plans[i] = (base, found)
-            wanted.update((g.text, None) for g in found)
+            for g in found:
+                wanted.add(g.text)
         own: dict[str, Encoded] = {}
         if wanted:
             strings = list(wanted)
             own = {g: Encoded.of(e) for g, e in zip(strings, plain.encode_batch(strings, add_special_tokens=False))}
-        encoded: list[Encoded | None] = [None] * len(texts)
+        ids: list[list[int] | None] = [None] * len(texts)
+        kept: dict[int, tuple[int, list[int]]] = {}  # a text that fills max_length: (end of its last kept token, them)
         for i, (base, found) in plans.items():
-            encoded[i] = splice(base, [(g, own[g.text]) for g in found], room)
-        whole = [i for i, e in enumerate(encoded) if e is None]
+            done = splice(base, [(g, own[g.text]) for g in found], room)
+            if done is not None:
+                ids[i] = prefix + done[0] + suffix
+                if done[1] is not None:
+                    kept[i] = (done[1], done[0])
+        whole = [i for i, e in enumerate(ids) if e is None]
+        self.tokenized["spliced"] += len(texts) - len(whole)
+        by_text: dict[int, Encoded] = {}
         for i in whole:
             if texts[i] in self._bases:  # an original whose mutants are asked: encoded once
-                encoded[i] = self._bases[texts[i]]
-        whole = [i for i in whole if encoded[i] is None]
-        self.tokenized["spliced"] += sum(encoded[i] is not None for i in plans)
-        self.tokenized["whole"] += len(whole)
-        if whole:
-            for i, e in zip(whole, plain.encode_batch([texts[i] for i in whole], add_special_tokens=False)):
-                encoded[i] = Encoded.of(e)
-        ids = [np.concatenate((prefix, e.ids[:room], suffix)) for e in encoded]
-        seen: list[int | None] = [None] * len(texts)
-        kept = {i: (int(e.ends[room - 1]), e.ids[:room].tolist()) for i, e in enumerate(encoded) if len(e.ids) >= room}
-        return ids, self._seen_at(texts, kept, seen, splits=True)
+                by_text[i] = self._bases[texts[i]]
+        rest = [i for i in whole if i not in by_text]
+        self.tokenized["whole"] += len(rest)
+        if rest:
+            for i, e in zip(rest, plain.encode_batch([texts[i] for i in rest], add_special_tokens=False)):
+                by_text[i] = e  # an Encoding: its offsets only read when it is cut
+        for i, e in by_text.items():
+            own_ids = e.ids
+            ids[i] = prefix + own_ids[:room] + suffix
+            if len(own_ids) >= room:
+                kept[i] = ((e.ends[room - 1] if isinstance(e, Encoded) else e.offsets[room - 1][1]), own_ids[:room])
+        return ids, self._seen_at(texts, kept, [None] * len(texts), splits=True)
 
     # ------------------------------------------------------------------ the forward pass
 
@@ -441,7 +451,9 @@ class HFClassifier:
         return [self._decide(row, s) for row, s in zip(result.tolist(), seen)]
 
     def _decide(self, logits: list[float], seen: int | None = None) -> Outcome:
-        raw = json.dumps({label: round(v, 4) for label, v in zip(self.labels, logits)})
+        # json.dumps({label: round(v, 4)}) written out (the logits are finite floats): a text's outcome was more
+        # host time than its forward pass
+        raw = "{" + ", ".join([f"{key}: {round(v, 4)!r}" for key, v in zip(self._keys, logits)]) + "}"
         scores = tuple(zip(self.labels, logits))
         if self.multi_label:
             return Outcome(frozenset(label for label, v in zip(self.labels, logits) if v >= 0.0), raw, scores=scores,

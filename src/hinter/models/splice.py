@@ -12,20 +12,24 @@ tokenized whole. Pure functions over numpy arrays: the Rust tokenizer is called 
 from __future__ import annotations
 
 import json
-import unicodedata
+import re
+from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Sequence
-
-import numpy as np
 
 Edit = tuple[int, int, str]  # (start, end, replacement) in the original's coordinates
 
 
+# Characters that BERT's normalizer turns into a space (\t, \n, \r and Unicode's space separators, categories Zs,
+# Zl and Zp): no token crosses one. Python's isspace() is wider: \x0b, \x0c, \x1c-\x1f and \x85 are control
+# characters that BERT's normalizer deletes, joining the words on either side.
+BOUNDARIES = frozenset(" \t\n\r\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+                       "\u2028\u2029\u202f\u205f\u3000")
+BOUNDARY = re.compile("[" + "".join(sorted(BOUNDARIES)) + "]")
+
+
 def is_boundary(c: str) -> bool:
-    """A character that BERT's normalizer turns into a space (\\t, \\n, \\r and Unicode's space separators): no
-    token crosses it. Python's isspace() is wider: \\x0b, \\x0c, \\x1c-\\x1f and \\x85 are control characters that
-    BERT's normalizer deletes, joining the words on either side."""
-    return c in " \t\n\r" or unicodedata.category(c) in ("Zs", "Zl", "Zp")
+    return c in BOUNDARIES
 
 
 def splices(tokenizer_json: str) -> bool:
@@ -42,16 +46,20 @@ def splices(tokenizer_json: str) -> bool:
 
 @dataclass
 class Encoded:
-    """A text's own tokens (no special tokens, not cut) and each one's character span in the text."""
-    ids: np.ndarray  # int64
-    starts: np.ndarray  # int64
-    ends: np.ndarray  # int64
+    """A text's own tokens (no special tokens, not cut), each one's end in the text, and where its tokens start and
+    its boundary characters lie (for an original whose mutants are spliced; empty otherwise)."""
+    ids: list[int]
+    ends: list[int]
+    starts: list[int]
+    cuts: list[int]
 
     @classmethod
-    def of(cls, encoding) -> "Encoded":
-        """From a tokenizers Encoding (its offsets)."""
-        spans = np.asarray(encoding.offsets, dtype=np.int64).reshape(-1, 2)
-        return cls(np.asarray(encoding.ids, dtype=np.int64), spans[:, 0].copy(), spans[:, 1].copy())
+    def of(cls, encoding, text: str | None = None) -> "Encoded":
+        """From a tokenizers Encoding (its offsets); with the text, ready to have mutants spliced from it."""
+        spans = encoding.offsets
+        starts = [a for a, _ in spans] if text is not None else []
+        cuts = [m.start() for m in BOUNDARY.finditer(text)] if text is not None else []
+        return cls(encoding.ids, [b for _, b in spans], starts, cuts)
 
 
 @dataclass
@@ -63,22 +71,24 @@ class Region:
     text: str  # the mutant's text of the region
 
 
-def regions(original: str, mutant: str, edits: Sequence[Edit]) -> list[Region] | None:
-    """The edits widened to the whitespace around them and merged where they touch, in order, each with the
-    mutant's text there; None when the edits overlap. A replacement is taken to keep its length in the mutant
-    (apply_replacements only changes its case): `rebuilds` checks that the rest of the mutant is the original's."""
+def regions(original: str, mutant: str, edits: Sequence[Edit], cuts: list[int] | None = None) -> list[Region] | None:
+    """The edits widened to the boundary characters around them (`cuts`: their positions in the original) and
+    merged where they touch, in order, each with the mutant's text there; None when the edits overlap. A
+    replacement is taken to keep its length in the mutant (apply_replacements only changes its case): `rebuilds`
+    checks that the rest of the mutant is the original's."""
     n = len(original)
+    if cuts is None:
+        cuts = [m.start() for m in BOUNDARY.finditer(original)]
     spans: list[list] = []  # [start, end, growth of the text inside]
     last_end = -1
     for s, e, new in sorted(edits):
         if s < last_end or not 0 <= s <= e <= n:
             return None
         last_end = e
-        start, end = s, e
-        while start > 0 and not is_boundary(original[start - 1]):
-            start -= 1
-        while end < n and not is_boundary(original[end]):
-            end += 1
+        i = bisect_left(cuts, s)  # the last boundary before s, and the first at or after e
+        start = cuts[i - 1] + 1 if i else 0
+        j = bisect_left(cuts, e, i)
+        end = cuts[j] if j < len(cuts) else n
         # touching regions merge: a boundary character between them may be edited away
         if spans and start <= spans[-1][1]:
             spans[-1][1] = max(spans[-1][1], end)
@@ -92,32 +102,34 @@ def regions(original: str, mutant: str, edits: Sequence[Edit]) -> list[Region] |
     return out
 
 
-def splice(base: Encoded, parts: Sequence[tuple[Region, Encoded]], limit: int) -> Encoded | None:
-    """The mutant's first tokens (`limit` at most, or all it has when fewer): the original's outside the regions,
-    each region's own inside (shifted to the mutant's coordinates). None when a token of the original crosses a
-    region's edge (then the tokenizer is not of the kind `splices` admits, and the caller tokenizes the mutant
-    whole)."""
-    ids, starts, ends = [], [], []
-    at, shift, count = 0, 0, 0  # the next token of the original to take; the shift of the original's tokens there
+def splice(base: Encoded, parts: Sequence[tuple[Region, Encoded]], limit: int) -> tuple[list[int], int | None] | None:
+    """The mutant's first tokens (`limit` at most): the original's outside the regions, each region's own inside;
+    and the end in the mutant of its token number `limit` (None when it has fewer tokens: nothing is cut). None
+    when a token of the original crosses a region's edge (then the tokenizer is not of the kind `splices` admits,
+    and the caller tokenizes the mutant whole). Python lists: a mutant costs a few slices, not numpy calls."""
+    ids: list[int] = []
+    at, shift = 0, 0  # the next token of the original to take; the shift of the original's tokens there
+    starts, ends = base.starts, base.ends
     for region, own in parts:
-        a = int(np.searchsorted(base.starts, region.start, "left"))
-        b = int(np.searchsorted(base.starts, region.end, "left"))
-        if (a > 0 and base.ends[a - 1] > region.start) or (b > a and base.ends[b - 1] > region.end) or a < at:
+        a = bisect_left(starts, region.start, at)
+        b = bisect_left(starts, region.end, a)
+        if (a > 0 and ends[a - 1] > region.start) or (b > a and ends[b - 1] > region.end):
             return None
+        if len(ids) + a - at >= limit:  # cut before the region: what comes after is never read
+            k = limit - len(ids)
+            return ids + base.ids[at:at + k], ends[at + k - 1] + shift
+        ids += base.ids[at:a]
         moved = region.start + region.shift
-        ids += [base.ids[at:a], own.ids]
-        starts += [base.starts[at:a] + shift, own.starts + moved]
-        ends += [base.ends[at:a] + shift, own.ends + moved]
-        count += a - at + len(own.ids)
+        if len(ids) + len(own.ids) >= limit:
+            k = limit - len(ids)
+            return ids + own.ids[:k], own.ends[k - 1] + moved
+        ids += own.ids
         at = b
-        shift = region.shift + len(region.text) - (region.end - region.start)
-        if count >= limit:  # what comes after is never read
-            break
-    else:
-        ids.append(base.ids[at:])
-        starts.append(base.starts[at:] + shift)
-        ends.append(base.ends[at:] + shift)
-    return Encoded(np.concatenate(ids)[:limit], np.concatenate(starts)[:limit], np.concatenate(ends)[:limit])
+        shift = moved + len(region.text) - region.end
+    if len(ids) + len(base.ids) - at >= limit:
+        k = limit - len(ids)
+        return ids + base.ids[at:at + k], ends[at + k - 1] + shift
+    return ids + base.ids[at:], None
 
 
 def rebuilds(original: str, mutant: str, found: Sequence[Region]) -> bool:
