@@ -13,10 +13,16 @@ this process, on every text those runs asked (originals and valid mutants):
 - each precision's labels against float32's, wherever float32's logit margin exceeds --margin, and overall.
 
 hinter's stage is the run's own `seconds_model` (the engine hands the model one batch of 32 originals and their
-mutants at a time). With --big-suite, also bench/driver.py's breakdown of a whole `run --suite` on it. Prints
-markdown tables; writes gpu.json to --out.
+mutants at a time). With --big-suite, also bench/driver.py's breakdown of a whole `run --suite` on it.
 
-    python bench/gpu.py --suite imdb.suite --big-suite imdb-rgb.suite --base .gpu/minilm16 --out /tmp/gpu
+With --reference (the reference pass, `../shared/tools/gpu_best_pass.py`, copied beside the checkout: it is not
+part of the project), that pass runs in its own process on the float16 run and the big run, with the same
+classifier: issue 32's tables, hinter's model stage and classifier (with and without the mutants' edits) against
+it, and the forward passes alone. --hand-passes adds issue 25's hand-written passes. Prints markdown tables;
+writes gpu.json to --out.
+
+    python bench/gpu.py --suite imdb.suite --big-suite imdb-rgb.suite --base .gpu/minilm16 \
+        --reference .gpu/gpu_best_pass.py --out /tmp/gpu
 """
 from __future__ import annotations
 
@@ -160,21 +166,72 @@ def sync() -> None:
         torch.cuda.synchronize()
 
 
-def classifier_alone(folder: Path, texts: list[str], dtype: str, repeat: int, device: str) -> float:
-    """Seconds for hinter's classifier over all texts, in predict() calls of its batch_size (best of `repeat`)."""
+def classifier_alone(folder: Path, texts: list[str], dtype: str, repeat: int, device: str,
+                     derived: dict | None = None, answers: list | None = None) -> float:
+    """Seconds for hinter's classifier over all texts, in predict() calls of its batch_size (best of `repeat`);
+    with `derived` (each mutant's original and edits, as a run hands them) it tokenizes only what changed.
+    `answers`: filled with the last try's outcomes."""
     from hinter.models.hf import HFClassifier
     model = HFClassifier(folder, dtype=dtype, device=device)
     model.predict(texts[:model.forward_batch])  # warm-up
     tries = []
     for _ in range(repeat):
+        model._bases.clear()  # each try tokenizes the originals again
         sync()
         t0 = time.perf_counter()
+        outcomes = []
         for i in range(0, len(texts), model.batch_size):
-            model.predict(texts[i:i + model.batch_size])
+            chunk = texts[i:i + model.batch_size]
+            outcomes += model.predict(chunk, {t: derived[t] for t in chunk if t in derived} if derived else None)
         tries.append(time.perf_counter() - t0)
+    if answers is not None:
+        answers[:] = outcomes
+    print(f"classifier alone, {dtype}{', with edits' if derived else ''}: {', '.join(f'{t:.2f}' for t in tries)} s; "
+          f"texts tokenized {model.tokenized}", flush=True)
     del model
-    print(f"classifier alone, {dtype}: {', '.join(f'{t:.2f}' for t in tries)} s", flush=True)
     return min(tries)
+
+
+def derivations(out: Path) -> dict[str, tuple[str, list]]:
+    """Each tested mutant's text: its original's text and its edits, as a run hands them to the model."""
+    from hinter.records import edits
+    store = open_run(out)
+    originals = {t.text_id: t.text for t in store.texts()}
+    derived = {m.text: (originals[m.text_id], edits(m.replacements)) for m in store.tested_mutants()}
+    store.close()
+    return derived
+
+
+def reference(tool: str, folder: Path, run_dir: Path, out: Path, repeat: int) -> dict:
+    """The reference pass (its own process) on a run's texts: its JSON row."""
+    target = out / f"reference-{run_dir.name}.json"
+    done = subprocess.run([sys.executable, tool, "--model", str(folder), "--run", str(run_dir), "--src",
+                           str(ROOT / "src"), "--repeat", str(repeat), "--json", str(target)], env=env(), cwd=ROOT,
+                          capture_output=True, text=True)
+    print(done.stdout[-2000:], done.stderr[-2000:] if done.returncode else "", flush=True)
+    if done.returncode != 0:
+        return {}
+    return json.loads(target.read_text())["runs"][0]
+
+
+def reference_table(title: str, row: dict, stage_s: float, alone_edits_s: float | None) -> list[str]:
+    """Issue 32's table: hinter's figures against the reference pass on the same texts."""
+    n = row["texts"]
+    best = min(row["best_seq_s"], row["overlap_s"])
+    lines = [f"| {title} ({n:,} texts asked) | texts/s | of the reference pass |", "|---|---|---|",
+             f"| reference pass (gpu_best_pass.py: best of sequential {row['best_seq_s']:.2f} s and overlapped "
+             f"{row['overlap_s']:.2f} s; tokenizing alone {row['tok_s']:.2f} s) | {n / best:,.0f} | 100% |",
+             f"| **hinter float16 (default), model stage of `run --suite`** ({stage_s:.2f} s) | {n / stage_s:,.0f} | "
+             f"**{best / stage_s:.0%}** |"]
+    if alone_edits_s:
+        lines.append(f"| hinter float16, the classifier alone with the mutants' edits ({alone_edits_s:.2f} s) | "
+                     f"{n / alone_edits_s:,.0f} | {best / alone_edits_s:.0%} |")
+    lines += [f"| hinter float16, the classifier alone without them (the reference tool's `predict()` over all "
+              f"texts, {row['hinter_alone_s']:.2f} s) | {n / row['hinter_alone_s']:,.0f} | "
+              f"{best / row['hinter_alone_s']:.0%} |",
+              f"| the forward passes alone, pre-tokenized ({row['fwd_s']:.2f} s) | {n / row['fwd_s']:,.0f} | "
+              f"{best / row['fwd_s']:.0%} |"]
+    return lines
 
 
 # ---------------------------------------------------------------------- labels against float32
@@ -207,6 +264,8 @@ def main() -> None:
     ap.add_argument("--train-limit", type=int, default=None, help="train on the first N reviews (a quick check)")
     ap.add_argument("--device", default="cuda", help="cpu: a quick check of this script on a small suite")
     ap.add_argument("--margin", type=float, default=0.05, help="float32 logit margin of the precision table")
+    ap.add_argument("--reference", default=None, help="gpu_best_pass.py: issue 32's reference pass, in its own process")
+    ap.add_argument("--hand-passes", action="store_true", help="also issue 25's passes written by hand")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -231,33 +290,40 @@ def main() -> None:
         print(f"run --suite, {dtype}: {runs[dtype]}", flush=True)
     texts = list(scores["float32"])
     n = len(texts)
-    pass_rows, best_labels = passes(folder, texts, args.repeat, args.device)
-    best = pass_rows[-1]
+    derived = derivations(out / "run-float16")
+    pass_rows, best_labels = passes(folder, texts, args.repeat, args.device) if args.hand_passes else ([], {})
     for dtype in DTYPES:
         try:
-            runs[dtype]["alone_s"] = classifier_alone(folder, texts, dtype, args.repeat, args.device)
+            runs[dtype]["alone_s"] = classifier_alone(folder, texts, dtype, args.repeat, args.device, derived)
         except Exception as e:  # the runs' own figures still stand
             print(f"classifier alone, {dtype}: {type(e).__name__}: {e}", flush=True)
             runs[dtype]["alone_s"] = float("nan")
     precision = {f"hinter {d}": agreement(scores["float32"], scores[d], args.margin) for d in DTYPES[1:]}
-    precision["best pass (bf16 weights)"] = agreement(scores["float32"], best_labels, args.margin)
+    if best_labels:
+        precision["best pass (bf16 weights)"] = agreement(scores["float32"], best_labels, args.margin)
+    references = {}
+    if args.reference:
+        references["suite"] = reference(args.reference, folder, out / "run-float16", out, args.repeat)
 
     gpu = torch.cuda.get_device_name(0) if args.device.startswith("cuda") else args.device
     lines = [f"GPU: {gpu}; torch {torch.__version__}, transformers {transformers.__version__}, tokenizers "
              f"{tokenizers.__version__}; {n:,} texts (every original and valid mutant of {args.suite}), max_length "
-             f"{MAX_LENGTH}; classifier fine-tuned there in {train_s:.1f} s; in-process passes: best of {args.repeat}",
-             "", "| pass | texts/s | seconds | of which tokenizing |", "|---|---|---|---|"]
-    lines += [f"| {r['pass']} | {r['texts_per_s']:,.0f} | {r['seconds']:.2f} | {r['tokenize_s']:.2f} |"
-              for r in pass_rows]
-    lines += ["", f"hinter against the best pass ({best['texts_per_s']:,.0f} texts/s):", "",
-              "| hinter, dtype | model stage of `run --suite` (seconds_model) | of best | classifier alone "
-              "(predict() over all texts) | of best | whole `run --suite` |", "|---|---|---|---|---|---|"]
+             f"{MAX_LENGTH}; classifier fine-tuned there in {train_s:.1f} s; in-process passes: best of {args.repeat}"]
+    if pass_rows:
+        lines += ["", "| pass | texts/s | seconds | of which tokenizing |", "|---|---|---|---|"]
+        lines += [f"| {r['pass']} | {r['texts_per_s']:,.0f} | {r['seconds']:.2f} | {r['tokenize_s']:.2f} |"
+                  for r in pass_rows]
+    if references.get("suite"):
+        lines += ["", *reference_table("on the IMDB suite", references["suite"], runs["float16"]["seconds_model"],
+                                       runs["float16"]["alone_s"])]
+    lines += ["", "hinter by precision (classifier alone: predict() over all texts, with the mutants' edits):", "",
+              "| hinter, dtype | model stage of `run --suite` (seconds_model) | classifier alone | whole "
+              "`run --suite` |", "|---|---|---|---|"]
     for d in DTYPES:
         r = runs[d]
         stage, alone = n / r["seconds_model"], n / r["alone_s"]
-        lines.append(f"| {d} | {r['seconds_model']:.2f} s, {stage:,.0f} texts/s | {stage / best['texts_per_s']:.0%} | "
-                     f"{r['alone_s']:.2f} s, {alone:,.0f} texts/s | {alone / best['texts_per_s']:.0%} | "
-                     f"{r['wall_s']:.1f} s |")
+        lines.append(f"| {d} | {r['seconds_model']:.2f} s, {stage:,.0f} texts/s | {r['alone_s']:.2f} s, "
+                     f"{alone:,.0f} texts/s | {r['wall_s']:.1f} s |")
     lines += ["", f"Labels against hinter's float32 run (margin: float32's logit margin over {args.margin}):", "",
               "| precision | texts | labels differ | texts over the margin | labels differ there | largest logit "
               "shift |", "|---|---|---|---|---|---|"]
@@ -277,21 +343,35 @@ def main() -> None:
                   driver]
         if done.returncode != 0:
             lines.append(f"(driver.py exited {done.returncode}: {done.stderr[-2000:]})")
-        else:  # the best pass on that run's texts: its model stage against it
-            big = asked_texts(out / "run-big")
+        else:  # the reference pass on that run's texts: its model stage against it
             stage = json.loads((out / "driver.json").read_text())["stats"]["seconds_model"]
-            (big_best,), _ = passes(folder, list(big), 1, args.device, only_best=True)
-            lines.append(f"\nOn that run's {len(big):,} texts: the best pass {big_best['seconds']:.2f} s "
-                         f"({big_best['texts_per_s']:,.0f} texts/s, tokenizing {big_best['tokenize_s']:.2f} s); "
-                         f"hinter's model stage {stage:.2f} s ({len(big) / stage:,.0f} texts/s), "
-                         f"{big_best['seconds'] / stage:.0%} of the best pass")
-            driver_best = {"texts": len(big), "best": big_best, "seconds_model": stage}
+            if args.reference:
+                big_derived = derivations(out / "run-big")
+                big_texts = list(asked_texts(out / "run-big"))
+                spliced, whole = [], []
+                alone = classifier_alone(folder, big_texts, "float16", 2, args.device, big_derived, spliced)
+                classifier_alone(folder, big_texts, "float16", 1, args.device, None, whole)
+                same = sum((a.raw, a.seen) == (b.raw, b.seen) for a, b in zip(spliced, whole))
+                lines += ["", f"Tokenizing what changed against whole texts, float16, on the big run's "
+                              f"{len(big_texts):,} texts: {same:,} give the same raw answer (logits to 4 decimals) "
+                              f"and the same `seen`, {len(big_texts) - same:,} differ."]
+                references["big"] = reference(args.reference, folder, out / "run-big", out, 2)
+                if references["big"]:
+                    lines += ["", *reference_table(f"on {args.big_suite}", references["big"], stage, alone)]
+            elif args.hand_passes:
+                big = asked_texts(out / "run-big")
+                (big_best,), _ = passes(folder, list(big), 1, args.device, only_best=True)
+                lines.append(f"\nOn that run's {len(big):,} texts: the best pass {big_best['seconds']:.2f} s "
+                             f"({big_best['texts_per_s']:,.0f} texts/s, tokenizing {big_best['tokenize_s']:.2f} s); "
+                             f"hinter's model stage {stage:.2f} s ({len(big) / stage:,.0f} texts/s), "
+                             f"{big_best['seconds'] / stage:.0%} of the best pass")
+                driver_best = {"texts": len(big), "best": big_best, "seconds_model": stage}
     print("\n".join(lines))
     (out / "gpu.md").write_text("\n".join(lines) + "\n")
     (out / "gpu.json").write_text(json.dumps({"gpu": gpu, "torch": torch.__version__, "train_s": train_s,
                                               "texts": n, "passes": pass_rows, "runs": runs, "precision": precision,
                                               "margin": args.margin, "driver": driver,
-                                              "driver_best": driver_best}, indent=1))
+                                              "driver_best": driver_best, "references": references}, indent=1))
 
 
 if __name__ == "__main__":

@@ -240,8 +240,11 @@ def ask(batch: TextBatch, verdicts: Verdicts, cache: OutcomeCache, config: RunCo
     texts, views = texts_to_ask(batch, verdicts, config, selected)
     # --repeats N: every text asked N times; a verdict then compares the answers' distributions
     n = answers_per_text(config)  # a generative task's samples: their spread is the free-text oracle's null
+    # each asked mutant's original and edits: a model that reads them tokenizes only what changed (hf:)
+    derived = ({mutant: (original, edits) for original, mutant, edits in views.values()}
+               if getattr(cache.model, "reads_edits", False) else None)
     per_repeat = cache.predict_repeats(texts, range(n), progress=lambda _: report("model", cache.calls - calls,
-                                                                                n * len(texts)))
+                                                                                n * len(texts)), derived=derived)
     answers = {k: tuple(a[k] for a in per_repeat) for k in per_repeat[0]}
     return Asked(answers, views, cache.calls - calls, cache.errors - errors)
 

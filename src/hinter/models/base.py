@@ -67,16 +67,17 @@ class BatchSpreadingModel(Model, Protocol):
         ...
 
 
-def predict_with_retries(model: Model, texts: list[str], retries: int = 2, backoff_s: float = 0.5) -> list[Outcome] | str:
+def predict_with_retries(model: Model, texts: list[str], retries: int = 2, backoff_s: float = 0.5,
+                         derived: dict | None = None) -> list[Outcome] | str:
     """The model's outcomes for one batch, or the text of its last error when every try failed. A fatal
-    ModelError (retrying cannot help) is raised."""
+    ModelError (retrying cannot help) is raised. `derived`: see OutcomeCache.predict_repeats."""
     import time
 
     from ..errors import ModelError
     last = ""
     for attempt in range(retries + 1):
         try:
-            outs = model.predict(texts)
+            outs = model.predict(texts, derived) if derived else model.predict(texts)
             if len(outs) != len(texts):
                 raise ModelError(f"the model returned {len(outs)} outcomes for {len(texts)} texts",
                                  fix="A model must return exactly one outcome per input text, in order.", fatal=True)
@@ -131,9 +132,12 @@ class OutcomeCache:
         apart, under the text's key and '#r', so a resumed run reuses every answer of every repeat."""
         return self.predict_repeats(texts, (repeat,), progress)[0]
 
-    def predict_repeats(self, texts: Iterable[str], repeats: Sequence[int], progress=None) -> list[dict[str, Outcome]]:
+    def predict_repeats(self, texts: Iterable[str], repeats: Sequence[int], progress=None,
+                        derived: dict[str, tuple[str, list]] | None = None) -> list[dict[str, Outcome]]:
         """`predict` for each repeat in `repeats`, asked together: the model's batches are filled across repeats
-        (a generative task's samples: on a GPU a full batch costs about what a part of one does)."""
+        (a generative task's samples: on a GPU a full batch costs about what a part of one does). `derived`: for a
+        mutant's text, its original's text and the edits that make it, handed to a model that `reads_edits` (the
+        hf: backend then tokenizes only what changed; its answers are the same without)."""
         by_key = {text_key(t): t for t in texts}
         wanted = {k + (f"#{r}" if r else ""): t for r in repeats for k, t in by_key.items()}
         missing = [k for k in wanted if k not in self._memory]
@@ -152,7 +156,10 @@ class OutcomeCache:
             if fit < len(text_chunks):  # the batches that fit, then the budget's stop (BudgetReached)
                 results = _then(results, lambda: meter.check(text_chunks[fit], force=True))
         else:
-            results = (predict_with_retries(self.model, c, self.retries, self.backoff_s)
+            if not (derived and getattr(self.model, "reads_edits", False)):
+                derived = None
+            results = (predict_with_retries(self.model, c, self.retries, self.backoff_s,
+                                            {t: derived[t] for t in c if t in derived} if derived else None)
                        for c in text_chunks if meter is None or meter.check(c) is None)
         for keys, texts_sent, outs in zip(key_chunks, text_chunks, results):
             self.calls += len(keys)

@@ -15,16 +15,17 @@ with the shape of the batch, the raw answer rounds them to 4 decimals). A text l
 (the special tokens included) is cut to its first tokens, and `seen` is the number of its characters the model
 read (see reading.py); None when the whole text fits.
 
-Speed (bench/gpu.py, docs/gpu.md): on a GPU the tokenizer, not the forward pass, is most of the time. A fast
-tokenizer's texts are encoded by its Rust tokenizer in batch calls (a copy of it, set to cut at max_length;
-checked at load against transformers' own call, which it replaces: that call's conversion to Python lists cost
-more than the encoding); the same encodings give the input ids and, through their offsets, what a cut text's
-model read. On CUDA a thread tokenizes the next group of texts while the GPU runs this one (_parts), attention
-avoids cuDNN's kernels (_attention), and a forward pass per length bucket at load takes CUDA's first-use costs
-(_warm_up). Texts are sorted by length bucket and run in forward batches whose inputs go to the GPU without
-waiting for it; their logits come back to the host in one copy per predict() call. predict() takes
-PREDICT_BATCHES forward batches' worth of texts at a time: handed one forward batch at a time, the buckets split
-it into many small passes, which cost a GPU most of its speed.
+Speed (bench/gpu.py, docs/gpu.md): on a GPU the tokenizer, not the forward pass, was most of the time. A fast
+tokenizer's texts are encoded by its Rust tokenizer in batch calls (a copy of it; checked at load against
+transformers' own call, which it replaces). A run hands predict() each mutant's original and edits (`derived`):
+with a tokenizer whose tokens never cross whitespace (BERT's), each original is tokenized once and each mutant's
+ids are spliced from its original's tokens and the re-tokenized words around its edits (splice.py), exactly the
+ids a full tokenization gives; any other text is tokenized whole. The same token spans give what a cut text's
+model read. On CUDA a thread tokenizes the next group of texts while the GPU runs (_parts), texts wait by length
+bucket and run as soon as a bucket holds a forward batch of at most TOKEN_BUDGET tokens (_Batches), the ids go
+from pinned memory without the host waiting, attention avoids cuDNN's kernels (_attention), a forward pass per
+length bucket at load takes CUDA's first-use costs (_warm_up), and the logits come back to the host in one copy
+per predict() call. predict() takes PREDICT_BATCHES forward batches' worth of texts at a time.
 
 Options (`hf:FOLDER?max_length=256&device=cuda&batch_size=16&dtype=float32`): max_length, the tokens read
 (default: the model's own limit, 512 for BERT-like models; at most that; part of the fingerprint); device
@@ -46,6 +47,7 @@ from ..tasks import Task
 from .base import Outcome
 from .reading import last_word_end, read_extent
 from .registry import Backend, Option, register_backend
+from .splice import Encoded, is_boundary, rebuilds, regions, splice, splices
 
 
 def folder_fingerprint(path: Path) -> str:
@@ -91,7 +93,8 @@ def load_pretrained(path: Path, spec: str, model_class: str, kind: str):
 BUCKET = 32  # tokens; padding granularity (see the module docstring)
 PREDICT_BATCHES = 16  # forward batches per predict() call (see the module docstring)
 FORWARD_BATCH = {"cuda": 512, "other": 32}  # default texts per forward pass: a GPU wants large ones
-PIPELINE = 256  # texts per group on CUDA: tokenized by a thread while the GPU runs the group before (see _parts)
+PIPELINE = 512  # texts per group on CUDA: tokenized by a thread while the GPU runs the group before (see _parts)
+TOKEN_BUDGET = 128 * 512  # tokens per forward batch on CUDA (_rows)
 DTYPES = ("float32", "float16", "bfloat16")
 CUDA_DTYPE = "float16"  # the default on CUDA (DTYPE_HELP says why)
 DTYPE_HELP = ("the precision of the weights and the forward pass: float32, float16 or bfloat16, changes results; "
@@ -127,7 +130,36 @@ def batch_tokenizer(tokenizer, max_length: int):
     return rust if same else None
 
 
+def splicing_tokenizer(rust, max_length: int):
+    """(a copy of `rust` that neither cuts nor adds special tokens, the special ids before and after a text's
+    own) when a mutant's tokens can be spliced from its original's (splice.py); None otherwise. Checked at load:
+    the special ids around the first tokens of PROBES must give `rust`'s ids."""
+    if rust is None or not splices(rust.to_str()):
+        return None
+    from tokenizers import Tokenizer
+    plain = Tokenizer.from_str(rust.to_str())
+    plain.no_truncation()
+    plain.no_padding()
+    one = rust.encode("a")
+    mask = one.special_tokens_mask
+    if 0 not in mask:
+        return None
+    first, last = mask.index(0), len(mask) - 1 - mask[::-1].index(0)
+    prefix, suffix = one.ids[:first], one.ids[last + 1:]
+    room = max_length - len(prefix) - len(suffix)
+    probes = [*PROBES, "word " * (2 * max_length), "a [SEP] b"]
+    for cut, own in zip(rust.encode_batch(probes), plain.encode_batch(probes, add_special_tokens=False)):
+        if cut.ids != prefix + own.ids[:room] + suffix:
+            return None
+    return plain, prefix, suffix
+
+
+BASES_KEPT = 4096  # originals' encodings kept between predict() calls (their mutants may come in a later one)
+
+
 class HFClassifier:
+    reads_edits = True  # predict() takes a mutant's original and edits (OutcomeCache passes them)
+
     def __init__(self, path: str | Path, task: Task | None = None, batch_size: int | None = None,
                  max_length: int | None = None, device: str | None = None, dtype: str | None = None):
         path = Path(path)
@@ -142,6 +174,7 @@ class HFClassifier:
         self.model.to(self.device, dtype=getattr(torch, self.dtype)).eval()
         config = self.model.config
         self.labels = [str(config.id2label[i]) for i in range(config.num_labels)]
+        self._keys = [json.dumps(label) for label in self.labels]  # the raw answer's keys (_decide)
         self.multi_label = config.problem_type == "multi_label_classification" or bool(task and task.multi_label)
         limits = [n for n in (getattr(config, "max_position_embeddings", None), self.tokenizer.model_max_length)
                   if isinstance(n, int) and 0 < n < 1_000_000]
@@ -160,6 +193,10 @@ class HFClassifier:
                              where=f"--model hf:{path}", fix="Give a larger max_length.")
         self.tokenizer.truncation_side = "right"  # keep the start of long texts (seen counts from it)
         self._rust = batch_tokenizer(self.tokenizer, self.max_length)
+        # tokenize what changed: a mutant's ids from its original's and its edits (splice.py)
+        self._splice = splicing_tokenizer(self._rust, self.max_length)
+        self._bases: dict[str, Encoded] = {}
+        self.tokenized = {"spliced": 0, "whole": 0}  # texts tokenized each way (tests, bench/gpu.py)
         self.forward_batch = batch_size or FORWARD_BATCH["cuda" if self.device.startswith("cuda") else "other"]
         self.batch_size = self.forward_batch * PREDICT_BATCHES  # texts per predict() call, for OutcomeCache
         cuda = self.device.startswith("cuda")
@@ -195,14 +232,9 @@ class HFClassifier:
         return ids, self._seen(texts, ids, encodings)
 
     def _seen(self, texts: Sequence[str], ids: list[list[int]], encodings: list) -> list[int | None]:
-        """Characters of each text the model read (None: all); only a text that filled max_length may be cut.
-
-        A cut text's answer is the last word end within its kept tokens (their offsets), checked by tokenizing
-        that prefix, each distinct prefix once, all in one call: read_extent's dozens of prefix tokenizations per
-        text cost more than a GPU's forward pass. read_extent decides where the check fails (never, on the IMDB
-        and ECtHR samples)."""
+        """Characters of each text the model read (None: all); only a text that filled max_length may be cut."""
         seen: list[int | None] = [None] * len(texts)
-        candidates: dict[int, tuple[int, list[int]]] = {}  # text -> (last word end read, its kept tokens)
+        kept: dict[int, tuple[int, list[int]]] = {}  # text -> (end of its last kept token, its kept tokens)
         for i, e in enumerate(encodings):
             if len(ids[i]) < self.max_length:
                 continue
@@ -216,58 +248,130 @@ class HFClassifier:
                 seen[i] = read_extent(texts[i], self._encode(texts[i]), self._room, self._encode)
                 continue
             # the end of the last kept token (offsets grow along the text): the last character read
-            end = e.offsets[last][1] if last >= first else 0
+            kept[i] = (e.offsets[last][1] if last >= first else 0, ids[i][first:last + 1])
+        return self._seen_at(texts, kept, seen)
+
+    def _seen_at(self, texts: Sequence[str], kept: dict[int, tuple[int, list[int]]],
+                 seen: list[int | None], splits: bool = False) -> list[int | None]:
+        """`seen` of the texts that filled max_length, from the end of their last kept token and their kept tokens.
+
+        A cut text's answer is the last word end within its kept tokens, checked by tokenizing that prefix, each
+        distinct prefix once, all in one call: read_extent's dozens of prefix tokenizations per text cost more than
+        a GPU's forward pass. read_extent decides where the check fails (never, on the IMDB and ECtHR samples).
+        `splits`: the tokenizer never lets a token cross whitespace (splice.splices), so a prefix that ends before
+        whitespace tokenizes as the text's tokens before it, all of them kept: the check cannot fail."""
+        candidates: dict[int, tuple[int, list[int]]] = {}  # text -> (last word end read, its kept tokens)
+        for i, (end, tokens) in kept.items():
             if not texts[i][end:].strip():
                 continue  # every character was read: nothing cut
             c = last_word_end(texts[i], end)
-            if c == 0:
-                seen[i] = 0
+            if c == 0 or (splits and is_boundary(texts[i][c])):
+                seen[i] = c
             else:
-                candidates[i] = (c, ids[i][first:last + 1])
+                candidates[i] = (c, tokens)
         if not candidates:
             return seen
         prefixes = list(dict.fromkeys(texts[i][:c] for i, (c, _) in candidates.items()))
         encode = getattr(self._rust, "encode_batch_fast", self._rust.encode_batch)  # no offsets needed here
         encoded = {p: e.ids for p, e in zip(prefixes, encode(prefixes, add_special_tokens=False))}
-        for i, (c, kept) in candidates.items():
+        for i, (c, tokens) in candidates.items():
             prefix = encoded[texts[i][:c]]
-            if len(prefix) <= self._room and prefix == kept[:len(prefix)]:
+            if len(prefix) <= self._room and prefix == list(tokens[:len(prefix)]):
                 seen[i] = c
             else:
                 seen[i] = read_extent(texts[i], self._encode(texts[i]), self._room, self._encode)
         return seen
 
+    def _bases_of(self, derived: dict[str, tuple[str, list]] | None) -> None:
+        """Encode the originals of `derived`'s mutants not yet encoded, in one call (kept for later calls)."""
+        if not derived or self._splice is None:
+            return
+        missing = list(dict.fromkeys(b for b, _ in derived.values() if b not in self._bases))
+        if not missing:
+            return
+        plain = self._splice[0]
+        self.tokenized["whole"] += len(missing)
+        for text, e in zip(missing, plain.encode_batch(missing, add_special_tokens=False)):
+            self._bases[text] = Encoded.of(e, text)
+        while len(self._bases) > BASES_KEPT:  # the oldest go first (dicts keep their insertion order)
+            del self._bases[next(iter(self._bases))]
+
+    def _tokenize_spliced(self, texts: Sequence[str], derived: dict[str, tuple[str, list]] | None
+                          ) -> tuple[list[list[int]], list[int | None]]:
+        """`_tokenize` from splices: a mutant of a known original from its tokens and the re-tokenized regions
+        around its edits, any other text whole (exactly as `_tokenize`: splice.py; tests/test_splice.py)."""
+        plain, prefix, suffix = self._splice
+        room = self._room
+        plans: dict[int, tuple[Encoded, list]] = {}
+        wanted: set[str] = set()
+        for i, text in enumerate(texts):
+            if derived is None or text not in derived:
+                continue
+            base_text, edits = derived[text]
+            base = self._bases.get(base_text)
+            found = regions(base_text, text, edits, base.cuts) if base is not None else None
+            if found is None or not rebuilds(base_text, text, found):
+                continue  # tokenized whole: correct first
+            plans[i] = (base, found)
+            for g in found:
+                wanted.add(g.text)
+        own: dict[str, Encoded] = {}
+        if wanted:
+            strings = list(wanted)
+            own = {g: Encoded.of(e) for g, e in zip(strings, plain.encode_batch(strings, add_special_tokens=False))}
+        ids: list[list[int] | None] = [None] * len(texts)
+        kept: dict[int, tuple[int, list[int]]] = {}  # a text that fills max_length: (end of its last kept token, them)
+        for i, (base, found) in plans.items():
+            done = splice(base, [(g, own[g.text]) for g in found], room)
+            if done is not None:
+                ids[i] = prefix + done[0] + suffix
+                if done[1] is not None:
+                    kept[i] = (done[1], done[0])
+        whole = [i for i, e in enumerate(ids) if e is None]
+        self.tokenized["spliced"] += len(texts) - len(whole)
+        by_text: dict[int, Encoded] = {}
+        for i in whole:
+            if texts[i] in self._bases:  # an original whose mutants are asked: encoded once
+                by_text[i] = self._bases[texts[i]]
+        rest = [i for i in whole if i not in by_text]
+        self.tokenized["whole"] += len(rest)
+        if rest:
+            for i, e in zip(rest, plain.encode_batch([texts[i] for i in rest], add_special_tokens=False)):
+                by_text[i] = e  # an Encoding: its offsets only read when it is cut
+        for i, e in by_text.items():
+            own_ids = e.ids
+            ids[i] = prefix + own_ids[:room] + suffix
+            if len(own_ids) >= room:
+                kept[i] = ((e.ends[room - 1] if isinstance(e, Encoded) else e.offsets[room - 1][1]), own_ids[:room])
+        return ids, self._seen_at(texts, kept, [None] * len(texts), splits=True)
+
     # ------------------------------------------------------------------ the forward pass
 
-    def _to_device(self, array: np.ndarray):
-        # not pinned: pinning each batch's buffer cost 6 ms on an H200 host, more than the copy it spares
-        return self.torch.from_numpy(array).to(self.device, non_blocking=True)
+    def _rows(self, width: int) -> int:
+        """Texts per forward pass of a bucket: batch_size, and on CUDA at most TOKEN_BUDGET tokens (wide buckets
+        in fewer rows: the reference pass's token-budget batches); elsewhere batch_size alone (CPU outcomes
+        unchanged)."""
+        if self.device.startswith("cuda"):
+            return max(1, min(self.forward_batch, TOKEN_BUDGET // width))
+        return self.forward_batch
 
-    def _forward(self, ids: list[list[int]]):
-        """Logits on the device for texts' `ids`, and the position of each row among `ids`: sorted by length
-        bucket, each bucket cut into forward batches, nothing copied back (the caller does it once)."""
-        n = len(ids)
-        lengths = np.fromiter(map(len, ids), dtype=np.int64, count=n)
-        widths = -(-lengths // BUCKET) * BUCKET
-        order = np.argsort(widths, kind="stable")  # within a bucket, the texts' own order
-        sorted_widths = widths[order]
-        starts = np.flatnonzero(np.r_[True, sorted_widths[1:] != sorted_widths[:-1]])
-        chunks = [order[a:min(a + self.forward_batch, b)]
-                  for a0, b in zip(starts, [*starts[1:], n]) for a in range(a0, b, self.forward_batch)]
-        pad = self.tokenizer.pad_token_id or 0
-        outputs = []
-        with self._attention():
-            for chunk in chunks:
-                width = int(widths[chunk[0]])
-                # input ids and attention mask in one array, one copy; numpy rows: a torch.tensor per row costs
-                both = np.zeros((2, len(chunk), width), dtype=np.int64)
-                both[0] = pad
-                for row, k in enumerate(chunk):
-                    both[0, row, :lengths[k]] = ids[k]
-                    both[1, row, :lengths[k]] = 1
-                both = self._to_device(both)
-                outputs.append(self.model(input_ids=both[0], attention_mask=both[1]).logits)
-        return self.torch.cat(outputs), np.concatenate(chunks)
+    def _run(self, rows: list[np.ndarray], width: int):
+        """The logits (on the device, not waited for) of one forward batch of texts' ids, padded to `width`. The
+        ids go in one array (pinned on CUDA: the copy then runs without the host waiting), the attention mask is
+        made where the model runs from the lengths."""
+        torch = self.torch
+        cuda = self.device.startswith("cuda")
+        buffer = torch.empty((len(rows), width), dtype=torch.int64, pin_memory=cuda)
+        lengths = torch.empty(len(rows), dtype=torch.int64, pin_memory=cuda)
+        ids, n = buffer.numpy(), lengths.numpy()
+        ids.fill(self.tokenizer.pad_token_id or 0)
+        for r, row in enumerate(rows):
+            ids[r, :len(row)] = row
+            n[r] = len(row)
+        ids_d = buffer.to(self.device, non_blocking=True)
+        lengths_d = lengths.to(self.device, non_blocking=True)
+        mask = (torch.arange(width, device=self.device)[None, :] < lengths_d[:, None]).to(torch.int64)
+        return self.model(input_ids=ids_d, attention_mask=mask).logits
 
     def _attention(self):
         """On CUDA, attention by any kernel but cuDNN's: cuDNN builds a plan for each new batch shape (the rows
@@ -287,32 +391,38 @@ class HFClassifier:
         pass per length bucket, at a few batch sizes, takes that cost at load rather than in the first batches
         (on an H200 it had made the first suite run's model stage several times slower than the next)."""
         pad = self.tokenizer.pad_token_id or 0
-        with self.torch.inference_mode():
+        with self.torch.inference_mode(), self._attention():
             for width in range(BUCKET, -(-self.max_length // BUCKET) * BUCKET + 1, BUCKET):
-                for rows in sorted({1, min(64, self.forward_batch), self.forward_batch}):
-                    self._forward([[pad + 1] * min(width, self.max_length)] * rows)
+                row = np.full(min(width, self.max_length), pad + 1, dtype=np.int64)
+                for rows in sorted({1, min(64, self._rows(width)), self._rows(width)}):
+                    self._run([row] * rows, width)
         self.torch.cuda.synchronize(self.device)
 
     def _parts(self, texts: list[str]) -> list[list[int]]:
-        """The texts' positions in the groups tokenized and run together. On CUDA, groups of PIPELINE texts by
-        character length (token counts follow it: few buckets per group), so that a thread tokenizes the next
-        group while the GPU runs this one; elsewhere one group, as before (CPU outcomes unchanged)."""
+        """The texts' positions in the groups tokenized together. On CUDA, groups of PIPELINE texts by character
+        length (token counts follow it), so that a thread tokenizes the next group while the GPU runs this one;
+        elsewhere one group, as before (CPU outcomes unchanged)."""
         if self._pool is None:
             return [list(range(len(texts)))]
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         return [order[i:i + PIPELINE] for i in range(0, len(order), PIPELINE)]
 
-    def predict(self, texts: Sequence[str]) -> list[Outcome]:
+    def predict(self, texts: Sequence[str], derived: dict[str, tuple[str, list]] | None = None) -> list[Outcome]:
+        """Each text's outcome. `derived` (optional; OutcomeCache passes a run's): for a mutant's text, its
+        original's text and the edits that make it, so that only what changed is tokenized (splice.py); the
+        outcomes are the same with or without it."""
         if not texts:
             return []
         texts = list(texts)
+        self._bases_of(derived)
         parts = self._parts(texts)
 
         def tokenize(part: list[int]):
-            return self._tokenize([texts[i] for i in part])
+            chosen = [texts[i] for i in part]
+            return self._tokenize_spliced(chosen, derived) if self._splice is not None else self._tokenize(chosen)
 
         seen: list[int | None] = [None] * len(texts)
-        outputs, positions = [], []
+        batches = _Batches(self)
         pending = self._pool.submit(tokenize, parts[0]) if self._pool is not None else None
         with self.torch.inference_mode():
             for k, part in enumerate(parts):
@@ -324,13 +434,12 @@ class HFClassifier:
                     pending = self._pool.submit(tokenize, parts[k + 1])
                 for i, value in zip(part, part_seen):
                     seen[i] = value
-                logits, rows = self._forward(ids)
-                outputs.append(logits)
-                positions.append(np.asarray(part)[rows])
+                batches.add(part, ids)
+            logits, rows = batches.result()
             # the one copy to the host, which waits for the GPU
-            logits = self.torch.cat(outputs).float().cpu().numpy()
+            logits = logits.float().cpu().numpy()
         result = np.empty_like(logits)
-        result[np.concatenate(positions)] = logits
+        result[rows] = logits
         finite = np.isfinite(result).all(axis=1)
         if not finite.all():
             fix = ("float16's range is too small for this model: give dtype=bfloat16 or dtype=float32 "
@@ -342,13 +451,51 @@ class HFClassifier:
         return [self._decide(row, s) for row, s in zip(result.tolist(), seen)]
 
     def _decide(self, logits: list[float], seen: int | None = None) -> Outcome:
-        raw = json.dumps({label: round(v, 4) for label, v in zip(self.labels, logits)})
+        # json.dumps({label: round(v, 4)}) written out (the logits are finite floats): a text's outcome was more
+        # host time than its forward pass
+        raw = "{" + ", ".join([f"{key}: {round(v, 4)!r}" for key, v in zip(self._keys, logits)]) + "}"
         scores = tuple(zip(self.labels, logits))
         if self.multi_label:
             return Outcome(frozenset(label for label, v in zip(self.labels, logits) if v >= 0.0), raw, scores=scores,
                            seen=seen)
         best = max(range(len(logits)), key=logits.__getitem__)
         return Outcome(self.labels[best], raw, scores=scores, seen=seen)
+
+
+class _Batches:
+    """Texts' ids gathered by length bucket (the padded width depends on a text's own token count alone) and run
+    a forward batch at a time as soon as a bucket holds one (HFClassifier._rows), the rest at the end: on CUDA
+    the batches fill across the groups a thread tokenizes, and the GPU works while the next group is tokenized.
+    Within a bucket texts keep their order, so the batches are those of the texts sorted by bucket (stably) and
+    cut every _rows texts. The logits stay on the device until result()."""
+
+    def __init__(self, model: HFClassifier):
+        self.model = model
+        self.waiting: dict[int, tuple[list[int], list]] = {}  # width -> (positions, ids)
+        self.outputs: list = []
+        self.positions: list[list[int]] = []
+
+    def add(self, positions: Sequence[int], ids: Sequence[Sequence[int]]) -> None:
+        with self.model._attention():
+            for position, row in zip(positions, ids):
+                width = -(-len(row) // BUCKET) * BUCKET
+                where, rows = self.waiting.setdefault(width, ([], []))
+                where.append(position)
+                rows.append(row)
+                if len(rows) >= self.model._rows(width):
+                    self._launch(width)
+
+    def _launch(self, width: int) -> None:
+        where, rows = self.waiting.pop(width)
+        self.outputs.append(self.model._run(rows, width))
+        self.positions.append(where)
+
+    def result(self):
+        """The logits on the device, and the position of each row."""
+        with self.model._attention():
+            for width in sorted(self.waiting):
+                self._launch(width)
+        return self.model.torch.cat(self.outputs), np.concatenate(self.positions)
 
 
 def use_device(torch, device: str | None, where: str) -> str:
