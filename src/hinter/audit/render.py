@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from ..dictionary import WordMatcher
-from ..records import apply_replacements
+from ..records import apply_replacements, starts_sentence
 from ..validity import changed_sentences
 from .categories import Categories
 
@@ -27,6 +27,8 @@ NOT_RENDERED_REASONS = (NO_PERSON, BOTH_SEXES, NOT_VALID)
 
 # Tags a possessive use of "her"/"his" (PTB): "her book" (PRP$) against "saw her" (PRP) or "the book is his".
 POSSESSIVE_TAG = "PRP$"
+AMBIGUOUS_PRONOUNS = frozenset({"her", "his"})
+NOUN_TAGS = frozenset({"NN", "NNS"})  # a person noun as a common noun ("NNP": a title; "UH": "man, ...")
 _ARTICLE = re.compile(r"\b(a|an)(\s+)$", re.IGNORECASE)
 
 Tagger = Callable[[str, Sequence[tuple[int, int]]], list[str]]  # (text, spans) -> the PTB tag of each span
@@ -43,6 +45,7 @@ class Person:
     pronouns: tuple[tuple[int, int, str], ...] = ()  # (start, end, word lower-cased)
     observed_sex: str | None = None
     observed_race: str | None = None
+    possessive: dict = field(default_factory=dict)  # (start, end) of each her/his -> tagged possessive (PRP$)
 
 
 @dataclass(frozen=True)
@@ -86,9 +89,21 @@ class Finder:
                 best = (s, race)
         return best
 
-    def find(self, text: str) -> Person:
+    def find(self, text: str, tagger: Tagger | None = None) -> Person:
+        """The person of `text`. `tagger` tags the noun mentions (a noun tagged otherwise, "Man, ..." or "boy, it
+        delivered", is no person) and the her/his pronouns (possessive or not); None: every mention counts."""
         nouns = sorted((s, e, w) for w, spans in self.nouns.find(text).items() for s, e in spans)
+        # capitalised inside a sentence, a noun is part of a title or a name ("The Lady and the Duke")
+        nouns = [(s, e, w) for s, e, w in nouns if not text[s].isupper() or text[s:e].isupper() or
+                 starts_sentence(text, s)]
         pronouns = sorted((s, e, w) for w, spans in self.pronouns.find(text).items() for s, e in spans)
+        possessive: dict[tuple[int, int], bool] = {}
+        if nouns and tagger is not None:
+            ambiguous = [(s, e) for s, e, w in pronouns if w in AMBIGUOUS_PRONOUNS]
+            tags = tagger(text, [(s, e) for s, e, _ in nouns] + ambiguous)
+            nouns = [n for n, t in zip(nouns, tags) if t in NOUN_TAGS]
+            possessive = {sp: t == POSSESSIVE_TAG for sp, t in zip(ambiguous, tags[-len(ambiguous):] if ambiguous
+                                                                       else [])}
         race_spans = [(s, e, self.race_of[w]) for w, spans in self.races.find(text).items() for s, e in spans]
         # only as written in the file, capitalised: "Mark", not "mark"
         names = [(s, e, self.name_of[text[s:e]]) for spans in self.names.find(text).values() for s, e in spans
@@ -109,13 +124,11 @@ class Finder:
             return Person(None, BOTH_SEXES, observed_sex=None, observed_race=observed_race)
         sex = sexes.pop()
         return Person(sex, None, tuple((s, e, self.noun_of[w][1]) for s, e, w in nouns),
-                      tuple(descriptors), tuple(pronouns), observed_sex, observed_race)
+                      tuple(descriptors), tuple(pronouns), observed_sex, observed_race, possessive)
 
 
-def edits_for(text: str, person: Person, cats: Categories, sex: str, race: str,
-              possessive: dict[tuple[int, int], bool]) -> list[tuple[int, int, str]]:
-    """The edits that render `text` as a person of (`sex`, `race`). `possessive`: per her/his span, whether the
-    parse tags it possessive (PRP$)."""
+def edits_for(text: str, person: Person, cats: Categories, sex: str, race: str) -> list[tuple[int, int, str]]:
+    """The edits that render `text` as a person of (`sex`, `race`)."""
     target = next(s for s in cats.sexes if s.name == sex)
     source = next(s for s in cats.sexes if s.name == person.sex)
     r = next(x for x in cats.races if x.name == race)
@@ -137,7 +150,7 @@ def edits_for(text: str, person: Person, cats: Categories, sex: str, race: str,
     for s, e, word in person.pronouns:
         forms = form_of.get(word, [])
         if len(forms) > 1:  # "her": object or possessive; "his": possessive or standing alone
-            poss = possessive.get((s, e), True)
+            poss = person.possessive.get((s, e), True)
             forms = [f for f in forms if (f == "possessive") == poss] or forms
         if forms:
             edits.append((s, e, target.pronouns[forms[0]]))
@@ -171,15 +184,12 @@ def render_texts(records: Sequence, cats: Categories, validate: Callable, tagger
     pending: list[tuple[int, list]] = []  # (index in out, changed sentence pairs of each rendering but the first)
     for i, rec in enumerate(records):
         text = rec.text
-        person = finder.find(text)
+        person = finder.find(text, tagger)
         if person.reason is not None:
             out.append(RenderedText(i, rec.source_id, text, person.observed_sex, person.observed_race,
                                     reason=person.reason))
             continue
-        ambiguous = [(s, e) for s, e, w in person.pronouns if w in ("her", "his")]
-        tags = tagger(text, ambiguous) if ambiguous else []
-        possessive = {sp: t == POSSESSIVE_TAG for sp, t in zip(ambiguous, tags)}
-        renderings = {c: apply_replacements(text, edits_for(text, person, cats, *c, possessive)) for c in cells}
+        renderings = {c: apply_replacements(text, edits_for(text, person, cats, *c)) for c in cells}
         first = renderings[cells[0]]
         pending.append((len(out), [changed_sentences(first, renderings[c]) for c in cells[1:]]))
         out.append(RenderedText(i, rec.source_id, text, person.observed_sex, person.observed_race, renderings))
