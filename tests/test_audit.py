@@ -39,6 +39,27 @@ def by_category(rows):
     return {r["category"]: r for r in rows}
 
 
+@pytest.mark.parametrize("text, cell, expected", [
+    ("A man applied. Everyone liked him and his work; the job is his.", ("female", "Asian"),
+     "An Asian woman applied. Everyone liked her and her work; the job is hers."),
+    ("The black man applied.", ("female", "White"), "The white woman applied."),
+    ("Her mother says she gave her the car.", ("male", "Two or More Races"),
+     "His multiracial father says he gave him the car."),
+    ("The Lady and the Duke is a film by Rohmer.", ("male", "White"), None),  # a title, not a person
+    ("Man, what a film!", ("male", "White"), None),  # an interjection
+    ("The man thanked his wife.", ("male", "White"), None),  # two sexes: whose pronoun is whose is unknown
+])
+def test_a_person_is_rendered_with_descriptor_sex_and_pronouns(text, cell, expected):
+    from hinter.audit.render import Finder, edits_for, spacy_tagger
+    from hinter.records import apply_replacements
+    cats = load_categories()
+    person = Finder(cats).find(text, spacy_tagger())
+    if expected is None:
+        assert person.reason is not None
+    else:
+        assert apply_replacements(text, edits_for(text, person, cats, *cell)) == expected
+
+
 def test_rejecting_one_intersectional_category_gives_the_tables_exactly(tmp_path, parser):
     result = run(tmp_path, planted.rejects_black_women, parser)
     counts = result["counts"]

@@ -96,6 +96,9 @@ class Finder:
         # capitalised inside a sentence, a noun is part of a title or a name ("The Lady and the Duke")
         nouns = [(s, e, w) for s, e, w in nouns if not text[s].isupper() or text[s:e].isupper() or
                  starts_sentence(text, s)]
+        # opening a sentence before a comma or "!", it is an interjection or a call: "Man, what a film", "Boy!"
+        nouns = [(s, e, w) for s, e, w in nouns
+                 if not (starts_sentence(text, s) and text[e:].lstrip()[:1] in (",", "!"))]
         pronouns = sorted((s, e, w) for w, spans in self.pronouns.find(text).items() for s, e in spans)
         possessive: dict[tuple[int, int], bool] = {}
         if nouns and tagger is not None:

@@ -20,6 +20,7 @@ from ..tasks import get_task, is_generative
 from ..validity import SpacyParser, Validator
 from ..version import __version__
 from .categories import Categories, load_categories
+from .page import render_page
 from .render import NOT_RENDERED_REASONS, RenderedText, render_texts
 from .tables import BOOTSTRAP, PERMUTATIONS, counterfactual_tables, observed_tables
 
@@ -219,7 +220,6 @@ def _csv_rows(design: str, tables: dict) -> list[dict]:
 
 
 def write_outputs(out: Path, result: dict, rendered, answers, favourable: str, cats: Categories) -> None:
-    from .page import render_page
     out.mkdir(parents=True, exist_ok=True)
     (out / "audit.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     rows = _csv_rows("counterfactual", result["tables"]) + _csv_rows("observed", result["observed"]["tables"])
