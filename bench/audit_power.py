@@ -7,6 +7,8 @@ Two planted models, 13 cells selected at rate 0.5 and one at 0.5 x ratio:
   (a deterministic model whose decision depends on the text, and on the category only near its threshold);
 - noisy: each rendering selected independently with its cell's rate (no pairing to exploit).
 
+Then the same audits on a model that ignores identity: how often something shows somewhere by chance.
+
     python bench/audit_power.py [REPS]
 """
 import sys
@@ -46,6 +48,21 @@ def main() -> None:
                     below += row.impact_ratio_ci is not None and row.impact_ratio_ci[1] < 1
                 print(f"| {'paired' if paired else 'noisy'} | {ratio} | {texts} | {found / REPS:.2f} | "
                       f"{flagged / REPS:.2f} | {below / REPS:.2f} |", flush=True)
+    print("\nA model that ignores identity (noisy, every cell at 0.5): how often an audit shows something somewhere")
+    print("\n| texts | some p <= 0.05 | some cell under 4/5 | some ratio interval below 1 |")
+    print("|---|---|---|---|")
+    for texts in (25, 50, 100, 200, 400):
+        any_p = any_flag = any_ci = 0
+        for rep in range(REPS):
+            rng = np.random.default_rng(10_000 + rep)
+            y = sample(rng, texts, 1.0, False)
+            p = permutation_p(y, "intersectional", seed=rep, permutations=300)
+            rows = rows_from_counts([str(k) for k in range(14)], y.reshape(texts, 14), np.ones((texts, 14)),
+                                    seed=rep, draws=300)
+            any_p += min(p) <= 0.05
+            any_flag += any(r.four_fifths for r in rows)
+            any_ci += any(r.impact_ratio_ci is not None and r.impact_ratio_ci[1] < 1 for r in rows)
+        print(f"| {texts} | {any_p / REPS:.2f} | {any_flag / REPS:.2f} | {any_ci / REPS:.2f} |", flush=True)
     print(f"\n{REPS} audits per row, {time.time() - start:.0f} s")
 
 

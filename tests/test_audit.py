@@ -96,6 +96,18 @@ def test_rejecting_one_intersectional_category_gives_the_tables_exactly(tmp_path
     assert "Local Law 144" in page and "Article 10" in page and "The Black woman applied" in page
     assert page.index("Sex x race/ethnicity") < page.index("example twins") < page.index("Method and limits")
     assert result["manifest"]["categories_sha256"] == load_categories().sha256
+    # a rerun into the same folder asks the model nothing: its answers are stored under its fingerprint
+    class Counting:
+        fingerprint, batch_size, asked = "test:rejects-black-women", 16, 0
+
+        def predict(self, texts):
+            Counting.asked += len(texts)
+            return planted.rejects_black_women(texts)
+    first = run(tmp_path, Counting(), parser, name="cached")
+    asked = Counting.asked
+    assert asked == 23 + 21 * 14 and first["tables"] == result["tables"]
+    run(tmp_path, Counting(), parser, name="cached")
+    assert Counting.asked == asked
 
 
 def test_favouring_men_by_a_known_share_and_fairlearn_recounts_it(tmp_path, parser):

@@ -10,7 +10,7 @@ from .categories import Categories
 
 CSS = """body{font:15px/1.45 system-ui,sans-serif;max-width:70em;margin:2em auto;padding:0 1em;color:#222}
 table{border-collapse:collapse;margin:.5em 0 1.5em}th,td{border:1px solid #ccc;padding:.25em .6em;text-align:right}
-th:first-child,td:first-child{text-align:left}tr.flag td{background:#fde8e8}.twin{display:flex;gap:1em}
+td{white-space:nowrap}th:first-child,td:first-child{text-align:left;white-space:normal}tr.flag td{background:#fde8e8}.twin{display:flex;gap:1em}
 .twin div{flex:1;border:1px solid #ccc;padding:.5em;background:#fafafa}code{background:#f3f3f3}
 .note{color:#555}"""
 

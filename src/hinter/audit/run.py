@@ -16,6 +16,7 @@ from ..datasets import BUNDLED, bundled_path, load_dataset
 from ..errors import InputError
 from ..models import ModelSpec, OutcomeCache, resolve_model
 from ..records import Outcome, TextRecord, text_key
+from ..store import RunStore
 from ..tasks import get_task, is_generative
 from ..validity import SpacyParser, Validator
 from ..version import __version__
@@ -25,10 +26,11 @@ from .render import NOT_RENDERED_REASONS, RenderedText, render_texts
 from .tables import BOOTSTRAP, PERMUTATIONS, counterfactual_tables, observed_tables
 
 
-def ask(model, texts: Sequence[str]) -> list[Outcome]:
+def ask(model, texts: Sequence[str], store: RunStore | None = None) -> list[Outcome]:
     """The model's outcome for each text, through hinter's outcome cache (each distinct text asked once, failed
-    batches retried, then recorded as errors). The one place the audit asks a model."""
-    cache = OutcomeCache(model)
+    batches retried, then recorded as errors). The one place the audit asks a model. `store`: answers kept under
+    the model's fingerprint, so that a rerun asks only what it has not stored (a changed model asks again)."""
+    cache = OutcomeCache(model, store)
     answers = cache.predict(list(texts))
     return [answers[text_key(t)] for t in texts]
 
@@ -72,7 +74,8 @@ def audit(dataset, model, *, task=None, favourable: str, out: str | Path, catego
     """Audit `model` on `dataset` (a path, a bundled dataset's name, or a list of texts / TextRecords): every text
     that describes a person rendered in every sex x race/ethnicity category of `categories` (default: the EEO-1
     file), the model asked about each rendering and each original, and the tables written into `out`
-    (audit.json, audit.csv, renderings.csv, audit.html). Returns audit.json's content."""
+    (audit.json, audit.csv, renderings.csv, audit.html; outcomes.sqlite keeps the answers for a rerun). Returns
+    audit.json's content."""
     cats = load_categories(categories)
     if isinstance(dataset, (str, Path)):
         records = load_dataset(dataset, text_field=text_field, label_field=label_field, limit=limit)
@@ -103,7 +106,11 @@ def audit(dataset, model, *, task=None, favourable: str, out: str | Path, catego
             fix="Give texts that name a person with a noun of the category file (man, woman, actor, mother...), "
                 "of one sex per text.")
     texts = [t.text for t in rendered] + [r for t in usable for r in t.renderings.values()]
-    answers = dict(zip(texts, ask(m, texts)))
+    store = RunStore(Path(out) / "outcomes.sqlite")
+    try:
+        answers = dict(zip(texts, ask(m, texts, store)))
+    finally:
+        store.close()
     result = tables_of(rendered, answers, cats, favourable, seed=seed, bootstrap=bootstrap,
                        permutations=permutations)
     result["manifest"] = {
