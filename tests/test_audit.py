@@ -151,21 +151,24 @@ def test_a_model_that_ignores_identity_has_equal_rates_and_scoring_rates(tmp_pat
 
 def test_the_rate_intervals_cover_and_the_test_holds_its_level_on_an_identity_blind_model():
     """Stored outcomes of a noisy model that ignores identity: each rendering selected with its text's own
-    probability (0.2 or 0.8), independently. True rate per category 0.5, true impact ratio 1."""
-    covered = rejected = 0
+    probability (0.2 or 0.8, drawn per text), independently. True rate per category 0.5, true impact ratio 1 for every pair."""
+    covered = rejected = excluded = 0
     seeds = 150
     for seed in range(seeds):
         rng = np.random.default_rng(1000 + seed)
-        p = np.where(np.arange(60) % 2, 0.2, 0.8)
+        p = rng.choice([0.2, 0.8], size=60)  # texts drawn from a population: some strong, some weak
         y = (rng.random((60, 2, 7)) < p[:, None, None]).astype(float)
         n = np.ones((60, 14))
         rows = rows_from_counts([str(k) for k in range(14)], y.reshape(60, 14), n, seed=seed, draws=300)
         covered += sum(r.rate_ci[0] <= 0.5 <= r.rate_ci[1] for r in rows)
+        excluded += any(not r.impact_ratio_ci[0] <= 1 <= r.impact_ratio_ci[1] for r in rows)
         p_values = permutation_p(y, "intersectional", seed=seed, permutations=200)
         rejected += min(p_values) <= 0.05
     coverage = covered / (seeds * 14)
     assert 0.90 <= coverage <= 0.99, coverage
     assert rejected / seeds <= 0.09, rejected  # the audit's smallest p: at most the nominal 5% (+ noise)
+    # the ratio intervals, simultaneous over pairs: one excluding 1 anywhere in at most 5% of audits (+ noise)
+    assert excluded / seeds <= 0.09, excluded
 
 
 def test_the_paired_test_finds_a_ratio_of_0_7_on_200_texts():

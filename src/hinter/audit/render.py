@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from ..dictionary import WordMatcher
+from ..person import driver_nlp
 from ..records import apply_replacements, starts_sentence
 from ..validity import changed_sentences
 from .categories import Categories
@@ -161,8 +162,7 @@ def edits_for(text: str, person: Person, cats: Categories, sex: str, race: str) 
 
 
 def spacy_tagger() -> Tagger:
-    """Tags her/his with the driver's spaCy pipeline (hinter.person's), loaded on first use."""
-    from ..person import driver_nlp
+    """Tags the person nouns and her/his with the driver's spaCy pipeline (hinter.person's, loaded once)."""
     nlp = driver_nlp()
 
     def tag(text: str, spans: Sequence[tuple[int, int]]) -> list[str]:

@@ -3,8 +3,10 @@ interval, the impact ratio against the most selected category with its interval,
 and the four-fifths flag (29 CFR 1607.4(D): a ratio under 0.8).
 
 Counterfactual design (`counterfactual_tables`): every text is read in every (sex, race) category, so the texts
-are the unit of uncertainty. Intervals: a percentile bootstrap over texts (seeded), which keeps every text's
-renderings together. p-value: a permutation test within texts. Under the null (the model ignores the category)
+are the unit of uncertainty. Rate intervals: a percentile bootstrap over texts (seeded), which keeps every text's
+renderings together. Impact-ratio intervals: the same bootstrap, simultaneous over every pair of categories
+(`_simultaneous_spread`), because the reference is the most selected category of the same data: a per-pair
+interval against it excluded 1 somewhere in most audits of a model that ignores identity. p-value: a permutation test within texts. Under the null (the model ignores the category)
 the renderings of a text are exchangeable across categories; the categories' outcomes are shuffled within each
 text (for sex: within each text and race; for race: within each text and sex; for the intersection: across all
 cells of a text), and a category's ratio is compared with the smallest ratio of each shuffle. Comparing with the
@@ -19,6 +21,7 @@ Categories under `min_share` (2%) of the known data are left out of the ratios, 
 """
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 from typing import Sequence
 
@@ -77,6 +80,18 @@ def _bootstrap_weights(texts: int, seed: int, draws: int) -> np.ndarray:
     return w
 
 
+def _simultaneous_spread(brate: np.ndarray, rate: np.ndarray, cols: list[int], level: float = 0.95) -> float:
+    """The half-width, on the log scale, of impact-ratio intervals that hold for every pair of categories at once
+    (Tukey's idea, on a bootstrap): the `level` quantile over bootstrap samples of the largest log-rate deviation
+    less the smallest. Every pair at once covers a reference chosen as the most selected on the same data."""
+    if len(cols) < 2:
+        return 0.0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        d = np.log(brate[:, cols]) - np.log(rate[cols])
+    d = np.where(np.isnan(d), 0.0, d)  # a category with no renderings in a sample: no deviation to count
+    return float(np.quantile(d.max(axis=1) - d.min(axis=1), level))
+
+
 def rows_from_counts(names: Sequence[str], selected: np.ndarray, n: np.ndarray, *, seed: int = 0,
                      draws: int = BOOTSTRAP, p_values: Sequence[float | None] | None = None,
                      rate_intervals: str = "bootstrap", min_share: float = MIN_SHARE,
@@ -99,6 +114,7 @@ def rows_from_counts(names: Sequence[str], selected: np.ndarray, n: np.ndarray, 
         bsel, bn = w @ selected, w @ n
         with np.errstate(invalid="ignore", divide="ignore"):
             brate = np.where(bn > 0, bsel / bn, np.nan)
+        spread = _simultaneous_spread(brate, rate, [k for k in kept if rate[k] > 0])
     rows = []
     for k, name in enumerate(names):
         if tot_n[k] == 0:
@@ -110,8 +126,11 @@ def rows_from_counts(names: Sequence[str], selected: np.ndarray, n: np.ndarray, 
         ratio = ratio_ci = p = flag = None
         if excluded[k] is None and ref is not None and rate[ref] > 0:
             ratio = rate[k] / rate[ref]
-            with np.errstate(invalid="ignore", divide="ignore"):
-                ratio_ci = _ci(brate[:, k] / brate[:, ref])
+            if w is not None and rate[k] > 0:
+                ratio_ci = (_r(ratio * math.exp(-spread)), _r(min(ratio * math.exp(spread), 1 / rate[ref])))
+            elif w is not None:  # never selected: the bootstrap has nothing to spread (the interval is [0, 0])
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    ratio_ci = _ci(brate[:, k] / brate[:, ref])
             p = p_values[k] if p_values is not None else None
             flag = bool(ratio < FOUR_FIFTHS)
         sex, race = labels[k] if labels is not None else (None, None)
