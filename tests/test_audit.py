@@ -229,3 +229,10 @@ def test_the_command_line_writes_the_audit_and_refuses_a_bad_label(tmp_path):
     result = json.loads((tmp_path / "out" / "audit.json").read_text())
     assert result["manifest"]["model"].startswith("python:planted_audit:rejects_black_women")
     assert by_category(result["tables"]["intersectional"])["female / Black or African American"]["selected"] == 0
+
+
+def test_on_three_texts_the_ratio_interval_is_wide_not_missing():
+    y = np.zeros((3, 14))
+    y[0, :] = 1  # one text selected in every category, two in none
+    rows = rows_from_counts([str(k) for k in range(14)], y, np.ones((3, 14)), draws=200)
+    assert all(r.impact_ratio == 1.0 and r.impact_ratio_ci[0] == 0.0 and r.impact_ratio_ci[1] >= 1 for r in rows)

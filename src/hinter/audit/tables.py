@@ -89,7 +89,10 @@ def _simultaneous_spread(brate: np.ndarray, rate: np.ndarray, cols: list[int], l
     with np.errstate(invalid="ignore", divide="ignore"):
         d = np.log(brate[:, cols]) - np.log(rate[cols])
     d = np.where(np.isnan(d), 0.0, d)  # a category with no renderings in a sample: no deviation to count
-    return float(np.quantile(d.max(axis=1) - d.min(axis=1), level))
+    with np.errstate(invalid="ignore"):
+        span = d.max(axis=1) - d.min(axis=1)
+    # a sample in which a selected category is never selected has no bound: the interval then reaches 0
+    return float(np.quantile(np.where(np.isnan(span), np.inf, span), level, method="higher"))
 
 
 def rows_from_counts(names: Sequence[str], selected: np.ndarray, n: np.ndarray, *, seed: int = 0,
