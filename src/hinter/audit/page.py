@@ -9,9 +9,10 @@ from html import escape
 from .categories import Categories
 
 CSS = """body{font:15px/1.45 system-ui,sans-serif;max-width:70em;margin:2em auto;padding:0 1em;color:#222}
-table{border-collapse:collapse;margin:.5em 0 1.5em}th,td{border:1px solid #ccc;padding:.25em .6em;text-align:right}
-td{white-space:nowrap}th:first-child,td:first-child{text-align:left;white-space:normal}tr.flag td{background:#fde8e8}.twin{display:flex;gap:1em}
-.twin div{flex:1;border:1px solid #ccc;padding:.5em;background:#fafafa}code{background:#f3f3f3}
+table{border-collapse:collapse;margin:.5em 0 1.5em}th,td{border:1px solid #ccc;padding:.25em .6em;text-align:left}
+table.rates td{text-align:right;white-space:nowrap}table.rates td:first-child{text-align:left;white-space:normal}
+tr.flag td{background:#fde8e8}.twin{display:flex;gap:1em}
+.twin div{flex:1;border:1px solid #ccc;padding:.5em;background:#fafafa}code{background:#f3f3f3;word-break:break-all}
 .note{color:#555}"""
 
 
@@ -40,7 +41,7 @@ def table_html(rows: list[dict], title: str) -> str:
                     f"<td>{_num(r['impact_ratio'])}</td><td>{_ci(r['impact_ratio_ci'])}</td>"
                     f"<td>{_num(r['p_value'])}</td><td>{'yes' if r['four_fifths'] else 'no' if r['four_fifths'] is False else '–'}"
                     f"</td><td>{_e(r['excluded'] or '')}</td></tr>")
-    return f"<h3>{_e(title)}</h3><table>{head}{''.join(body)}</table>"
+    return f"<h3>{_e(title)}</h3><table class=rates>{head}{''.join(body)}</table>"
 
 
 TITLES = (("sex", "Sex"), ("race", "Race/ethnicity"), ("intersectional", "Sex x race/ethnicity"))
