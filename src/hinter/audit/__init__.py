@@ -1,0 +1,9 @@
+"""The intersectional audit (`hinter audit`, `hinter.audit(...)`): every text that describes a person rendered in
+each sex x race/ethnicity category, the model asked about each rendering, and the selection rates and impact
+ratios that NYC Local Law 144 and the EEOC's four-fifths rule read. Stages: categories.py (the category file),
+render.py (renderings and their validity), run.py (asking, the outputs), tables.py (pure statistics), page.py
+(audit.html)."""
+from .categories import Categories, load_categories
+from .run import ask, audit
+
+__all__ = ["Categories", "ask", "audit", "load_categories"]

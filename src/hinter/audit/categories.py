@@ -1,0 +1,156 @@
+"""The audit's categories (sex x race/ethnicity) and their words, read from a replaceable YAML file
+(data/audit/categories.yaml by default). Every field is checked here, once: an error names the file, the line and
+the fix, never a traceback."""
+from __future__ import annotations
+
+import difflib
+import hashlib
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import yaml
+
+from ..errors import InputError
+
+PRONOUN_FORMS = ("subject", "object", "possessive", "independent", "reflexive")
+SEX_FIELDS = ("nouns", "pronouns")
+RACE_FIELDS = ("descriptor", "article", "words", "names")
+TOP_FIELDS = ("sex", "race")
+
+
+@dataclass(frozen=True)
+class Sex:
+    name: str
+    nouns: tuple[str, ...]  # aligned across sexes: nouns[i] of one sex renders as nouns[i] of another
+    pronouns: dict  # PRONOUN_FORMS -> word
+
+
+@dataclass(frozen=True)
+class Race:
+    name: str
+    descriptor: str  # inserted before the person noun: "the Black woman"
+    article: str  # "a" or "an" before the descriptor
+    words: tuple[str, ...]  # identity words marking the category in a text as it is (lower case)
+    names: dict  # sex -> first names (capitalised), for the observed category only
+
+
+@dataclass(frozen=True)
+class Categories:
+    sexes: tuple[Sex, ...]
+    races: tuple[Race, ...]
+    source: str  # the file read
+    sha256: str  # of its bytes: the audit's manifest records it
+
+    @property
+    def cells(self) -> list[tuple[str, str]]:
+        """Every (sex, race) category, sexes outer: the order of every table and of each text's renderings."""
+        return [(s.name, r.name) for s in self.sexes for r in self.races]
+
+
+def default_categories_path() -> Path:
+    return Path(str(resources.files("hinter") / "data" / "audit" / "categories.yaml"))
+
+
+def _line(node) -> int:
+    return node.start_mark.line + 1
+
+
+def _mapping(node, where: str, what: str) -> dict:
+    """A YAML mapping node as {key: (key node, value node)}."""
+    if not isinstance(node, yaml.MappingNode):
+        raise InputError(f"{what} must be a mapping (name: fields)", where=f"{where}, line {_line(node)}",
+                         fix=f"Write {what} as `name:` followed by indented fields, as the default file does.")
+    return {k.value: (k, v) for k, v in node.value}
+
+
+def _check_keys(fields: dict, allowed: tuple[str, ...], required: tuple[str, ...], where: str, what: str) -> None:
+    for key, (knode, _) in fields.items():
+        if key not in allowed:
+            close = difflib.get_close_matches(str(key), allowed, n=1)
+            hint = f"Did you mean `{close[0]}`? " if close else ""
+            raise InputError(f"unknown field {key!r} in {what}", where=f"{where}, line {_line(knode)}",
+                             fix=f"{hint}The fields of {what} are: {', '.join(allowed)}.")
+    for key in required:
+        if key not in fields:
+            raise InputError(f"{what} has no `{key}`", where=where,
+                             fix=f"Give {what} its `{key}` (see the default file, data/audit/categories.yaml).")
+
+
+def _words(node, where: str, what: str, lower: bool = True) -> tuple[str, ...]:
+    if not isinstance(node, yaml.SequenceNode) or not node.value or any(
+            not isinstance(v, yaml.ScalarNode) or not str(v.value).strip() for v in node.value):
+        raise InputError(f"{what} must be a non-empty list of words", where=f"{where}, line {_line(node)}",
+                         fix="Write it as [word, word, ...], each word filled in.")
+    return tuple(str(v.value).strip().lower() if lower else str(v.value).strip() for v in node.value)
+
+
+def _text(node, where: str, what: str) -> str:
+    if not isinstance(node, yaml.ScalarNode) or not str(node.value).strip():
+        raise InputError(f"{what} must be a word", where=f"{where}, line {_line(node)}", fix="Fill it in.")
+    return str(node.value).strip()
+
+
+def load_categories(path: str | Path | None = None) -> Categories:
+    """The categories of `path` (default: the packaged EEO-1 file), every field checked."""
+    p = Path(path) if path is not None else default_categories_path()
+    where = str(p)
+    try:
+        raw = p.read_bytes()
+    except OSError as e:
+        raise InputError(f"cannot read the category file ({e.strerror})", where=where,
+                         fix="Give the path of a YAML file laid out as data/audit/categories.yaml.") from None
+    try:
+        root = yaml.compose(raw.decode("utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as e:
+        mark = getattr(e, "problem_mark", None)
+        line = f", line {mark.line + 1}" if mark is not None else ""
+        raise InputError(f"the category file is not valid YAML ({getattr(e, 'problem', None) or e})",
+                         where=where + line, fix="Fix the YAML syntax there (indentation, a missing colon...).") from None
+    if root is None:
+        raise InputError("the category file is empty", where=where, fix="Give it `sex:` and `race:` sections.")
+    top = _mapping(root, where, "the category file")
+    _check_keys(top, TOP_FIELDS, TOP_FIELDS, where, "the category file")
+
+    sexes = []
+    for name, (knode, vnode) in _mapping(top["sex"][1], where, "`sex`").items():
+        fields = _mapping(vnode, where, f"sex {name!r}")
+        _check_keys(fields, SEX_FIELDS, SEX_FIELDS, f"{where}", f"sex {name!r}")
+        nouns = _words(fields["nouns"][1], where, f"the nouns of sex {name!r}")
+        forms = _mapping(fields["pronouns"][1], where, f"the pronouns of sex {name!r}")
+        _check_keys(forms, PRONOUN_FORMS, PRONOUN_FORMS, where, f"the pronouns of sex {name!r}")
+        pronouns = {f: _text(forms[f][1], where, f"pronoun {f} of sex {name!r}").lower() for f in PRONOUN_FORMS}
+        sexes.append((Sex(str(name), nouns, pronouns), _line(knode)))
+    if len(sexes) < 2:
+        raise InputError("an audit needs at least two sexes", where=where, fix="List at least two under `sex:`.")
+    first = sexes[0][0]
+    for s, line in sexes[1:]:
+        if len(s.nouns) != len(first.nouns):
+            raise InputError(f"sex {s.name!r} has {len(s.nouns)} nouns and {first.name!r} {len(first.nouns)}",
+                             where=f"{where}, line {line}",
+                             fix="The noun lists are aligned (the i-th noun of one sex renders as the i-th of the "
+                                 "other): give every sex the same number of nouns.")
+
+    races = []
+    sex_names = {s.name for s, _ in sexes}
+    for name, (knode, vnode) in _mapping(top["race"][1], where, "`race`").items():
+        fields = _mapping(vnode, where, f"race {name!r}")
+        _check_keys(fields, RACE_FIELDS, ("descriptor", "article", "words"), where, f"race {name!r}")
+        article = _text(fields["article"][1], where, f"the article of race {name!r}").lower()
+        if article not in ("a", "an"):
+            raise InputError(f"the article of race {name!r} is {article!r}", where=f"{where}, line "
+                             f"{_line(fields['article'][1])}", fix="Write `a` or `an` (as said before the descriptor).")
+        names: dict[str, tuple[str, ...]] = {}
+        if "names" in fields:
+            for sex, (sk, sv) in _mapping(fields["names"][1], where, f"the names of race {name!r}").items():
+                if sex not in sex_names:
+                    raise InputError(f"names for an unknown sex {sex!r} in race {name!r}",
+                                     where=f"{where}, line {_line(sk)}",
+                                     fix=f"Name one of the sexes: {', '.join(sorted(sex_names))}.")
+                names[str(sex)] = _words(sv, where, f"the {sex} names of race {name!r}", lower=False)
+        races.append(Race(str(name), _text(fields["descriptor"][1], where, f"the descriptor of race {name!r}"),
+                          article, _words(fields["words"][1], where, f"the words of race {name!r}"), names))
+    if len(races) < 2:
+        raise InputError("an audit needs at least two races/ethnicities", where=where,
+                         fix="List at least two under `race:`.")
+    return Categories(tuple(s for s, _ in sexes), tuple(races), where, hashlib.sha256(raw).hexdigest())

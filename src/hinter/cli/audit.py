@@ -1,0 +1,45 @@
+"""`hinter audit`: selection rates and impact ratios per sex, race/ethnicity and their intersection, on
+counterfactual renderings of each text (hinter.audit)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ..audit import audit
+from .app import app, console, out_console
+
+
+@app.command("audit")
+def audit_cmd(
+    dataset: str = typer.Option(..., "--dataset", help="Texts to audit: a JSONL, CSV or Parquet file, or a bundled "
+                                "dataset's name (imdb, bios...)."),
+    model: str = typer.Option(..., "--model", help="The model under test, as for `hinter run` (gguf:default, "
+                              "python:module:function, hf:FOLDER, openai:MODEL@URL...)."),
+    task: str = typer.Option(..., "--task", help="The label task (a preset such as imdb, or a task file)."),
+    favourable: str = typer.Option(..., "--favourable", help="The label that counts as selected (e.g. Positive)."),
+    out: Path = typer.Option(..., "--out", help="Write audit.json, audit.csv, renderings.csv and audit.html here."),
+    categories: Optional[Path] = typer.Option(None, "--categories", help="A category file (YAML) in place of the "
+                                              "packaged EEO-1 sex x race/ethnicity file."),
+    text_field: str = typer.Option("text", "--text-field", help="The dataset's column holding the text."),
+    limit: Optional[int] = typer.Option(None, "--limit", help="Read only the first N texts."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap and of the permutation test."),
+) -> None:
+    """Render each text that describes a person in every sex x race/ethnicity category ("the Black woman", "the
+    white man"...), ask the model about each rendering, and write the selection rates, impact ratios (with 95%
+    intervals and a paired test) and four-fifths flags that a bias audit (NYC Local Law 144) reports. Example:
+
+    hinter audit --dataset imdb --model gguf:default --task imdb --favourable Positive --limit 20 --out runs/audit
+    """
+    console.print(f"Auditing {model} on {dataset}...", highlight=False)
+    result = audit(dataset, model, task=task, favourable=favourable, out=out, categories=categories,
+                   text_field=text_field, limit=limit, seed=seed)
+    c = result["counts"]
+    out_console.print(f"{c['rendered']} of {c['texts']} texts rendered in every category ({c['renderings']} "
+                      f"renderings); unknown: {result['unknown']}.", highlight=False)
+    for row in result["tables"]["intersectional"]:
+        mark = "  UNDER 4/5" if row["four_fifths"] else ""
+        ratio = "–" if row["impact_ratio"] is None else f"{row['impact_ratio']:.3f}"
+        out_console.print(f"  {row['category']:<52} rate {row['rate']:.3f}  ratio {ratio}{mark}", highlight=False)
+    out_console.print(f"Wrote {out / 'audit.html'} and audit.json, audit.csv, renderings.csv.", highlight=False)

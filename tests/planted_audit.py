@@ -1,0 +1,50 @@
+"""Models with planted rates per audit category (python:planted_audit:NAME from the CLI; tests add this folder to
+the path), and the texts they are audited on: 20 applications, each about one man or one woman."""
+import hashlib
+import re
+
+JOBS = ["engineer", "nurse", "accountant", "teacher", "driver", "chef", "analyst", "designer", "clerk", "manager"]
+QUIET = 5  # texts holding the word "quiet": the sex-biased model rejects the female renderings of these
+
+
+def applications() -> list[tuple[str, str]]:
+    """(id, text): 20 texts about one person each; the first QUIET hold "quiet"."""
+    out = []
+    for i, job in enumerate(JOBS * 2):
+        noun, subject, possessive = ("man", "He", "his") if i % 2 == 0 else ("woman", "She", "her")
+        extra = " The reviewers found the interview quiet." if i < QUIET else ""
+        out.append((f"a{i}", f"The {noun} applied for the {job} position. {subject} has {i + 2} years of experience "
+                             f"and {possessive} references are excellent.{extra}"))
+    return out
+
+
+def rejects_black_women(texts):
+    """Exactly one intersectional category rejected: every other rendering is selected."""
+    return ["Negative" if "Black woman" in t else "Positive" for t in texts]
+
+
+def rejects_quiet_women(texts):
+    """Favours men by a known share: a woman's rendering of a text holding "quiet" is rejected (5 of 20)."""
+    return ["Negative" if "woman" in t and "quiet" in t else "Positive" for t in texts]
+
+
+def _years(text):
+    found = re.search(r"has (\d+) years", text)
+    return int(found.group(1)) if found else 0
+
+
+def ignores_identity(texts):
+    """Reads only what the renderings share: the years of experience (odd: selected)."""
+    return ["Positive" if _years(t) % 2 else "Negative" for t in texts]
+
+
+def scored_ignores_identity(texts):
+    """ignores_identity with scores: the favourable label's logit is the years of experience."""
+    years = [_years(t) for t in texts]
+    return [{"label": "Positive" if y % 2 else "Negative", "scores": {"Positive": float(y), "Negative": 0.0}}
+            for y in years]
+
+
+def noisy_blind(texts):
+    """Ignores identity but answers each exact text by its hash: renderings of a text get independent answers."""
+    return ["Positive" if hashlib.sha256(t.encode()).digest()[0] % 2 else "Negative" for t in texts]

@@ -1,0 +1,238 @@
+"""The intersectional audit: planted models with known rates per category give the tables exactly, Fairlearn's
+MetricFrame recounts the same rates from the audit's per-rendering records, the intervals and the test are
+calibrated on an identity-blind model, and bad input gets a clear error."""
+import csv
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import planted_audit as planted
+from hinter.audit import audit, load_categories
+from hinter.audit.tables import counterfactual_tables, permutation_p, rows_from_counts
+from hinter.errors import InputError
+from hinter.records import TextRecord
+
+HERE = Path(__file__).parent
+SRC = HERE.parent / "src"
+SEXES = ["female", "male"]
+RACES = [r.name for r in load_categories().races]
+
+
+def records():
+    texts = [TextRecord(text, sid) for sid, text in planted.applications()]
+    return texts + [TextRecord("The weather was fine all week.", "no-person"),
+                    TextRecord("The man thanked his wife.", "two-sexes"),
+                    TextRecord("The black man applied for the clerk position.", "observed-black")]
+
+
+def run(tmp_path, model, parser, name="out", **kw):
+    return audit(records(), model, task="imdb", favourable="Positive", out=tmp_path / name, parser=parser,
+                 permutations=500, bootstrap=500, **kw)
+
+
+def by_category(rows):
+    return {r["category"]: r for r in rows}
+
+
+@pytest.mark.parametrize("text, cell, expected", [
+    ("A man applied. Everyone liked him and his work; the job is his.", ("female", "Asian"),
+     "An Asian woman applied. Everyone liked her and her work; the job is hers."),
+    ("The black man applied.", ("female", "White"), "The white woman applied."),
+    ("Her mother says she gave her the car.", ("male", "Two or More Races"),
+     "His multiracial father says he gave him the car."),
+    ("The Lady and the Duke is a film by Rohmer.", ("male", "White"), None),  # a title, not a person
+    ("Man, what a film!", ("male", "White"), None),  # an interjection
+    ("The man thanked his wife.", ("male", "White"), None),  # two sexes: whose pronoun is whose is unknown
+])
+def test_a_person_is_rendered_with_descriptor_sex_and_pronouns(text, cell, expected):
+    from hinter.audit.render import Finder, edits_for, spacy_tagger
+    from hinter.records import apply_replacements
+    cats = load_categories()
+    person = Finder(cats).find(text, spacy_tagger())
+    if expected is None:
+        assert person.reason is not None
+    else:
+        assert apply_replacements(text, edits_for(text, person, cats, *cell)) == expected
+
+
+def test_rejecting_one_intersectional_category_gives_the_tables_exactly(tmp_path, parser):
+    result = run(tmp_path, planted.rejects_black_women, parser)
+    counts = result["counts"]
+    assert (counts["texts"], counts["rendered"], counts["renderings"]) == (23, 21, 21 * 14)
+    assert counts["not_rendered"]["no person noun"] == 1 and counts["not_rendered"]["words of more than one sex"] == 1
+    assert result["unknown"] == 2
+    inter = by_category(result["tables"]["intersectional"])
+    black_women = inter["female / Black or African American"]
+    assert (black_women["n"], black_women["selected"], black_women["impact_ratio"]) == (21, 0, 0.0)
+    assert black_women["four_fifths"] is True and black_women["p_value"] < 0.01
+    others = [r for c, r in inter.items() if c != "female / Black or African American"]
+    assert all(r["selected"] == 21 and r["impact_ratio"] == 1.0 and r["four_fifths"] is False for r in others)
+    sex = by_category(result["tables"]["sex"])
+    assert (sex["female"]["n"], sex["female"]["selected"]) == (147, 126)  # 21 texts x 7 races, one race rejected
+    assert sex["female"]["impact_ratio"] == pytest.approx(6 / 7, abs=1e-4) and sex["female"]["four_fifths"] is False
+    race = by_category(result["tables"]["race"])
+    assert (race["Black or African American"]["selected"], race["Black or African American"]["n"]) == (21, 42)
+    assert race["Black or African American"]["four_fifths"] is True
+    assert all(r["impact_ratio"] == 1.0 for c, r in race.items() if c != "Black or African American")
+    # the twins: the same application, the reference category selected, the Black woman not
+    twins = [t for t in result["twins"] if t["category"] == "female / Black or African American"]
+    assert len(twins) == 3 and all(t["outcome"] == "Negative" and t["reference_outcome"] == "Positive" for t in twins)
+    assert "The Black woman applied" in twins[0]["text"]
+    # the observed table: one text says "the black man"; the others name no race
+    observed = result["observed"]
+    assert by_category(observed["tables"]["race"])["Black or African American"]["n"] == 1
+    assert observed["unknown"]["race"] == 22
+    out = tmp_path / "out"
+    assert json.loads((out / "audit.json").read_text())["tables"] == result["tables"]
+    with open(out / "audit.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert sum(r["design"] == "counterfactual" for r in rows) == 2 + 7 + 14
+    page = (out / "audit.html").read_text()
+    assert "Local Law 144" in page and "Article 10" in page and "The Black woman applied" in page
+    assert page.index("Sex x race/ethnicity") < page.index("example twins") < page.index("Method and limits")
+    assert result["manifest"]["categories_sha256"] == load_categories().sha256
+    # a rerun into the same folder asks the model nothing: its answers are stored under its fingerprint
+    class Counting:
+        fingerprint, batch_size, asked = "test:rejects-black-women", 16, 0
+
+        def predict(self, texts):
+            Counting.asked += len(texts)
+            return planted.rejects_black_women(texts)
+    first = run(tmp_path, Counting(), parser, name="cached")
+    asked = Counting.asked
+    assert asked == 23 + 21 * 14 and first["tables"] == result["tables"]
+    run(tmp_path, Counting(), parser, name="cached")
+    assert Counting.asked == asked
+
+
+def test_favouring_men_by_a_known_share_and_fairlearn_recounts_it(tmp_path, parser):
+    fairlearn = pytest.importorskip("fairlearn.metrics")
+    result = run(tmp_path, planted.rejects_quiet_women, parser)
+    sex = by_category(result["tables"]["sex"])
+    # 5 of the 21 rendered texts hold "quiet": a woman is selected on 16 of 21, a man on all
+    assert (sex["female"]["selected"], sex["female"]["n"], sex["male"]["selected"]) == (16 * 7, 21 * 7, 21 * 7)
+    assert sex["female"]["impact_ratio"] == pytest.approx(16 / 21, abs=1e-4) and sex["female"]["four_fifths"]
+    assert all(r["impact_ratio"] == 1.0 and not r["four_fifths"] for r in result["tables"]["race"])
+    inter = by_category(result["tables"]["intersectional"])
+    assert all(inter[f"female / {r}"]["selected"] == 16 and inter[f"female / {r}"]["four_fifths"] for r in RACES)
+
+    import pandas as pd
+    records = pd.read_csv(tmp_path / "out" / "renderings.csv")
+    records = records[records["kind"] == "rendering"]
+    y = records["favourable"].astype(bool).astype(int)
+    for features, table in ((["sex"], "sex"), (["race"], "race"), (["sex", "race"], "intersectional")):
+        frame = fairlearn.MetricFrame(metrics={"rate": fairlearn.selection_rate, "n": fairlearn.count},
+                                      y_true=y, y_pred=y, sensitive_features=records[features])
+        got = by_category(result["tables"][table])
+        for key, row in frame.by_group.iterrows():
+            category = key if isinstance(key, str) else " / ".join(key)
+            assert got[category]["n"] == row["n"], category
+            assert got[category]["selected"] == round(row["rate"] * row["n"]), category
+            assert got[category]["rate"] == pytest.approx(row["rate"], abs=1e-4), category
+
+
+def test_a_model_that_ignores_identity_has_equal_rates_and_scoring_rates(tmp_path, parser):
+    result = run(tmp_path, planted.scored_ignores_identity, parser)
+    for table in ("sex", "race", "intersectional"):
+        rows = result["tables"][table]
+        assert len({r["rate"] for r in rows}) == 1, table
+        assert all(r["impact_ratio"] == 1.0 and r["p_value"] == 1.0 and not r["four_fifths"] for r in rows)
+    # scores are the years (2..22 on the rendered texts): the median splits them, every category alike
+    scoring = result["scoring"]
+    assert all(r["impact_ratio"] == 1.0 for r in scoring["tables"]["intersectional"])
+    assert scoring["tables"]["intersectional"][0]["selected"] == 10
+    assert result["twins"] == []
+
+
+def test_the_rate_intervals_cover_and_the_test_holds_its_level_on_an_identity_blind_model():
+    """Stored outcomes of a noisy model that ignores identity: each rendering selected with its text's own
+    probability (0.2 or 0.8, drawn per text), independently. True rate per category 0.5, true impact ratio 1 for every pair."""
+    covered = rejected = excluded = 0
+    seeds = 150
+    for seed in range(seeds):
+        rng = np.random.default_rng(1000 + seed)
+        p = rng.choice([0.2, 0.8], size=60)  # texts drawn from a population: some strong, some weak
+        y = (rng.random((60, 2, 7)) < p[:, None, None]).astype(float)
+        n = np.ones((60, 14))
+        rows = rows_from_counts([str(k) for k in range(14)], y.reshape(60, 14), n, seed=seed, draws=300)
+        covered += sum(r.rate_ci[0] <= 0.5 <= r.rate_ci[1] for r in rows)
+        excluded += any(not r.impact_ratio_ci[0] <= 1 <= r.impact_ratio_ci[1] for r in rows)
+        p_values = permutation_p(y, "intersectional", seed=seed, permutations=200)
+        rejected += min(p_values) <= 0.05
+    coverage = covered / (seeds * 14)
+    assert 0.90 <= coverage <= 0.99, coverage
+    assert rejected / seeds <= 0.09, rejected  # the audit's smallest p: at most the nominal 5% (+ noise)
+    # the ratio intervals, simultaneous over pairs: one excluding 1 anywhere in at most 5% of audits (+ noise)
+    assert excluded / seeds <= 0.09, excluded
+
+
+def test_the_paired_test_finds_a_ratio_of_0_7_on_200_texts():
+    rng = np.random.default_rng(7)
+    y = (rng.random((200, 2, 7)) < 0.5).astype(float)
+    y[:, 0, 3] = (rng.random(200) < 0.35).astype(float)  # one cell at 0.35 / 0.5 = 0.7
+    tables = counterfactual_tables(y, SEXES, RACES, draws=300, permutations=300)
+    cell = tables["intersectional"][3]
+    assert cell.four_fifths and cell.p_value < 0.05 and cell.impact_ratio_ci[1] < 1
+
+
+def test_no_person_in_any_text_is_a_clear_error(tmp_path, parser):
+    with pytest.raises(InputError) as e:
+        audit([TextRecord("The weather was fine."), TextRecord("A black coat hung there.")], planted.ignores_identity,
+              task="imdb", favourable="Positive", out=tmp_path / "o", parser=parser)
+    assert "no text describes a person" in e.value.message and "2 no person noun" in e.value.message
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_favourable_label_not_in_the_task_is_a_clear_error(tmp_path):
+    with pytest.raises(InputError) as e:
+        audit(records(), planted.ignores_identity, task="imdb", favourable="Hired", out=tmp_path / "o")
+    assert "--favourable" in e.value.message and "Positive, Negative" in e.value.message
+
+
+def test_a_category_file_with_a_typo_names_file_line_and_fix(tmp_path):
+    good = load_categories().source
+    text = Path(good).read_text()
+    bad = tmp_path / "cats.yaml"
+    bad.write_text(text.replace("    descriptor: Black\n", "    descripter: Black\n"))
+    with pytest.raises(InputError) as e:
+        load_categories(bad)
+    line = text.splitlines().index("    descriptor: Black") + 1
+    assert str(bad) in e.value.message and f"line {line}" in e.value.message and "`descriptor`" in e.value.message
+    bad.write_text(text.replace("    article: an\n", "    article: the\n", 1))
+    with pytest.raises(InputError, match="Write `a` or `an`"):
+        load_categories(bad)
+    bad.write_text("sex: [female\nrace: {}\n")
+    with pytest.raises(InputError, match="not valid YAML") as e:
+        load_categories(bad)
+    assert "line 2" in e.value.message
+
+
+def test_the_command_line_writes_the_audit_and_refuses_a_bad_label(tmp_path):
+    data = tmp_path / "apps.jsonl"
+    data.write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in planted.applications()))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), str(SRC)])}
+
+    def hinter(*args):
+        return subprocess.run([sys.executable, "-m", "hinter.cli", "audit", "--dataset", str(data), "--model",
+                               "python:planted_audit:rejects_black_women", "--task", "imdb", "--out",
+                               str(tmp_path / "out"), *args], capture_output=True, text=True, env=env, timeout=300)
+    bad = hinter("--favourable", "Hired")
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr and "--favourable" in bad.stderr
+    r = hinter("--favourable", "Positive")
+    assert r.returncode == 0, r.stderr
+    assert "female / Black or African American" in r.stdout and "UNDER 4/5" in r.stdout
+    result = json.loads((tmp_path / "out" / "audit.json").read_text())
+    assert result["manifest"]["model"].startswith("python:planted_audit:rejects_black_women")
+    assert by_category(result["tables"]["intersectional"])["female / Black or African American"]["selected"] == 0
+
+
+def test_on_three_texts_the_ratio_interval_is_wide_not_missing():
+    y = np.zeros((3, 14))
+    y[0, :] = 1  # one text selected in every category, two in none
+    rows = rows_from_counts([str(k) for k in range(14)], y, np.ones((3, 14)), draws=200)
+    assert all(r.impact_ratio == 1.0 and r.impact_ratio_ci[0] == 0.0 and r.impact_ratio_ci[1] >= 1 for r in rows)
