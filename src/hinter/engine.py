@@ -13,7 +13,7 @@ from .config import RECORDED_ONLY_WHEN_SET, RunConfig, describe_differences
 from .dictionary import Dictionary
 from .errors import InputError
 from .executor import Executor, LocalExecutor
-from .models.base import Outcome, OutcomeCache, predict_with_retries
+from .models.base import Outcome, OutcomeCache, predict_with_retries, task_labels
 from .pipeline import (BatchResult, Mutate, ParsedVerdicts, answers_per_text, campaign_dictionary, campaign_texts,
                        run_pipeline, task_of, text_batches)
 from .recorded import comparable
@@ -213,14 +213,31 @@ def execute(config: RunConfig, texts: Sequence[str | TextRecord], model, *, dict
         _run_checks(store, model, records, config, d, suite)
         source = suite if suite is not None else ParsedVerdicts(Mutate(config, d), executor.validate)
         done = store.done_text_ids()
-        cache = OutcomeCache(model, store, meter=usage_meter(config, model, store, report, loaded_here))
+        again = _ask_again(store, config)
+        if config.adaptive:  # kept as they are (_ask_again)
+            done |= set(store.again_text_ids())
+        cache = OutcomeCache(model, store, meter=usage_meter(config, model, store, report, loaded_here),
+                             labels=task_labels(task_of(config)))
         plan = adaptive_plan(config, store, model, d, suite)
         run_pipeline(text_batches(records, done, config.batch_texts), source, StoreSink(store), config,
-                     cache=cache, total=len(records), done=len(done), report=report, plan=plan)
+                     cache=cache, total=len(records), done=len(done), report=report, plan=plan, again=again)
         return Run(out_dir, store)
     finally:
         executor.close()
         lock.release()
+
+
+def _ask_again(store: RunStore, config: RunConfig) -> frozenset[int]:
+    """The stored texts this run asks again, their answers having been model errors (said in the console); none
+    with --adaptive, whose plan has counted their answered mutants already."""
+    from .store import MAX_TRIES
+    again = store.again_text_ids()
+    if config.adaptive:
+        return frozenset()
+    if again:
+        log.warning("asking the model again about %d texts whose answers were model errors (try %d of %d; answers "
+                    "already stored are not asked again)", len(again), max(again.values()), MAX_TRIES)
+    return frozenset(again)
 
 
 def usage_meter(config: RunConfig, model, store: RunStore | None, report=None, since_load: bool = True):

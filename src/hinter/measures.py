@@ -424,4 +424,6 @@ def summary(store: RunStore, alpha: float | None = None, label: str | None = Non
     s["significant_findings"] = f["significant"]
     s["population_hidden"] = f["population_hidden"]
     s["health"] = health(s)
+    # texts whose answers were model errors, which the same command or `hinter resume` asks again (store.MAX_TRIES)
+    s["health"]["texts_to_ask_again"] = len(store.again_text_ids())
     return s

@@ -129,7 +129,8 @@ class CallableModel:
                  task=None):
         self.function = function
         self.batch_size = batch_size
-        self.task = task if getattr(task, "generative", False) else None  # a label task needs nothing of it
+        self.task = task if getattr(task, "generative", False) else None  # a generative task makes strings answers
+        self.label_task = None if self.task is not None else task  # a label task: what OutcomeCache reads
         inner = function.func if isinstance(function, functools.partial) else function  # the user's code
         module = sys.modules.get(getattr(inner, "__module__", None) or "")
         self.source_files = source_files(module) if module is not None else []

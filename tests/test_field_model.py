@@ -1,0 +1,80 @@
+"""Dependable in the field, the model's faults (issue 30): an answer outside the task's labels, a text that fails
+its batch, a transient outage, model code that exits, crashes or hangs. Real faults: the planted models of
+planted_faults.py raise, exit and sleep for real."""
+import collections
+import hashlib
+import json
+import os
+
+import hinter
+from planted import DIC, TEXTS
+from planted_faults import bad_text
+
+TASK = """name: review
+labels: [accept, reject]
+system_prompt: Answer with one of [LABELS].
+question: Accept or reject this review?
+examples: []
+"""
+# Texts with gender and race words, some with a woman once mutated: 12 texts, two batches of 6.
+MANY = [f"{t} Day {i}." for i, t in enumerate(TEXTS * 3)][:12]
+
+
+def run(tmp_path, model, texts=MANY, **options):
+    return hinter.run(texts, model, dictionary=DIC, out=tmp_path / "out", attributes=("gender", "race"),
+                      **options)
+
+
+def asked(log):
+    return collections.Counter(open(log).read().split()) if os.path.exists(log) else collections.Counter()
+
+
+def test_a_label_outside_the_task_is_unparseable_never_a_finding(tmp_path, parser):
+    (tmp_path / "task.yaml").write_text(TASK)
+    r = hinter.run(TEXTS, "python:planted_faults:maybe", dictionary=DIC, out=tmp_path / "out", parser=parser,
+                   attributes=("gender",), task=str(tmp_path / "task.yaml"))
+    s = r.summary()
+    assert s["unparseable"]["mutants"] > 0 and s["unparseable"]["answers"] > 0
+    assert all(m.outcome in (None, "accept") for m in r.mutants)  # "maybe" is never an outcome
+    assert all(m.bias is None for m in r.mutants if m.outcome is None and m.valid)
+    assert not any(f["significant"] for f in s["findings"])
+    assert any("'maybe'" in e and "accept, reject" in e for e in s["first_errors"])
+    assert s["health"]["failed_calls"] == s["unparseable"]["answers"]
+
+
+def test_a_failing_text_fails_alone(tmp_path, parser, monkeypatch):
+    log = tmp_path / "asked.log"
+    monkeypatch.setenv("HINTER_FAULTS_LOG", str(log))
+    r = run(tmp_path, "python:planted_faults:one_in_ten", parser=parser)
+    s = r.summary()
+    rows = r.store.db.execute("SELECT text, raw FROM texts").fetchall()
+    bad = [t for t, _ in rows if bad_text(t)]
+    # only the texts the model cannot read are errors, each with its own error; every other text is answered
+    errors = [raw for t, raw in rows if raw and raw.startswith("model error:")]
+    assert len(errors) == len(bad) and all("ValueError: cannot read a text" in e for e in errors)
+    assert s["model_errors"] >= len(bad) and s["totals"]["atomic"]["tested"] > 0
+    good_asked = sum(n for h, n in asked(log).items())
+    assert good_asked > s["model_calls"] - s["model_errors"]  # the answered texts were asked, by halves
+
+
+def test_an_outage_is_asked_again_and_answers_are_never_asked_twice(tmp_path, parser, monkeypatch):
+    log, state = tmp_path / "asked.log", tmp_path / "state"
+    monkeypatch.setenv("HINTER_FAULTS_LOG", str(log))
+    monkeypatch.setenv("HINTER_FAULTS_STATE", str(state))
+    # down for the start-up probe's 2 tries, the first batch's 3, and its halves, quarters and eighths (2 + 4 + 8:
+    # every piece failing, the outage is seen): that batch's texts are model errors, the second batch is answered
+    monkeypatch.setenv("HINTER_FAULTS_DOWN", str(2 + 3 + 2 + 4 + 8))
+    first = run(tmp_path, "python:planted_faults:outage", parser=parser, batch_texts=6)
+    s1 = first.summary()
+    assert s1["model_errors"] > 0 and s1["health"]["texts_to_ask_again"] > 0
+    answered = set(asked(log))
+    first.store.close()
+    again = run(tmp_path, "python:planted_faults:outage", parser=parser, batch_texts=6)
+    s2 = again.summary()
+    counts = asked(log)
+    assert s2["model_errors"] == 0 and s2["health"]["texts_to_ask_again"] == 0
+    assert max(counts.values()) == 1  # no text answered in the first run was asked again
+    assert set(counts) > answered
+    clean = hinter.run(MANY, "python:planted:intersectional", dictionary=DIC, out=tmp_path / "clean",
+                       attributes=("gender", "race"), parser=parser, batch_texts=6).summary()
+    assert s2["totals"] == clean["totals"] and s2["texts"] == clean["texts"]
