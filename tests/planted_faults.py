@@ -78,3 +78,15 @@ def prints(texts):
     """Writes to stdout while it answers: model code's prints must not disturb hinter."""
     print("loading weights... done", flush=True)
     return intersectional(texts)
+
+
+def misbehaves(texts):
+    """Hangs on a text naming a black person, calls sys.exit(0) on one naming a woman, sys.exit(3) on one naming a
+    girl; else the intersectional model: every way model code can try to end hinter, in one run."""
+    if any("black" in t for t in texts):
+        time.sleep(3600)
+    if any("woman" in t for t in texts):
+        sys.exit(0)
+    if any("girl" in t for t in texts):
+        sys.exit(3)
+    return intersectional(texts)

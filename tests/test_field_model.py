@@ -78,3 +78,31 @@ def test_an_outage_is_asked_again_and_answers_are_never_asked_twice(tmp_path, pa
     clean = hinter.run(MANY, "python:planted:intersectional", dictionary=DIC, out=tmp_path / "clean",
                        attributes=("gender", "race"), parser=parser, batch_texts=6).summary()
     assert s2["totals"] == clean["totals"] and s2["texts"] == clean["texts"]
+
+
+def test_model_code_cannot_end_hinter_nor_fake_its_exit_code(tmp_path):
+    """sys.exit(0), sys.exit(3) and a hang under timeout=2 in the model's code, through the CLI with a gate: the
+    run goes on, records those texts as model errors, and exits per its health with summary, report and JUnit."""
+    import subprocess
+    import sys
+    from pathlib import Path
+    (tmp_path / "data.jsonl").write_text('{"text": "A white man came home. The film was fine."}\n'
+                                         '{"text": "The boy liked it. It was long."}\n')
+    (tmp_path / "dic.csv").write_text("attribute,source_group,target_group,word,replacement\n"
+                                      "gender,male,female,man,woman\ngender,male,female,boy,girl\n"
+                                      "race,european,african,white,black\n")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent)}
+    r = subprocess.run([sys.executable, "-m", "hinter.cli", "run", "-d", "data.jsonl", "-m",
+                        "python:planted_faults:misbehaves?timeout=2", "-a", "gender,race", "--dictionary", "dic.csv",
+                        "-o", "out", "--fail-on", "biased>0", "--junit", "x.xml"], cwd=tmp_path, env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 3, r.stderr  # the model failed (hinter's health), not the model's own exit
+    s = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert (tmp_path / "out" / "report.html").is_file() and "<testsuite" in (tmp_path / "x.xml").read_text()
+    errors = dict(s["unparseable"], **{"all": s["model_errors"]})
+    assert errors["all"] >= 3 and s["totals"]["atomic"]["tested"] > 0  # the other texts were answered
+    raws = [raw for (raw,) in __import__("sqlite3").connect(tmp_path / "out" / "run.sqlite").execute(
+        "SELECT raw FROM mutants WHERE raw LIKE 'model error:%'")]
+    assert any("sys.exit(0)" in x for x in raws) and any("sys.exit(3)" in x for x in raws)
+    assert any("timeout of 2 s" in x for x in raws)
+    assert "the model failed" in r.stderr

@@ -18,7 +18,12 @@ The function gets a list of texts and returns one outcome per text, in order. An
                  "scores": {"Positive": p[0], "Negative": p[1]}} for p in probs]
 
 Anything else (or a dict with other keys, or scores that are not numbers) is recorded as unparseable, its raw
-answer saying why. The backend takes no options.
+answer saying why.
+
+A spec's function runs in a worker process (models/worker.py): an exception, `sys.exit`, a crash or a hang in it is
+a model error for the texts of that call, never the end of hinter or its exit code. Options: `timeout` (seconds a
+call may take; none by default), `process=inline` (run it in hinter's own process, as a function passed to
+`hinter.run(model=...)` always is: it may be a closure, which no other process can import).
 
 The model's fingerprint (under which a run stores its answers, and which a rerun into the same folder must match)
 is the spec and a hash of the code: the function's module file and the Python files it imports from its folder
@@ -47,7 +52,7 @@ from typing import Callable, Sequence
 
 from ..errors import InputError
 from .base import Outcome, normalise
-from .registry import Backend, register_backend
+from .registry import Backend, Option, register_backend
 
 
 SOURCE_MARK = "@source="  # fingerprint = "python:" + name + SOURCE_MARK + hash of the code (when it has a file)
@@ -143,10 +148,13 @@ class CallableModel:
                 "name alone, so a run folder it answered into would reuse its answers after a change; pass "
                 "overwrite=True after changing it", self.fingerprint)
 
+    def _call(self, texts: list[str]) -> Sequence[object]:
+        return self.function(texts)
+
     def predict(self, texts: Sequence[str]) -> list[Outcome]:
         if self.task is not None:
-            return [self._written(o) for o in self.function(list(texts))]
-        return [normalise(o) for o in self.function(list(texts))]
+            return [self._written(o) for o in self._call(list(texts))]
+        return [normalise(o) for o in self._call(list(texts))]
 
     def _written(self, value: object) -> Outcome:
         if isinstance(value, Outcome):
@@ -157,9 +165,10 @@ class CallableModel:
         return self.task.answer(value)
 
 
-def load_callable(spec: str, task=None) -> CallableModel:
+def load_callable(spec: str, task=None, timeout: float | None = None, process: str = "worker", **_) -> CallableModel:
     """`package.module:function` -> CallableModel (`task`: a task or its name; a generative one makes the function's
-    strings answers). A recorded fingerprint (`...@source=HASH`) reads as its spec."""
+    strings answers), run in a worker process (models/worker.py: the model cannot end hinter; `timeout`: seconds a
+    call may take) unless `process` is "inline". A recorded fingerprint (`...@source=HASH`) reads as its spec."""
     spec = re.sub(re.escape(SOURCE_MARK) + r"[0-9a-f]+$", "", spec)
     module_name, _, attr = spec.partition(":")
     if not module_name or not attr:
@@ -169,6 +178,12 @@ def load_callable(spec: str, task=None) -> CallableModel:
     # biased_model.py beside them must import all the same (it is searched last, after installed packages).
     if os.getcwd() not in sys.path:
         sys.path.append(os.getcwd())
+    if isinstance(task, str):
+        from ..tasks import get_task
+        task = get_task(task)
+    if process == "worker":
+        from .worker import WorkerModel
+        return WorkerModel(spec, module_name, attr, task=task, timeout=timeout)
     try:
         module = importlib.import_module(module_name)
     except ImportError as e:
@@ -183,13 +198,16 @@ def load_callable(spec: str, task=None) -> CallableModel:
                              fix="Name a function that takes a list of texts and returns one outcome per text.")
     if not callable(function):
         raise InputError(f"{spec} is not callable", where="--model")
-    if isinstance(task, str):
-        from ..tasks import get_task
-        task = get_task(task)
     return CallableModel(function, spec, task=task)
 
 
+OPTIONS = (
+    Option("timeout", None, "seconds one call may take before it is a model error (the worker is restarted)",
+           kind=float, minimum=0.001, auto="none"),
+    Option("process", "worker", "worker (the function runs in a worker process: its exit, crash or hang cannot "
+           "end hinter) or inline (in hinter's own process, no timeout)", kind=str, pattern="worker|inline"),
+)
 BACKEND = register_backend(Backend(
-    prefix="python", loader=lambda rest, task=None, **_: load_callable(rest, task), usage="python:package.module:function",
-    summary="a function from a list of texts to one label per text",
-    example="python:mymodels.sentiment:predict"))
+    prefix="python", loader=lambda rest, task=None, **options: load_callable(rest, task, **options),
+    usage="python:package.module:function", summary="a function from a list of texts to one label per text",
+    example="python:mymodels.sentiment:predict", options=OPTIONS))

@@ -1,0 +1,150 @@
+"""A `python:` model run in a worker process, so that the model cannot end hinter.
+
+The model's code runs in a child process (worker_main.py) that the driver talks to through a pipe: an exception,
+`sys.exit(0)` or `sys.exit(3)` in it is a model error for the texts of that call, never hinter's exit code; a crash
+(`os._exit`, a segfault) or a call that outlives the spec's `timeout` is a model error too, and the worker is
+stopped and started again for the next call. While a call takes long, a warning every STALL_S seconds says so.
+The model object the executor gets is a CallableModel like an in-process one: same fingerprint, same outcomes.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+import time
+import weakref
+from multiprocessing.connection import Connection
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Sequence
+
+from ..errors import InputError, ModelError
+from .callable import SOURCE_MARK, CallableModel, code_hash, source_files
+
+STALL_S = 60.0  # seconds without an answer before the progress warns of a stall (again every STALL_S)
+MAIN = Path(__file__).with_name("worker_main.py")
+log = logging.getLogger("hinter.models")
+
+
+class Worker:
+    """One worker process of a model's function: started, asked, stopped."""
+
+    def __init__(self, module: str, attr: str):
+        self.module, self.attr = module, attr
+        # -P: the worker's own folder is not put first on its path (its file names would shadow modules)
+        self.proc = subprocess.Popen([sys.executable, "-P", str(MAIN)], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, close_fds=True)
+        self.outbox, self.inbox = Connection(os.dup(self.proc.stdin.fileno())), Connection(
+            os.dup(self.proc.stdout.fileno()))
+        self.proc.stdin.close()
+        self.proc.stdout.close()
+        self._finalizer = weakref.finalize(self, _stop, self.proc, self.outbox, self.inbox)
+        self.outbox.send({"path": list(sys.path), "module": module, "attr": attr})
+
+    def receive(self, timeout: float | None, what: str, stall_s: float = STALL_S):
+        """The worker's next message; ModelError when it ends first or `timeout` passes (it is then stopped)."""
+        start = time.monotonic()
+        warned = 0
+        while True:
+            waited = time.monotonic() - start
+            step = 0.5 if timeout is None else max(0.0, min(0.5, timeout - waited))
+            try:
+                if self.inbox.poll(step):
+                    return self.inbox.recv()
+            except (EOFError, OSError):  # the worker is gone: wait for its exit code
+                try:
+                    self.proc.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    pass
+            code = self.proc.poll()
+            if code is not None:
+                self.stop()
+                raise ModelError(f"the model's worker process ended (exit code {code}) while {what}: it is started "
+                                 "again for the next call")
+            waited = time.monotonic() - start
+            if timeout is not None and waited >= timeout:
+                self.proc.kill()  # hung: it would not read a polite close
+                self.stop()
+                raise ModelError(f"no answer within the timeout of {timeout:g} s while {what}: the model's worker "
+                                 "was stopped and is started again for the next call")
+            if waited >= (warned + 1) * stall_s:
+                warned += 1
+                log.warning("no answer from the model for %.0f s while %s%s", waited, what,
+                            "" if timeout is None else f" (timeout {timeout:g} s)")
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def stop(self) -> None:
+        self._finalizer()
+
+
+def _stop(proc: subprocess.Popen, outbox: Connection, inbox: Connection) -> None:
+    try:
+        if proc.poll() is None:
+            try:
+                outbox.send(("close",))
+                proc.wait(timeout=2)
+            except (OSError, ValueError, subprocess.TimeoutExpired):
+                pass
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    finally:
+        outbox.close()
+        inbox.close()
+
+
+class WorkerModel(CallableModel):
+    """A `python:module:function` model whose function runs in a worker process (see the module's docstring)."""
+
+    def __init__(self, spec: str, module: str, attr: str, task=None, timeout: float | None = None,
+                 batch_size: int = 64):
+        self.spec, self.timeout, self.stall_s = spec, timeout, STALL_S
+        self.batch_size = batch_size
+        self.task = task if getattr(task, "generative", False) else None
+        self.label_task = None if self.task is not None else task
+        self.worker = self._start(module, attr)
+        self.function = None  # in the worker
+        digest = code_hash(self.source_files)
+        self.fingerprint = "python:" + spec + (SOURCE_MARK + digest if digest else "")
+
+    def _start(self, module: str, attr: str) -> Worker:
+        worker = Worker(module, attr)
+        try:
+            reply = worker.receive(None, f"importing {module}")
+        except ModelError as e:
+            raise InputError(f"cannot load the model python:{self.spec} ({e.message})", where="--model",
+                             fix="Import the module in Python to see why it fails, and fix it.") from None
+        if reply[0] == "import_error":
+            worker.stop()
+            raise InputError(f"cannot import module {module!r} ({reply[1]})", where="--model",
+                             fix=f"Run from the folder holding {module.replace('.', '/')}.py, set PYTHONPATH to "
+                                 "it, or install the package.")
+        if reply[0] != "ready":
+            worker.stop()
+            problem = (reply[1].removeprefix("LookupError: ") if reply[1].startswith("LookupError")
+                       else f"module {module!r} failed while imported: {reply[1]}")
+            raise InputError(problem, where="--model",
+                             fix="Name a function that takes a list of texts and returns one outcome per text.")
+        _, name, file = reply
+        self.source_files = source_files(SimpleNamespace(__name__=name, __file__=file)) if name and file else []
+        return worker
+
+    def _call(self, texts: list[str]) -> Sequence[object]:
+        if not self.worker.alive:  # stopped after a crash or a timeout: a new one for this call
+            self.worker = self._start(self.worker.module, self.worker.attr)
+        try:
+            self.worker.outbox.send(("predict", texts))
+        except OSError:
+            self.worker.stop()
+            raise ModelError("the model's worker process ended before it was asked: it is started again") from None
+        reply = self.worker.receive(self.timeout, f"answering {len(texts)} texts", self.stall_s)
+        if reply[0] == "error":
+            raise ModelError(reply[1])
+        return reply[1]
+
+    def close(self) -> None:
+        self.worker.stop()
