@@ -81,9 +81,9 @@ def prints(texts):
 
 
 def misbehaves(texts):
-    """Hangs on a text naming a black person, calls sys.exit(0) on one naming a woman, sys.exit(3) on one naming a
+    """Hangs on a text naming a black woman, calls sys.exit(0) on one naming a woman, sys.exit(3) on one naming a
     girl; else the intersectional model: every way model code can try to end hinter, in one run."""
-    if any("black" in t for t in texts):
+    if any("black woman" in t for t in texts):
         time.sleep(3600)
     if any("woman" in t for t in texts):
         sys.exit(0)

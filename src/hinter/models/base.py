@@ -5,6 +5,7 @@ import logging
 import numbers
 from typing import Callable, Iterable, Iterator, Protocol, Sequence, runtime_checkable
 
+from ..errors import ModelError
 from ..records import Outcome, text_key
 
 
@@ -67,12 +68,16 @@ class BatchSpreadingModel(Model, Protocol):
         ...
 
 
+class CallTimeout(ModelError):
+    """A call that outlived its timeout: not tried again (a text that hangs the model hangs it again, a timeout
+    each time); the split of its batch (answer_apart) finds the text."""
+
+
 def predict_with_retries(model: Model, texts: list[str], retries: int = 2, backoff_s: float = 0.5) -> list[Outcome] | str:
     """The model's outcomes for one batch, or the text of its last error when every try failed. A fatal
     ModelError (retrying cannot help) is raised."""
     import time
 
-    from ..errors import ModelError
     last = ""
     for attempt in range(retries + 1):
         try:
@@ -85,6 +90,8 @@ def predict_with_retries(model: Model, texts: list[str], retries: int = 2, backo
             if e.fatal:
                 raise
             last = e.message
+            if isinstance(e, CallTimeout):
+                break
         except Exception as e:  # a failing model must not become a verdict, nor end the run at once
             last = f"{type(e).__name__}: {e}"
         if attempt < retries:
@@ -227,7 +234,6 @@ class OutcomeCache:
                 if all(o.error for o in outs):
                     self._failed_in_a_row += 1
                     if self._failed_in_a_row >= self.max_failed_batches:
-                        from ..errors import ModelError
                         raise ModelError(f"the model failed on {self._failed_in_a_row} batches in a row (last error: "
                                          f"{outs[0].raw.removeprefix('model error: ')})",
                                          fix="Check the model or its server; finished batches are saved, and running "

@@ -20,6 +20,7 @@ from types import SimpleNamespace
 from typing import Sequence
 
 from ..errors import InputError, ModelError
+from .base import CallTimeout
 from .callable import SOURCE_MARK, CallableModel, code_hash, source_files
 
 STALL_S = 60.0  # seconds without an answer before the progress warns of a stall (again every STALL_S)
@@ -66,7 +67,7 @@ class Worker:
             if timeout is not None and waited >= timeout:
                 self.proc.kill()  # hung: it would not read a polite close
                 self.stop()
-                raise ModelError(f"no answer within the timeout of {timeout:g} s while {what}: the model's worker "
+                raise CallTimeout(f"no answer within the timeout of {timeout:g} s while {what}: the model's worker "
                                  "was stopped and is started again for the next call")
             if waited >= (warned + 1) * stall_s:
                 warned += 1
