@@ -106,3 +106,31 @@ def test_model_code_cannot_end_hinter_nor_fake_its_exit_code(tmp_path):
     assert any("sys.exit(0)" in x for x in raws) and any("sys.exit(3)" in x for x in raws)
     assert any("timeout of 2 s" in x for x in raws)
     assert "the model failed" in r.stderr
+
+
+def test_a_hang_warns_of_a_stall_and_a_timeout_frees_the_run(caplog):
+    """A real hang in the worker: the stall warning comes while waiting, the timeout stops the call, and the next
+    call is answered by a new worker."""
+    import pytest
+    from hinter.errors import ModelError
+    from hinter.models import load_model
+    m = load_model("python:planted_faults:hangs?timeout=1.5")
+    m.stall_s = 0.5
+    try:
+        with pytest.raises(ModelError, match="timeout of 1.5 s"):
+            m.predict(["A woman came home."])
+        assert any("no answer from the model for" in r.getMessage() for r in caplog.records)
+        assert m.predict(["A man came home."])[0].value == "positive"
+    finally:
+        m.close()
+
+
+def test_the_budget_message_counts_a_model_call_s_inputs():
+    from hinter.usage import Budget, BudgetReached, Meter
+    import pytest
+
+    class Model:
+        fingerprint, batch_size = "x", 64
+
+    with pytest.raises(BudgetReached, match=r"next model call, on 64 inputs \(originals and their mutants\)"):
+        Meter(Model(), budget=Budget("calls", 20)).check(["a text"] * 64)

@@ -418,7 +418,7 @@ def summary(store: RunStore, alpha: float | None = None, label: str | None = Non
     }
     f = findings_section(store, alpha, label, s["settings"])
     s["findings"] = f.pop("findings")
-    s["determinism"] = s["settings"].get("checks.determinism")  # the start-up check: one short text asked 8 times
+    s["determinism"] = s["settings"].get("checks.determinism")  # the start-up check: one short text asked DETERMINISM_PROBES (32) times
     s["self_flip"] = f.pop("self_flip")  # with --repeats: how often two answers on one original differ
     s["findings_analysis"] = f  # label of interest, measure (score or label), alpha, counts
     s["significant_findings"] = f["significant"]

@@ -217,8 +217,9 @@ def stop_at_budget(config: RunConfig, records, dictionary, suite, out: Path, ana
             "budget": config.budget, "reached": True, "incomplete_cells": cells, "texts_done": len(done),
             "texts_total": total}})
         write_outputs(Run(out, store))
-        console.print(f"Stopped at the budget {config.budget}: {len(done)} of {total} texts done; incomplete: "
-                      f"{', '.join(cells) or 'none'}. Written: {out / 'summary.json'} (usage.budget).",
+        console.print(f"Stopped at the budget {config.budget}: {len(done)} of {total} texts done (a text is done "
+                      f"with all its mutants answered), {store.outcome_count()} answers kept for the next run; "
+                      f"incomplete: {', '.join(cells) or 'none'}. Written: {out / 'summary.json'} (usage.budget).",
                       highlight=False, soft_wrap=True)
     finally:
         store.close()
@@ -497,6 +498,13 @@ def print_summary(s: dict, out_dir: Path, seconds: float) -> None:
         out_console.print(f"[red]Model errors: {s['model_errors']} texts got no answer after retries[/] (counted "
                           "apart, never as bias or as no bias; their raw error is in run.sqlite)"
                           + (f"; the same command or `hinter resume` asks {again} texts again." if again else "."),
+                          highlight=False, soft_wrap=True)
+    flip = s.get("self_flip")
+    if flip and flip.get("rate") is not None:  # --repeats measured the model's own noise
+        low, high = flip["ci"] or (None, None)
+        out_console.print(f"Self-flip rate (--repeats: two answers of the model on one original differ): "
+                          f"{100 * flip['rate']:.1f}%" + (f" (95% CI {100 * low:.1f}-{100 * high:.1f}%)"
+                                                         if low is not None else "") + f", over {flip['texts']} texts.",
                           highlight=False, soft_wrap=True)
     out_console.print(f"Model calls: {s['model_calls']}, sentences tagged: {s.get('sentences_tagged', 0)}, "
                       f"given dependencies: {s['sentences_parsed']}, "
