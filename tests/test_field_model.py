@@ -2,9 +2,14 @@
 its batch, a transient outage, model code that exits, crashes or hangs. Real faults: the planted models of
 planted_faults.py raise, exit and sleep for real."""
 import collections
-import hashlib
 import json
 import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
 
 import hinter
 from planted import DIC, TEXTS
@@ -53,8 +58,8 @@ def test_a_failing_text_fails_alone(tmp_path, parser, monkeypatch):
     errors = [raw for t, raw in rows if raw and raw.startswith("model error:")]
     assert len(errors) == len(bad) and all("ValueError: cannot read a text" in e for e in errors)
     assert s["model_errors"] >= len(bad) and s["totals"]["atomic"]["tested"] > 0
-    good_asked = sum(n for h, n in asked(log).items())
-    assert good_asked > s["model_calls"] - s["model_errors"]  # the answered texts were asked, by halves
+    # the texts of a failing call were asked again by halves: more texts sent than the run's distinct ones
+    assert sum(asked(log).values()) > s["model_calls"]
 
 
 def test_an_outage_is_asked_again_and_answers_are_never_asked_twice(tmp_path, parser, monkeypatch):
@@ -83,9 +88,6 @@ def test_an_outage_is_asked_again_and_answers_are_never_asked_twice(tmp_path, pa
 def test_model_code_cannot_end_hinter_nor_fake_its_exit_code(tmp_path):
     """sys.exit(0), sys.exit(3) and a hang under timeout=2 in the model's code, through the CLI with a gate: the
     run goes on, records those texts as model errors, and exits per its health with summary, report and JUnit."""
-    import subprocess
-    import sys
-    from pathlib import Path
     (tmp_path / "data.jsonl").write_text('{"text": "A white man came home. The film was fine."}\n'
                                          '{"text": "The boy liked it. It was long."}\n')
     (tmp_path / "dic.csv").write_text("attribute,source_group,target_group,word,replacement\n"
@@ -99,9 +101,8 @@ def test_model_code_cannot_end_hinter_nor_fake_its_exit_code(tmp_path):
     assert r.returncode == 3, r.stderr  # the model failed (hinter's health), not the model's own exit
     s = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert (tmp_path / "out" / "report.html").is_file()
-    errors = dict(s["unparseable"], **{"all": s["model_errors"]})
-    assert errors["all"] >= 3 and s["totals"]["atomic"]["tested"] > 0  # the other texts were answered
-    raws = [raw for (raw,) in __import__("sqlite3").connect(tmp_path / "out" / "run.sqlite").execute(
+    assert s["model_errors"] >= 3 and s["totals"]["atomic"]["tested"] > 0  # the other texts were answered
+    raws = [raw for (raw,) in sqlite3.connect(tmp_path / "out" / "run.sqlite").execute(
         "SELECT raw FROM mutants WHERE raw LIKE 'model error:%'")]
     assert any("sys.exit(0)" in x for x in raws) and any("sys.exit(3)" in x for x in raws)
     assert any("timeout of 2 s" in x for x in raws)
@@ -111,7 +112,6 @@ def test_model_code_cannot_end_hinter_nor_fake_its_exit_code(tmp_path):
 def test_a_hang_warns_of_a_stall_and_a_timeout_frees_the_run(caplog):
     """A real hang in the worker: the stall warning comes while waiting, the timeout stops the call, and the next
     call is answered by a new worker."""
-    import pytest
     from hinter.errors import ModelError
     from hinter.models import load_model
     m = load_model("python:planted_faults:hangs?timeout=1.5")
@@ -127,7 +127,6 @@ def test_a_hang_warns_of_a_stall_and_a_timeout_frees_the_run(caplog):
 
 def test_the_budget_message_counts_a_model_call_s_inputs():
     from hinter.usage import Budget, BudgetReached, Meter
-    import pytest
 
     class Model:
         fingerprint, batch_size = "x", 64

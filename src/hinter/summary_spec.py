@@ -125,7 +125,7 @@ RUN = (
           "`--fail-on` refuse a run that tested no mutant (exit 3, saying why: no dictionary word matched, every "
           "mutant discarded, no usable answer)",
           fields=("complete", "texts_done", "texts_total", "model_calls", "failed_calls", "failed_share",
-                  "originals_unanswered")),
+                  "originals_unanswered", "texts_to_ask_again")),
     Entry(("findings",), "findings.analyse", "one per cell (an attribute's source -> target group; for "
           "intersectional cells the tuple of them): `kind`, `components` [{`attribute`, `source_group`, "
           "`target_group`}], `tested`, `texts`, `texts_changed`, `flips`, `transitions` {\"A->B\": n}, `toward`, "
