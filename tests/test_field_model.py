@@ -48,8 +48,9 @@ def test_a_label_outside_the_task_is_unparseable_never_a_finding(tmp_path, parse
 
 
 def test_a_failing_text_fails_alone(tmp_path, parser, monkeypatch):
-    log = tmp_path / "asked.log"
+    log, bad_log = tmp_path / "asked.log", tmp_path / "bad.log"
     monkeypatch.setenv("HINTER_FAULTS_LOG", str(log))
+    monkeypatch.setenv("HINTER_FAULTS_BAD", str(bad_log))
     r = run(tmp_path, "python:planted_faults:one_in_ten", parser=parser)
     s = r.summary()
     rows = r.store.db.execute("SELECT text, raw FROM texts").fetchall()
@@ -60,6 +61,17 @@ def test_a_failing_text_fails_alone(tmp_path, parser, monkeypatch):
     assert s["model_errors"] >= len(bad) and s["totals"]["atomic"]["tested"] > 0
     # the texts of a failing call were asked again by halves: more texts sent than the run's distinct ones
     assert sum(asked(log).values()) > s["model_calls"]
+    # a text that always fails is asked again by the next runs, up to 3 in all, then kept as a model error
+    failing = set(asked(bad_log))
+    r.store.close()
+    from hinter.store import MAX_TRIES
+    for again in range(2, MAX_TRIES + 2):
+        log.unlink(missing_ok=True)
+        r = run(tmp_path, "python:planted_faults:one_in_ten", parser=parser)
+        # only the texts that failed are asked (the others' answers are stored), and none after the last try
+        assert set(asked(log)) == (failing if again <= MAX_TRIES else set()), again
+        assert (r.summary()["health"]["texts_to_ask_again"] > 0) == (again < MAX_TRIES)
+        r.store.close()
 
 
 def test_an_outage_is_asked_again_and_answers_are_never_asked_twice(tmp_path, parser, monkeypatch):
@@ -101,6 +113,8 @@ def test_model_code_cannot_end_hinter_nor_fake_its_exit_code(tmp_path):
     assert r.returncode == 3, r.stderr  # the model failed (hinter's health), not the model's own exit
     s = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert (tmp_path / "out" / "report.html").is_file()
+    junit = (tmp_path / "x.xml").read_text()
+    assert '<error message="the model failed' in junit and 'name="health"' in junit
     assert s["model_errors"] >= 3 and s["totals"]["atomic"]["tested"] > 0  # the other texts were answered
     raws = [raw for (raw,) in sqlite3.connect(tmp_path / "out" / "run.sqlite").execute(
         "SELECT raw FROM mutants WHERE raw LIKE 'model error:%'")]
