@@ -41,18 +41,14 @@ from __future__ import annotations
 import ast
 import functools
 import hashlib
-import importlib
 import logging
 import os
-import re
 import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Callable, Sequence
 
-from ..errors import InputError
 from .base import Outcome, normalise
-from .registry import Backend, Option, register_backend
 
 
 SOURCE_MARK = "@source="  # fingerprint = "python:" + name + SOURCE_MARK + hash of the code (when it has a file)
@@ -163,51 +159,3 @@ class CallableModel:
             return Outcome(None, f"model error: a generative task's function must return a string per text, got "
                                  f"{type(value).__name__}", error=True)
         return self.task.answer(value)
-
-
-def load_callable(spec: str, task=None, timeout: float | None = None, process: str = "worker", **_) -> CallableModel:
-    """`package.module:function` -> CallableModel (`task`: a task or its name; a generative one makes the function's
-    strings answers), run in a worker process (models/worker.py: the model cannot end hinter; `timeout`: seconds a
-    call may take) unless `process` is "inline". A recorded fingerprint (`...@source=HASH`) reads as its spec."""
-    spec = re.sub(re.escape(SOURCE_MARK) + r"[0-9a-f]+$", "", spec)
-    module_name, _, attr = spec.partition(":")
-    if not module_name or not attr:
-        raise InputError(f"cannot read the model spec 'python:{spec}'", where="--model",
-                         fix="Write python:package.module:function, e.g. python:mymodels.sentiment:predict.")
-    # `python -m` puts the current folder on the path but the `hinter` script does not: a user's
-    # biased_model.py beside them must import all the same (it is searched last, after installed packages).
-    if os.getcwd() not in sys.path:
-        sys.path.append(os.getcwd())
-    if isinstance(task, str):
-        from ..tasks import get_task
-        task = get_task(task)
-    if process == "worker":
-        from .worker import WorkerModel
-        return WorkerModel(spec, module_name, attr, task=task, timeout=timeout)
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as e:
-        raise InputError(f"cannot import module {module_name!r} ({e})", where="--model",
-                         fix=f"Run from the folder holding {module_name.replace('.', '/')}.py, set PYTHONPATH to "
-                             "it, or install the package.") from None
-    function = module
-    for part in attr.split("."):
-        function = getattr(function, part, None)
-        if function is None:
-            raise InputError(f"module {module_name!r} has no attribute {attr!r}", where="--model",
-                             fix="Name a function that takes a list of texts and returns one outcome per text.")
-    if not callable(function):
-        raise InputError(f"{spec} is not callable", where="--model")
-    return CallableModel(function, spec, task=task)
-
-
-OPTIONS = (
-    Option("timeout", None, "seconds one call may take before it is a model error (the worker is restarted)",
-           kind=float, minimum=0.001, auto="none"),
-    Option("process", "worker", "worker (the function runs in a worker process: its exit, crash or hang cannot "
-           "end hinter) or inline (in hinter's own process, no timeout)", kind=str, pattern="worker|inline"),
-)
-BACKEND = register_backend(Backend(
-    prefix="python", loader=lambda rest, task=None, **options: load_callable(rest, task, **options),
-    usage="python:package.module:function", summary="a function from a list of texts to one label per text",
-    example="python:mymodels.sentiment:predict", options=OPTIONS))
