@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import logging
 import numbers
+import threading
+from contextlib import contextmanager
 from typing import Callable, Iterable, Iterator, Protocol, Sequence, runtime_checkable
 
 from ..errors import ModelError
@@ -68,6 +70,32 @@ class BatchSpreadingModel(Model, Protocol):
         ...
 
 
+STALL_S = 60.0  # seconds a call may go without an answer before the progress warns of a stall (again each STALL_S)
+
+
+@contextmanager
+def stall_watch(model: Model, texts: int):
+    """Warn, every `model.stall_s` (STALL_S) seconds, while a call of `texts` texts has not answered: a hanging
+    model shows itself in the progress, whatever its backend, instead of an ETA that climbs."""
+    every = getattr(model, "stall_s", STALL_S)
+    done = threading.Event()
+
+    def watch() -> None:
+        waited = 0.0
+        while not done.wait(every):
+            waited += every
+            logging.getLogger("hinter.models").warning(
+                "no answer from the model for %.0f s on a call of %d texts%s", waited, texts,
+                f" (timeout {model.timeout:g} s)" if getattr(model, "timeout", None) else "")
+
+    thread = threading.Thread(target=watch, daemon=True, name="hinter-stall-watch")
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+
+
 class CallTimeout(ModelError):
     """A call that outlived its timeout: not tried again (a text that hangs the model hangs it again, a timeout
     each time); the split of its batch (answer_apart) finds the text."""
@@ -81,7 +109,8 @@ def predict_with_retries(model: Model, texts: list[str], retries: int = 2, backo
     last = ""
     for attempt in range(retries + 1):
         try:
-            outs = model.predict(texts)
+            with stall_watch(model, len(texts)):
+                outs = model.predict(texts)
             if len(outs) != len(texts):
                 raise ModelError(f"the model returned {len(outs)} outcomes for {len(texts)} texts",
                                  fix="A model must return exactly one outcome per input text, in order.", fatal=True)

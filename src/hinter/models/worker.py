@@ -3,14 +3,14 @@
 The model's code runs in a child process (worker_main.py) that the driver talks to through a pipe: an exception,
 `sys.exit(0)` or `sys.exit(3)` in it is a model error for the texts of that call, never hinter's exit code; a crash
 (`os._exit`, a segfault) or a call that outlives the spec's `timeout` is a model error too, and the worker is
-stopped and started again for the next call. While a call takes long, a warning every STALL_S seconds says so.
+stopped and started again for the next call (a call that takes long is said in the progress by base.stall_watch,
+for every backend).
 The model object the executor gets is a CallableModel like an in-process one: same fingerprint, same outcomes.
 This module registers the `python:` backend (its spec, options and loader); callable.py is the in-process model.
 """
 from __future__ import annotations
 
 import importlib
-import logging
 import os
 import re
 import subprocess
@@ -27,9 +27,7 @@ from .base import CallTimeout
 from .callable import SOURCE_MARK, CallableModel, code_hash, source_files
 from .registry import Backend, Option, register_backend
 
-STALL_S = 60.0  # seconds without an answer before the progress warns of a stall (again every STALL_S)
 MAIN = Path(__file__).with_name("worker_main.py")
-log = logging.getLogger("hinter.models")
 
 
 class Worker:
@@ -47,10 +45,9 @@ class Worker:
         self._finalizer = weakref.finalize(self, _stop, self.proc, self.outbox, self.inbox)
         self.outbox.send({"path": list(sys.path), "module": module, "attr": attr})
 
-    def receive(self, timeout: float | None, what: str, stall_s: float = STALL_S):
+    def receive(self, timeout: float | None, what: str):
         """The worker's next message; ModelError when it ends first or `timeout` passes (it is then stopped)."""
         start = time.monotonic()
-        warned = 0
         while True:
             waited = time.monotonic() - start
             step = 0.5 if timeout is None else max(0.0, min(0.5, timeout - waited))
@@ -73,10 +70,6 @@ class Worker:
                 self.stop()
                 raise CallTimeout(f"no answer within the timeout of {timeout:g} s while {what}: the model's worker "
                                  "was stopped and is started again for the next call")
-            if waited >= (warned + 1) * stall_s:
-                warned += 1
-                log.warning("no answer from the model for %.0f s while %s%s", waited, what,
-                            "" if timeout is None else f" (timeout {timeout:g} s)")
 
     @property
     def alive(self) -> bool:
@@ -107,7 +100,7 @@ class WorkerModel(CallableModel):
 
     def __init__(self, spec: str, module: str, attr: str, task=None, timeout: float | None = None,
                  batch_size: int = 64):
-        self.spec, self.timeout, self.stall_s = spec, timeout, STALL_S
+        self.spec, self.timeout = spec, timeout
         self.batch_size = batch_size
         self.task = task if getattr(task, "generative", False) else None
         self.label_task = None if self.task is not None else task
@@ -146,7 +139,7 @@ class WorkerModel(CallableModel):
         except OSError:
             self.worker.stop()
             raise ModelError("the model's worker process ended before it was asked: it is started again") from None
-        reply = self.worker.receive(self.timeout, f"answering {len(texts)} texts", self.stall_s)
+        reply = self.worker.receive(self.timeout, f"answering {len(texts)} texts")
         if reply[0] == "error":
             raise ModelError(reply[1])
         return reply[1]
