@@ -43,7 +43,10 @@ def resolve(module_name: str, attr: str):
 
 
 def main() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the driver's to handle (it stops this process)
+    # Ctrl-C and a SIGTERM to the process group are the driver's to handle: it stops this process when it ends
+    # (and this process ends itself when the driver is gone: watch_parent)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     inbox, outbox = Connection(os.dup(0)), Connection(os.dup(1))
     # the model's prints go to stderr and its reads of stdin find nothing: the channel stays the driver's
     os.dup2(2, 1)
