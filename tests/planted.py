@@ -1,16 +1,25 @@
 """Models with planted biases, importable from the CLI as python:planted:NAME (tests add this folder to the path)."""
 import re
 
-from hinter.dictionary import Dictionary, Pair
 
-# A small dictionary and texts shared by the engine and report tests.
-PAIRS = (
-    Pair("gender", "male", "female", "man", "woman"),
-    Pair("gender", "male", "female", "boy", "girl"),
-    Pair("race", "european", "african", "white", "black"),
-    Pair("race", "european", "asian", "white", "asian"),
-)
-DIC = Dictionary(PAIRS, "planted")
+def __getattr__(name):
+    """PAIRS and DIC, a small dictionary shared by the engine and report tests, built when a test first reads them:
+    a python:planted model runs in a worker process that imports this module, and importing hinter there would
+    cost each run a third of a second."""
+    if name not in ("PAIRS", "DIC"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from hinter.dictionary import Dictionary, Pair
+    pairs = (
+        Pair("gender", "male", "female", "man", "woman"),
+        Pair("gender", "male", "female", "boy", "girl"),
+        Pair("race", "european", "african", "white", "black"),
+        Pair("race", "european", "asian", "white", "asian"),
+    )
+    globals().update(PAIRS=pairs, DIC=Dictionary(pairs, "planted"))
+    return globals()[name]
+
+
+# Texts shared by the engine and report tests.
 TEXTS = [
     "A white man walked into the shop. The film was fine.",
     "The old man liked the white house. It was big.",

@@ -70,7 +70,8 @@ def test_help_lists_each_backends_options_and_defaults():
         assert part in text
     assert "options after ?, NAME=VALUE joined by &" in text
     assert "python:package.module:function (a function from a list of texts to one label per text, e.g. " \
-           "python:mymodels.sentiment:predict)" in text  # no options: no options part
+           "python:mymodels.sentiment:predict; options after ?" in text
+    assert "timeout [none]" in text and "process [worker]" in text  # issue 30: the worker's options
 
 
 class Recorder:
@@ -126,8 +127,16 @@ def test_canonical_spec_keeps_only_options_that_change_results(recorder):
 
 
 def test_a_backend_without_options_gets_its_spec_as_written():
-    assert parse_model_spec("python:mod:fn?x=1").rest == "mod:fn?x=1"
-    with pytest.raises(InputError):  # the function's module cannot be imported: said by the python: backend
+    bare = Backend(prefix="bare-test", loader=lambda rest, **kw: Recorder(rest, kw), usage="bare-test:X",
+                   summary="declares no options")
+    register_backend(bare)
+    try:
+        assert parse_model_spec("bare-test:mod:fn?x=1").rest == "mod:fn?x=1"
+        assert load_model("bare-test:mod:fn?x=1").rest == "mod:fn?x=1"
+        assert "bare-test:X (declares no options)" in help_text()  # no options: no options part
+    finally:
+        BACKENDS.unregister(bare.prefix)
+    with pytest.raises(InputError):  # python: declares its options (issue 30): another one is refused
         load_model("python:no_such_module_here:fn?x=1")
 
 

@@ -191,9 +191,11 @@ class Campaign:
                 "budget": self.config.budget, "reached": True, "incomplete_cells": cells, "texts_done": len(done),
                 "texts_total": total}})
             write_outputs(Run(self.out, store))
+            kept = store.outcome_count()
         finally:
             store.close()
-        return (f"Stopped at the budget {self.config.budget}: {len(done)} of {total} texts done; incomplete: "
+        return (f"Stopped at the budget {self.config.budget}: {len(done)} of {total} texts done (a text is done with "
+                f"all its mutants answered), {kept} answers kept for the next run; incomplete: "
                 f"{', '.join(cells) or 'none'}. Written: {self.out / 'summary.json'} (usage.budget).")
 
 

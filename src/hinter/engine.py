@@ -21,13 +21,13 @@ from .languages import get_language
 from .lint import evaluative_check
 from .measures import summary
 from .models import ModelSpec
-from .models.base import Outcome, OutcomeCache, predict_with_retries
+from .models.base import Outcome, OutcomeCache, predict_with_retries, task_labels
 from .pipeline import (BatchResult, Mutate, ParsedVerdicts, answers_per_text, campaign_dictionary, campaign_texts,
                        judge_for, run_pipeline, task_of, text_batches)
 from .recorded import comparable
 from .records import Replacement, TextRecord, dictionary_replacements, text_key, texts_fingerprint
 from .runlock import lock_run_folder
-from .store import RunStore, empty_run_error, lost_run, unseal
+from .store import MAX_TRIES, RunStore, empty_run_error, lost_run, unseal
 from .tasks import is_generative
 from .usage import JUDGE_ACCOUNT, Meter, Prices, parse_budget
 from .validity import Parser
@@ -71,7 +71,10 @@ class Run:
         return summary(self.store)
 
 
-DETERMINISM_PROBES = 8  # copies of one text asked at start: a 10%-noise model differs within them 34% of the time
+# Copies of one text asked at start. A model whose answer flips with probability p on each call answers all n
+# copies alike with probability (1 - p)^n + p^n: for p = 10%, 43% with n = 8 (it passed more often than not), 3.4%
+# with n = 32, so 32 copies catch a 10%-noise model 96.6% of the time (a 5%-noise one 81%), for one batch of calls.
+DETERMINISM_PROBES = 32
 
 
 def check_determinism(model, text: str) -> tuple[dict, Outcome | None]:
@@ -221,8 +224,11 @@ def execute(config: RunConfig, texts: Sequence[str | TextRecord], model, *, dict
         _run_checks(store, model, records, config, d, suite)
         source = suite if suite is not None else ParsedVerdicts(Mutate(config, d), executor.validate)
         done = store.done_text_ids()
+        again = _ask_again(store, config)
+        if config.adaptive:  # kept as they are (_ask_again)
+            done |= set(store.again_text_ids())
         meter = usage_meter(config, model, store, report, loaded_here)
-        cache = OutcomeCache(model, store, meter=meter)
+        cache = OutcomeCache(model, store, meter=meter, labels=task_labels(task_of(config)))
 
         def judge_cache(judge_model):
             """A judge model's cache: its calls metered apart (usage.judge), against the run's budget."""
@@ -233,11 +239,23 @@ def execute(config: RunConfig, texts: Sequence[str | TextRecord], model, *, dict
         plan = adaptive_plan(config, store, model, d, suite)
         run_pipeline(text_batches(records, done, config.batch_texts), source, StoreSink(store), config,
                      cache=cache, total=len(records), done=len(done), report=report, plan=plan,
-                     decide=judge_for(config, judge_cache))
+                     decide=judge_for(config, judge_cache), again=again)
         return Run(out_dir, store)
     finally:
         executor.close()
         lock.release()
+
+
+def _ask_again(store: RunStore, config: RunConfig) -> frozenset[int]:
+    """The stored texts this run asks again, their answers having been model errors (said in the console); none
+    with --adaptive, whose plan has counted their answered mutants already."""
+    again = store.again_text_ids()
+    if config.adaptive:
+        return frozenset()
+    if again:
+        log.warning("asking the model again about %d texts whose answers were model errors (try %d of %d; answers "
+                    "already stored are not asked again)", len(again), max(again.values()), MAX_TRIES)
+    return frozenset(again)
 
 
 def usage_meter(config: RunConfig, model, store: RunStore | None, report=None, since_load: bool = True,
@@ -356,6 +374,9 @@ def _run_checks(store: RunStore, model, records: list[TextRecord], config: RunCo
         log.warning("the model answered the same text differently when asked again (%s): a flip may be its own "
                     "noise; pass --repeats 5 to ask every text 5 times and compare the answers' distributions",
                     determinism["detail"])
+    elif determinism.get("deterministic") and not several and not is_generative(task_of(config)):
+        log.info("the model answered one text alike %d times: a model flipping 10%% of its answers would have "
+                 "shown it 96.6%% of the time (--repeats measures its flip rate on every text)", DETERMINISM_PROBES)
 
 
 class StoreSink:

@@ -106,9 +106,12 @@ def require_trustworthy(summary: dict, thresholds: Thresholds = Thresholds(), al
                          "the same `hinter run` command) first.")
     failure = model_failure(summary, thresholds)
     if failure and not allow_model_errors:
-        raise ModelFailed(failure, fix="Fix the model or its server and run the same command again (answered texts "
-                          "are not asked again); or raise --max-failed-share / --max-failed-originals, or pass "
-                          "--allow-model-errors to accept the run as it is.")
+        again = h.get("texts_to_ask_again", 0)
+        asked = (f"the {again} texts with model errors are asked again, answered texts are not" if again else
+                 "answered texts are not asked again")
+        raise ModelFailed(failure, fix=f"Fix the model or its server and run the same command again ({asked}); or "
+                          "raise --max-failed-share / --max-failed-originals, or pass --allow-model-errors to accept "
+                          "the run as it is.")
     why = untested(summary) if require_tested else None
     if why:
         raise NothingTested(f"the run tested no mutant: {why}; a gate passed on it would vouch for nothing",

@@ -498,10 +498,12 @@ def summary(store: RunStore, alpha: float | None = None, label: str | None = Non
     }
     f = findings_section(store, alpha, label, s["settings"])
     s["findings"] = f.pop("findings")
-    s["determinism"] = s["settings"].get("checks.determinism")  # the start-up check: one short text asked 8 times
+    s["determinism"] = s["settings"].get("checks.determinism")  # the start-up check: one short text asked DETERMINISM_PROBES (32) times
     s["self_flip"] = f.pop("self_flip")  # with --repeats: how often two answers on one original differ
     s["findings_analysis"] = f  # label of interest, measure (score or label), alpha, counts
     s["significant_findings"] = f["significant"]
     s["population_hidden"] = f["population_hidden"]
     s["health"] = health(s)
+    # texts whose answers were model errors, which the same command or `hinter resume` asks again (store.MAX_TRIES)
+    s["health"]["texts_to_ask_again"] = len(store.again_text_ids())
     return s

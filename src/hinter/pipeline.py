@@ -345,8 +345,13 @@ def judge(batch: TextBatch, verdicts: Verdicts, asked: Asked, decide: Judge, con
             answers=encoded(mutant_answers) if several and o is not None else None,
             discard_reason=None if v else verdicts.reasons[i], aspects=verdict.aspects))
     _mark_hidden(rows, batch.mutants)
+    # per text, its answers (and its mutants') that were model errors: such a text is asked again by a rerun
+    asked_keys: dict[int, set[str]] = {tid: {text_key(rec.text)} for tid, rec in batch.texts}
+    for i, (original_text, mutant_text, _) in asked.views.items():
+        asked_keys[batch.mutants[i].text_id].update((text_key(original_text), text_key(mutant_text)))
     texts = [TextRow(tid, rec.source_id, rec.text, rec.gold, o.encode(), o.raw, o.scores, o.seen,
-                     encoded(answers[text_key(rec.text)]) if several else None)
+                     encoded(answers[text_key(rec.text)]) if several else None,
+                     sum(a.error for k in asked_keys[tid] for a in answers[k]))
              for tid, rec in batch.texts for o in [modal[text_key(rec.text)]]]
     return texts, rows
 
@@ -390,17 +395,21 @@ class Sink(Protocol):
 
 def run_pipeline(batches: Batches, source: VerdictSource, sink: Sink, config: RunConfig, *,
                  cache: OutcomeCache | None = None, total: int = 0, done: int = 0,
-                 report: Progress = lambda *a: None, plan=None, decide: Judge | None = None) -> None:
+                 report: Progress = lambda *a: None, plan=None, decide: Judge | None = None,
+                 again: frozenset[int] = frozenset()) -> None:
     """Every batch through the stages: verdicts from `source`, then (with a model's `cache`) ask and judge; each
     batch's result goes to `sink` (the store commits it whole: a run killed at any moment resumes at the first
     batch not committed, and its counters add up as if it had not stopped). `total`, `done`: texts in all and
     already stored, for `report`. `plan`: --adaptive's hinter.adaptive.Plan, which picks the mutants each batch
-    asks and learns from its answers. `decide`: the oracle (default: the task's, `judge_for`)."""
+    asks and learns from its answers. `decide`: the oracle (default: the task's, `judge_for`). `again`: stored
+    texts asked again (their answers had model errors): their mutation counters were counted when first stored."""
     decide = decide or judge_for(config)
     report("texts", done, total)
     t1 = time.perf_counter()
     for batch, verdicts in source.verdicts(batches):
-        stats = {**batch.counters, "sentences_tagged": verdicts.sentences_tagged,
+        # a batch is stored whole: its texts are all new, or all asked again (the counters then counted already)
+        counted = not (batch.texts and batch.texts[0][0] in again)
+        stats = {**(batch.counters if counted else {}), "sentences_tagged": verdicts.sentences_tagged,
                  "sentences_parsed": verdicts.sentences_parsed}
         if cache is None:  # a suite's build: the verdicts are what it keeps
             sink(BatchResult(batch, verdicts, None, None, stats))
@@ -413,7 +422,7 @@ def run_pipeline(batches: Batches, source: VerdictSource, sink: Sink, config: Ru
             texts, rows = judge(batch, verdicts, asked, decide, config)
             if plan is not None:
                 plan_round(plan, texts, rows)
-            stats.update({"model_calls": asked.calls, "model_errors": asked.errors,
+            stats.update({"model_calls": asked.calls, "model_errors": sum(t.errors for t in texts),
                           # the time the driver waited for the verdicts (mutation included): with an executor
                           # working ahead, validity time is hidden behind the model stage
                           "seconds_mutation": batch.seconds_mutation,

@@ -35,10 +35,11 @@ class TextRow:
     scores: tuple[tuple[str, float], ...] | None = None
     seen: int | None = None
     answers: tuple[str | None, ...] | None = None  # --repeats: every answer
+    errors: int = 0  # answers about the text and its mutants that were model errors: the text is asked again
 
     def as_tuple(self) -> tuple:
         return (self.text_id, self.source_id, self.text, self.gold, self.outcome, self.raw, scores_to_json(self.scores),
-                self.seen, list_json(self.answers))
+                self.seen, list_json(self.answers), self.errors or None)
 
 
 @dataclass

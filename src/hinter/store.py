@@ -30,7 +30,9 @@ CREATE TABLE IF NOT EXISTS texts (
     raw TEXT,                         -- the model's raw answer
     scores TEXT,                      -- JSON [[label, score], ...] where the backend gives scores
     seen INTEGER,                     -- characters the model read when it truncated the text (NULL: all)
-    answers TEXT                      -- with --repeats: JSON list of every answer (outcome is the most frequent)
+    answers TEXT,                     -- with --repeats: JSON list of every answer (outcome is the most frequent)
+    errors INTEGER,                   -- answers about the text and its mutants that were model errors (NULL: 0)
+    tries INTEGER                     -- runs that asked about it (NULL: 1); with errors, asked again up to MAX_TRIES
 );
 CREATE TABLE IF NOT EXISTS mutants (
     mutant_id INTEGER PRIMARY KEY,
@@ -73,8 +75,10 @@ CREATE TABLE IF NOT EXISTS outcomes (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS mutants_attrs ON mutants(attributes);
 """
+MAX_TRIES = 3  # runs that ask a text whose answers were model errors; then its errors are kept as they are
+
 # Columns added after the first release: a run folder made before them gains them, empty, when opened.
-ADDED_COLUMNS = {"texts": ("scores TEXT", "seen INTEGER", "answers TEXT"), "outcomes": ("scores TEXT", "seen INTEGER"),
+ADDED_COLUMNS = {"texts": ("scores TEXT", "seen INTEGER", "answers TEXT", "errors INTEGER", "tries INTEGER"), "outcomes": ("scores TEXT", "seen INTEGER"),
                  "mutants": ("scores TEXT", "seen INTEGER", "unseen INTEGER", "base_outcome TEXT", "base_scores TEXT",
                              "answers TEXT", "discard_reason TEXT", "aspects TEXT")}
 
@@ -309,11 +313,22 @@ class RunStore:
                     stats: dict[str, float] | None) -> None:
         packed: dict[int, bytes] = {}
         with self.db:
+            # texts stored before with model errors, asked again: their old rows are replaced, their old errors no
+            # longer count (the stat model_errors is the errors standing), and their try is counted
+            ids = [t.text_id for t in texts]
+            before = {tid: (errors or 0, tries or 1) for i in range(0, len(ids), 500) for tid, errors, tries in
+                      self.db.execute(f"SELECT text_id, errors, tries FROM texts WHERE text_id IN "
+                                      f"({','.join('?' * len(ids[i:i + 500]))})", ids[i:i + 500])}
+            stats = dict(stats or {})
+            if before:
+                stats["model_errors"] = stats.get("model_errors", 0) - sum(e for e, _ in before.values())
+                self.db.executemany("DELETE FROM mutants WHERE text_id = ?", [(tid,) for tid in before])
             self.db.executemany("INSERT INTO stats VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = value + excluded.value",
-                                list((stats or {}).items()))
+                                list(stats.items()))
             self.db.executemany("INSERT OR REPLACE INTO texts (text_id, source_id, text, gold, outcome, raw, scores, seen,"
-                                " answers) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                                [t.as_tuple() for t in texts])
+                                " answers, errors, tries) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                                [(*t.as_tuple(), before[t.text_id][1] + 1 if t.text_id in before else None)
+                                 for t in texts])
             self.db.executemany(
                 "INSERT OR REPLACE INTO mutants (text_id, ord, attributes, pair_key, edits, changed_sentences,"
                 " valid, outcome, raw, queried, bias, hidden, strictly_hidden, scores, seen, unseen, base_outcome,"
@@ -335,8 +350,17 @@ class RunStore:
             yield TextRow(*r[:6], scores_from_json(r[6]), r[7], _unjson(r[8]))
 
     def done_text_ids(self) -> set[int]:
-        """The texts already stored (with their mutants: a batch is committed whole): what a resumed run skips."""
-        return {tid for (tid,) in self.db.execute("SELECT text_id FROM texts")}
+        """The texts already stored (with their mutants: a batch is committed whole) and answered: what a resumed
+        run skips. A text with a model error among its answers is asked again (`again_text_ids`), up to MAX_TRIES
+        runs; then it is kept as it is."""
+        return {tid for (tid,) in self.db.execute(
+            "SELECT text_id FROM texts WHERE COALESCE(errors, 0) = 0 OR COALESCE(tries, 1) >= ?", (MAX_TRIES,))}
+
+    def again_text_ids(self) -> dict[int, int]:
+        """The stored texts a rerun asks again (a model error among their answers), with the try it will be."""
+        return {tid: tries + 1 for tid, tries in self.db.execute(
+            "SELECT text_id, COALESCE(tries, 1) FROM texts WHERE errors > 0 AND COALESCE(tries, 1) < ?",
+            (MAX_TRIES,))}
 
     def mutants(self) -> Iterator[MutantRow]:
         """Every stored mutant, in the order stored."""

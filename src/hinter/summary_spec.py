@@ -133,13 +133,14 @@ RUN = (
           "as stored (at most 3)", data_keyed=True),
     Entry(("health",), "health.health", "`complete` (all texts done), `texts_done`, `texts_total`, "
           "`model_calls`, `failed_calls` (model errors and unparseable answers), `failed_share`, "
-          "`originals_unanswered`. A run whose `failed_share` exceeds `--max-failed-share` (0.05) or whose "
+          "`originals_unanswered`, `texts_to_ask_again` (texts with a model error among their answers, which the "
+          "same command or `hinter resume` asks again, up to 3 runs). A run whose `failed_share` exceeds `--max-failed-share` (0.05) or whose "
           "`originals_unanswered` exceeds `--max-failed-originals` (0) ends with exit 3, and `check` / `--fail-on` "
           "refuse it (exit 3) unless `--allow-model-errors`; `check` refuses an incomplete run, and `check` / "
           "`--fail-on` refuse a run that tested no mutant (exit 3, saying why: no dictionary word matched, every "
           "mutant discarded, no usable answer)",
           fields=("complete", "texts_done", "texts_total", "model_calls", "failed_calls", "failed_share",
-                  "originals_unanswered")),
+                  "originals_unanswered", "texts_to_ask_again")),
     Entry(("findings",), "findings.analyse", "one per cell (an attribute's source -> target group; for "
           "intersectional cells the tuple of them): `kind`, `components` [{`attribute`, `source_group`, "
           "`target_group`}], `tested`, `texts`, `texts_changed`, `flips`, `transitions` {\"A->B\": n}, `toward`, "

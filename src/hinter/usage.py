@@ -225,8 +225,10 @@ class Meter:
         next_ = self._batch_estimate(texts)[self.budget.kind]
         if force or now + next_ > self.budget.amount:
             shown = f"{now:.4g}" if self.budget.kind == "cost" else f"{int(now)}"
+            # `texts`: one model call's inputs, originals and mutants together (not --batch-texts' dataset texts)
             raise BudgetReached(f"the budget {self.budget} is reached: {shown} {self.budget.kind} spent, and the "
-                                f"next batch of {len(texts)} texts would take about {next_:.4g} more",
+                                f"next model call, on {len(texts)} inputs (originals and their mutants), would take "
+                                f"about {next_:.4g} more",
                                 where="--budget", fix="Every answer so far is kept in the run folder; run the same "
                                 "command with a larger --budget (it counts what was spent) or without one to "
                                 "continue where it stopped.")

@@ -377,9 +377,24 @@ def print_summary(s: dict, out_dir: Path, seconds: float) -> None:
         if n["mutants"]:
             out_console.print(f"Evaluative pairs (\"man\" -> \"ugly man\"): {n['mutants']} mutants, {n['biased']} "
                               "biased, marked in the report; --exclude-evaluative leaves them out.", highlight=False)
+    if s["unparseable"].get("answers"):
+        shown = [e for e in s.get("first_errors", []) if e.startswith("unparseable answer: ")]
+        out_console.print(f"[yellow]Unparseable answers: {s['unparseable']['answers']}[/] (never a finding)"
+                          + (f"; first: {'; '.join(e[:200] for e in shown)}" if shown else "."),
+                          highlight=False, soft_wrap=True)
     if s.get("model_errors"):
+        again = s["health"].get("texts_to_ask_again", 0)
         out_console.print(f"[red]Model errors: {s['model_errors']} texts got no answer after retries[/] (counted "
-                          "apart, never as bias or as no bias; their raw error is in run.sqlite).")
+                          "apart, never as bias or as no bias; their raw error is in run.sqlite)"
+                          + (f"; the same command or `hinter resume` asks {again} texts again." if again else "."),
+                          highlight=False, soft_wrap=True)
+    flip = s.get("self_flip")
+    if flip and flip.get("rate") is not None:  # --repeats measured the model's own noise
+        low, high = flip["ci"] or (None, None)
+        out_console.print(f"Self-flip rate (--repeats: two answers of the model on one original differ): "
+                          f"{100 * flip['rate']:.1f}%" + (f" (95% CI {100 * low:.1f}-{100 * high:.1f}%)"
+                                                         if low is not None else "") + f", over {flip['texts']} texts.",
+                          highlight=False, soft_wrap=True)
     out_console.print(f"Model calls: {s['model_calls']}, sentences tagged: {s.get('sentences_tagged', 0)}, "
                       f"given dependencies: {s['sentences_parsed']}, "
                       f"wall time {seconds:.1f} s.")

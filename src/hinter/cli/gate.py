@@ -25,12 +25,19 @@ def gate(s: dict, fail_on: list[str], junit: Optional[Path], thresholds: Thresho
     """A partial run or a failed model stops the gate first (exit 3): a gate must not pass on what was not tested.
     `verdict`: the run itself ends here (run, demo, resume), so a failed model stops it even without conditions.
     `folder`: the run's, named in the messages."""
-    from ..report.gate import evaluate, parse_condition, write_junit
+    from ..errors import HinterError
+    from ..report.gate import evaluate, parse_condition, write_junit, write_junit_error
     from ..triage import gated
     if verdict or fail_on or junit is not None:
         # a gate on a run that tested nothing would pass on nothing: exit 3 saying why (health.untested)
-        require_trustworthy(s, thresholds, allow_model_errors, require_tested=bool(fail_on) or junit is not None,
-                            folder=folder)
+        try:
+            require_trustworthy(s, thresholds, allow_model_errors, require_tested=bool(fail_on) or junit is not None,
+                                folder=folder)
+        except HinterError as e:
+            if junit is not None:  # the CI's JUnit says why there is no verdict (issue 30: not a missing file)
+                write_junit_error(junit, e.message)
+                console.print(f"JUnit: {junit}", highlight=False)
+            raise
     t = s.get("triage")
     s = gated(s)  # a reviewer's "not a bias" (triage.json, hinter serve): those instances do not count
     if t and t["dismissed"] and (fail_on or junit is not None):

@@ -3,8 +3,11 @@ from __future__ import annotations
 
 import logging
 import numbers
-from typing import Iterable, Iterator, Protocol, Sequence, runtime_checkable
+import threading
+from contextlib import contextmanager
+from typing import Callable, Iterable, Iterator, Protocol, Sequence, runtime_checkable
 
+from ..errors import ModelError
 from ..records import Outcome, text_key
 
 
@@ -67,17 +70,48 @@ class BatchSpreadingModel(Model, Protocol):
         ...
 
 
+STALL_S = 60.0  # seconds a call may go without an answer before the progress warns of a stall (again each STALL_S)
+
+
+@contextmanager
+def stall_watch(model: Model, texts: int):
+    """Warn, every `model.stall_s` (STALL_S) seconds, while a call of `texts` texts has not answered: a hanging
+    model shows itself in the progress, whatever its backend, instead of an ETA that climbs."""
+    every = getattr(model, "stall_s", STALL_S)
+    done = threading.Event()
+
+    def watch() -> None:
+        waited = 0.0
+        while not done.wait(every):
+            waited += every
+            logging.getLogger("hinter.models").warning(
+                "no answer from the model for %.0f s on a call of %d texts%s", waited, texts,
+                f" (timeout {model.timeout:g} s)" if getattr(model, "timeout", None) else "")
+
+    thread = threading.Thread(target=watch, daemon=True, name="hinter-stall-watch")
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+
+
+class CallTimeout(ModelError):
+    """A call that outlived its timeout: not tried again (a text that hangs the model hangs it again, a timeout
+    each time); the split of its batch (answer_apart) finds the text."""
+
+
 def predict_with_retries(model: Model, texts: list[str], retries: int = 2, backoff_s: float = 0.5,
                          derived: dict | None = None) -> list[Outcome] | str:
     """The model's outcomes for one batch, or the text of its last error when every try failed. A fatal
     ModelError (retrying cannot help) is raised. `derived`: see OutcomeCache.predict_repeats."""
     import time
 
-    from ..errors import ModelError
     last = ""
     for attempt in range(retries + 1):
         try:
-            outs = model.predict(texts, derived) if derived else model.predict(texts)
+            with stall_watch(model, len(texts)):
+                outs = model.predict(texts, derived) if derived else model.predict(texts)
             if len(outs) != len(texts):
                 raise ModelError(f"the model returned {len(outs)} outcomes for {len(texts)} texts",
                                  fix="A model must return exactly one outcome per input text, in order.", fatal=True)
@@ -86,6 +120,8 @@ def predict_with_retries(model: Model, texts: list[str], retries: int = 2, backo
             if e.fatal:
                 raise
             last = e.message
+            if isinstance(e, CallTimeout):
+                break
         except Exception as e:  # a failing model must not become a verdict, nor end the run at once
             last = f"{type(e).__name__}: {e}"
         if attempt < retries:
@@ -95,6 +131,64 @@ def predict_with_retries(model: Model, texts: list[str], retries: int = 2, backo
                                                        len(texts), last[:200], attempt + 1, retries, wait)
             time.sleep(wait)
     return last
+
+
+OUTAGE_PIECES = 8  # a split where this many pieces all fail is the service failing, not some texts
+
+
+def answer_apart(model: Model, texts: list[str], error: str, retries: int = 0, backoff_s: float = 0.5,
+                 sent: Callable[[list[str]], None] | None = None) -> list[Outcome]:
+    """The outcomes of a batch whose call failed with `error`: a failing text fails alone. The failing parts are
+    split in halves, level by level, and each half asked again (`sent` told of each call) down to the texts that
+    fail alone, the only ones recorded as model errors, each with its own error. A bad text costs about
+    2 log2(batch) more calls, not the batch. Where every piece of a level of OUTAGE_PIECES or more fails, no text
+    stands apart (a server down): the texts left are errors at once, so an outage costs 15 calls a batch, not 2n."""
+    out: list[Outcome | None] = [None] * len(texts)
+    failing = [(0, len(texts), error)]  # [start, end) of each part that failed, with its error
+    while failing:
+        asked, still = 0, []
+        for start, end, err in failing:
+            if end - start == 1:
+                out[start] = Outcome(None, f"model error: {err}", error=True)
+                continue
+            mid = (start + end) // 2
+            for a, b in ((start, mid), (mid, end)):
+                if sent is not None:
+                    sent(texts[a:b])
+                got = predict_with_retries(model, texts[a:b], retries, backoff_s)
+                asked += 1
+                if isinstance(got, str):
+                    still.append((a, b, got))
+                else:
+                    out[a:b] = got
+        if asked >= OUTAGE_PIECES and len(still) == asked:
+            for a, b, err in still:
+                out[a:b] = [Outcome(None, f"model error: {err}", error=True)] * (b - a)
+            still = []
+        failing = still
+    return out  # type: ignore[return-value]
+
+
+def readable(outcome: Outcome, labels: dict[str, str] | None) -> Outcome:
+    """The outcome, or an unparseable one when it names a label the task does not have: an answer is an answer
+    only if the task can read it ("maybe" for a task of accept and reject never enters a finding). `labels`: the
+    task's labels by their lower case (a label in another case reads as given: "positive" for Positive), None to
+    read any label (no task: a classifier's own labels)."""
+    if labels is None or outcome.value is None or outcome.error:
+        return outcome
+    values = outcome.value if isinstance(outcome.value, frozenset) else (outcome.value,)
+    unknown = sorted(v for v in values if v.lower() not in labels)
+    if not unknown:
+        return outcome
+    return Outcome(None, f"not a label of the task ({', '.join(sorted(labels.values()))}): "
+                         f"{', '.join(map(repr, unknown))}; answer: {outcome.raw}", scores=outcome.scores,
+                   seen=outcome.seen)
+
+
+def task_labels(task) -> dict[str, str] | None:
+    """`readable`'s labels of a task (None: a generative task, or none)."""
+    labels = getattr(task, "labels", None) if task is not None and not getattr(task, "generative", False) else None
+    return {label.lower(): label for label in labels} if labels else None
 
 
 def _then(results: Iterable, stop) -> Iterator:
@@ -107,8 +201,11 @@ class OutcomeCache:
     """Outcomes per (model fingerprint, exact text): the same text is never sent twice in a run."""
 
     def __init__(self, model: Model, store=None, retries: int = 2, max_failed_batches: int = 5,
-                 backoff_s: float = 0.5, meter=None):
+                 backoff_s: float = 0.5, meter=None, labels: dict[str, str] | None = None):
         self.model, self.store = model, store
+        # the task's labels (task_labels; default: those of the task the model was loaded with): an answer naming
+        # another label is unparseable
+        self.labels = labels if labels is not None else task_labels(getattr(model, "label_task", None))
         # hinter.usage.Meter: counts what each batch sent costs, and stops before one would exceed --budget
         self.meter = meter
         self._memory: dict[str, Outcome] = {}
@@ -142,7 +239,9 @@ class OutcomeCache:
         wanted = {k + (f"#{r}" if r else ""): t for r in repeats for k, t in by_key.items()}
         missing = [k for k in wanted if k not in self._memory]
         if missing and self.store is not None:
-            self._memory.update(self.store.cached_outcomes(self.model.fingerprint, missing))
+            # read as the task reads them: an answer stored before its task was checked is unparseable all the same
+            self._memory.update((k, readable(o, self.labels)) for k, o in
+                                self.store.cached_outcomes(self.model.fingerprint, missing).items())
             missing = [k for k in missing if k not in self._memory]
         bs = max(1, self.model.batch_size)
         key_chunks = [missing[i:i + bs] for i in range(0, len(missing), bs)]
@@ -165,19 +264,22 @@ class OutcomeCache:
             self.calls += len(keys)
             if meter is not None:  # what was written, where at hand: the written tokens are counted from it
                 meter.record(texts_sent, None if isinstance(outs, str) else [o.raw for o in outs])
-            if isinstance(outs, str):
-                self.errors += len(keys)
-                self._failed_in_a_row += 1
-                if self._failed_in_a_row >= self.max_failed_batches:
-                    from ..errors import ModelError
-                    raise ModelError(f"the model failed on {self._failed_in_a_row} batches in a row (last error: "
-                                     f"{outs})", fix="Check the model or its server; finished batches are saved, and "
-                                     "running the same command again continues the run.")
-                # not cached: a later run asks again; this run records a model error, never a verdict
-                errors = {k: Outcome(None, f"model error: {outs}", error=True) for k in keys}
-                self._memory.update(errors)
-                continue
-            self._failed_in_a_row = 0
+            if isinstance(outs, str):  # every try failed: find the texts that fail it, answer the others
+                outs = answer_apart(self.model, texts_sent, outs, 0, self.backoff_s,
+                                    None if meter is None else meter.record)
+                if all(o.error for o in outs):
+                    self._failed_in_a_row += 1
+                    if self._failed_in_a_row >= self.max_failed_batches:
+                        raise ModelError(f"the model failed on {self._failed_in_a_row} batches in a row (last error: "
+                                         f"{outs[0].raw.removeprefix('model error: ')})",
+                                         fix="Check the model or its server; finished batches are saved, and running "
+                                         "the same command again continues the run (texts with model errors are "
+                                         "asked again).")
+                else:
+                    self._failed_in_a_row = 0
+            else:
+                self._failed_in_a_row = 0
+            outs = [readable(o, self.labels) for o in outs]
             self._memory.update(zip(keys, outs))
             self.errors += sum(o.error for o in outs)
             if self.store is not None:  # errors are not cached: a later run asks again

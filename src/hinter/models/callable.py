@@ -18,7 +18,12 @@ The function gets a list of texts and returns one outcome per text, in order. An
                  "scores": {"Positive": p[0], "Negative": p[1]}} for p in probs]
 
 Anything else (or a dict with other keys, or scores that are not numbers) is recorded as unparseable, its raw
-answer saying why. The backend takes no options.
+answer saying why.
+
+A spec's function runs in a worker process (models/worker.py): an exception, `sys.exit`, a crash or a hang in it is
+a model error for the texts of that call, never the end of hinter or its exit code. Options: `timeout` (seconds a
+call may take; none by default), `process=inline` (run it in hinter's own process, as a function passed to
+`hinter.run(model=...)` always is: it may be a closure, which no other process can import).
 
 The model's fingerprint (under which a run stores its answers, and which a rerun into the same folder must match)
 is the spec and a hash of the code: the function's module file and the Python files it imports from its folder
@@ -36,18 +41,14 @@ from __future__ import annotations
 import ast
 import functools
 import hashlib
-import importlib
 import logging
 import os
-import re
 import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Callable, Sequence
 
-from ..errors import InputError
 from .base import Outcome, normalise
-from .registry import Backend, register_backend
 
 
 SOURCE_MARK = "@source="  # fingerprint = "python:" + name + SOURCE_MARK + hash of the code (when it has a file)
@@ -129,7 +130,8 @@ class CallableModel:
                  task=None):
         self.function = function
         self.batch_size = batch_size
-        self.task = task if getattr(task, "generative", False) else None  # a label task needs nothing of it
+        self.task = task if getattr(task, "generative", False) else None  # a generative task makes strings answers
+        self.label_task = None if self.task is not None else task  # a label task: what OutcomeCache reads
         inner = function.func if isinstance(function, functools.partial) else function  # the user's code
         module = sys.modules.get(getattr(inner, "__module__", None) or "")
         self.source_files = source_files(module) if module is not None else []
@@ -142,10 +144,13 @@ class CallableModel:
                 "name alone, so a run folder it answered into would reuse its answers after a change; pass "
                 "overwrite=True after changing it", self.fingerprint)
 
+    def _call(self, texts: list[str]) -> Sequence[object]:
+        return self.function(texts)
+
     def predict(self, texts: Sequence[str]) -> list[Outcome]:
         if self.task is not None:
-            return [self._written(o) for o in self.function(list(texts))]
-        return [normalise(o) for o in self.function(list(texts))]
+            return [self._written(o) for o in self._call(list(texts))]
+        return [normalise(o) for o in self._call(list(texts))]
 
     def _written(self, value: object) -> Outcome:
         if isinstance(value, Outcome):
@@ -154,41 +159,3 @@ class CallableModel:
             return Outcome(None, f"model error: a generative task's function must return a string per text, got "
                                  f"{type(value).__name__}", error=True)
         return self.task.answer(value)
-
-
-def load_callable(spec: str, task=None) -> CallableModel:
-    """`package.module:function` -> CallableModel (`task`: a task or its name; a generative one makes the function's
-    strings answers). A recorded fingerprint (`...@source=HASH`) reads as its spec."""
-    spec = re.sub(re.escape(SOURCE_MARK) + r"[0-9a-f]+$", "", spec)
-    module_name, _, attr = spec.partition(":")
-    if not module_name or not attr:
-        raise InputError(f"cannot read the model spec 'python:{spec}'", where="--model",
-                         fix="Write python:package.module:function, e.g. python:mymodels.sentiment:predict.")
-    # `python -m` puts the current folder on the path but the `hinter` script does not: a user's
-    # biased_model.py beside them must import all the same (it is searched last, after installed packages).
-    if os.getcwd() not in sys.path:
-        sys.path.append(os.getcwd())
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as e:
-        raise InputError(f"cannot import module {module_name!r} ({e})", where="--model",
-                         fix=f"Run from the folder holding {module_name.replace('.', '/')}.py, set PYTHONPATH to "
-                             "it, or install the package.") from None
-    function = module
-    for part in attr.split("."):
-        function = getattr(function, part, None)
-        if function is None:
-            raise InputError(f"module {module_name!r} has no attribute {attr!r}", where="--model",
-                             fix="Name a function that takes a list of texts and returns one outcome per text.")
-    if not callable(function):
-        raise InputError(f"{spec} is not callable", where="--model")
-    if isinstance(task, str):
-        from ..tasks import get_task
-        task = get_task(task)
-    return CallableModel(function, spec, task=task)
-
-
-BACKEND = register_backend(Backend(
-    prefix="python", loader=lambda rest, task=None, **_: load_callable(rest, task), usage="python:package.module:function",
-    summary="a function from a list of texts to one label per text",
-    example="python:mymodels.sentiment:predict"))

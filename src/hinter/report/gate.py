@@ -147,3 +147,14 @@ def write_junit(path: Path, summary: dict, conditions: list[Condition]) -> None:
         lines.append("  </testcase>")
     lines += ["</testsuite>", "</testsuites>"]
     write_atomic(path, "\n".join(lines) + "\n")
+
+
+def write_junit_error(path: Path, problem: str) -> None:
+    """A JUnit file for a run that gives no verdict (its model failed, it is unfinished, it tested nothing): one
+    test case, `hinter.run health`, in error with the reason, so that a CI reading JUnit sees why, not no file."""
+    lines = ['<?xml version="1.0" encoding="UTF-8"?>', '<testsuites tests="1" failures="0" errors="1">',
+             '<testsuite name="hinter" tests="1" failures="0" errors="1" skipped="0">',
+             '  <testcase classname="hinter.run" name="health">',
+             f"    <error message={quoteattr(problem)}>{escape(problem)}</error>", "  </testcase>",
+             "</testsuite>", "</testsuites>"]
+    write_atomic(path, "\n".join(lines) + "\n")
