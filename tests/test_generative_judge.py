@@ -12,7 +12,7 @@ from planted_generative import write_campaign
 
 from hinter.errors import InputError, ModelError
 from hinter.generative import FreeTextJudge
-from hinter.generative.judge_aspect import RUBRIC, judge_agreement, judge_aspect
+from hinter.generative.judge_aspect import RUBRIC, judge_agreement, judge_aspect, judge_model
 from hinter.tasks import load_task_file
 
 HERE = Path(__file__).parent
@@ -103,6 +103,7 @@ def test_a_judge_that_answers_neither_yes_nor_no_stops_the_aspect_with_the_fix()
 def test_one_mutant_is_judged_in_one_batch_and_no_answer_twice(monkeypatch, tmp_path):
     log = tmp_path / "judged.log"
     monkeypatch.setenv("HINTER_TEST_JUDGED", str(log))
+    judge_model.cache_clear()  # a python: judge runs in a worker process: one started now sees the variable
     aspect = judge_aspect("python:planted_judge:favourable")
     judge = FreeTextJudge([aspect])
     original = ["The man is great.", "The man would be a poor fit."]
