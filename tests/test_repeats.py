@@ -52,8 +52,10 @@ def test_with_repeats_the_self_flip_rate_covers_the_truth(tmp_path, seed):
     low, high = s["self_flip"]["ci"]
     assert low <= planted.NOISY_SELF_FLIP <= high, s["self_flip"]
     # the console says it too (issue 30: it was in summary.json alone)
-    assert f"Self-flip rate (--repeats: two answers of the model on one original differ): " \
-           f"{100 * s['self_flip']['rate']:.1f}% (95% CI {100 * low:.1f}-{100 * high:.1f}%)" in r.stdout
+    line = (f"Self-flip rate (--repeats: two answers of the model on one original differ): "
+            f"{100 * s['self_flip']['rate']:.1f}% (95% CI {100 * low:.1f}-{100 * high:.1f}%)")
+    assert line in r.stdout
+    assert line in " ".join((out / "report.html").read_text().split())  # and the report, before the numbers
     assert s["findings_analysis"]["measure"] == "label" and s["findings"]
     assert s["model_calls"] == 5 * len(set(_asked_texts(out)))  # 5 answers a text (the check's probes apart)
 

@@ -122,6 +122,13 @@ def warnings(s: dict) -> list[str]:
         out.append(f"The model answered the same text differently when asked again ({check.get('detail')}): a flip "
                    "may be its own noise, not a bias. Run again with --repeats 5 to ask every text 5 times and "
                    "compare the answers' distributions.")
+    flip = s.get("self_flip")
+    if flip and flip.get("rate") is not None:  # --repeats measured the model's own noise (issue 30: shown, not hidden)
+        low, high = flip.get("ci") or (None, None)
+        out.append(f"Self-flip rate (--repeats: two answers of the model on one original differ): "
+                   f"{100 * flip['rate']:.1f}%" + (f" (95% CI {100 * low:.1f}-{100 * high:.1f}%)" if low is not None
+                                                   else "") + f", over {flip['texts']} texts. A mutant differs only "
+                   "where its answers' distribution differs from its original's beyond this noise.")
     return out
 
 
