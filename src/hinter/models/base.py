@@ -169,6 +169,9 @@ def answer_apart(model: Model, texts: list[str], error: str, retries: int = 0, b
     return out  # type: ignore[return-value]
 
 
+SET_SEPARATOR = " | "  # a label set's encoding (records.Outcome.encode, findings.SET_SEPARATOR)
+
+
 def readable(outcome: Outcome, labels: dict[str, str] | None) -> Outcome:
     """The outcome, or an unparseable one when it names a label the task does not have: an answer is an answer
     only if the task can read it ("maybe" for a task of accept and reject never enters a finding). `labels`: the
@@ -176,7 +179,12 @@ def readable(outcome: Outcome, labels: dict[str, str] | None) -> Outcome:
     read any label (no task: a classifier's own labels)."""
     if labels is None or outcome.value is None or outcome.error:
         return outcome
-    values = outcome.value if isinstance(outcome.value, frozenset) else (outcome.value,)
+    if isinstance(outcome.value, frozenset):
+        values = outcome.value
+    elif outcome.value == "(none)":  # a multi-label answer naming no label, as stored (records.Outcome.encode)
+        values = ()
+    else:  # a label, or a multi-label answer as stored or sent back by a worker: "a | b"
+        values = outcome.value.split(SET_SEPARATOR)
     unknown = sorted(v for v in values if v.lower() not in labels)
     if not unknown:
         return outcome
