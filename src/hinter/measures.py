@@ -233,21 +233,30 @@ def evaluative_pairs(settings: dict) -> set[str] | None:
     return None if check is None else set(check["pairs"])
 
 
-def evaluative_counts(by_key: dict, evaluative: set[str], per_combo: dict[str, dict]) -> dict:
-    """Per combination (added to `per_combo` as "evaluative") and in total: the mutants that use an evaluative
-    pair ("man" -> "ugly man"), the valid ones, and the biased ones: flips a model may owe to a word's sentiment."""
-    def empty():
-        return {"mutants": 0, "valid": 0, "tested": 0, "biased": 0}
+def _empty_counts() -> dict:
+    return {"mutants": 0, "valid": 0, "tested": 0, "biased": 0}
 
-    per: dict[str, dict] = defaultdict(empty)
+
+def counts_using(by_key: dict, pair_ids: set[str] | frozenset[str]) -> dict[str, dict]:
+    """Per combination: the mutants that apply one of `pair_ids` (evaluative pairs, occupational ones), the valid,
+    tested and biased ones."""
+    per: dict[str, dict] = defaultdict(_empty_counts)
     for v in by_key.values():
-        if not evaluative.intersection(v.pair_ids):
+        if pair_ids.isdisjoint(v.pair_ids):
             continue
         c = per[v.attributes]
         c["mutants"] += 1
         c["valid"] += int(v.valid)
         c["tested"] += int(_tested(v))
         c["biased"] += int(_tested(v) and bool(v.bias))
+    return per
+
+
+def evaluative_counts(by_key: dict, evaluative: set[str], per_combo: dict[str, dict]) -> dict:
+    """Per combination (added to `per_combo` as "evaluative") and in total: the mutants that use an evaluative
+    pair ("man" -> "ugly man"), the valid ones, and the biased ones: flips a model may owe to a word's sentiment."""
+    empty = _empty_counts
+    per = counts_using(by_key, evaluative)
     for combo, m in per_combo.items():
         m["evaluative"] = per.get(combo, empty())
     totals = {kind: {k: sum(m["evaluative"][k] for m in per_combo.values() if (m["order"] >= 2) == (kind != "atomic"))
@@ -290,18 +299,8 @@ def occupational_counts(by_key: dict, occupational: frozenset[str], per_combo: d
     """Per combination (added to `per_combo` as "occupational", where it has some) and in total: the mutants
     that apply an occupational pair (manager -> cashier), the valid, tested and biased ones: flips of a stereotyped
     occupation, not of the person's gender. None when the run applied no occupational pair."""
-    def empty():
-        return {"mutants": 0, "valid": 0, "tested": 0, "biased": 0}
-
-    per: dict[str, dict] = defaultdict(empty)
-    for v in by_key.values():
-        if occupational.isdisjoint(v.pair_ids):
-            continue
-        c = per[v.attributes]
-        c["mutants"] += 1
-        c["valid"] += int(v.valid)
-        c["tested"] += int(_tested(v))
-        c["biased"] += int(_tested(v) and bool(v.bias))
+    empty = _empty_counts
+    per = counts_using(by_key, occupational)
     if not per:
         return None
     for combo, c in per.items():
