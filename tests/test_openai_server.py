@@ -7,6 +7,7 @@ the prompt tail separately and evaluates them in fixed chunks (see gguf.py), whi
 whole prompt at once and evaluates it in one batch. Token boundaries at the joins and batch shapes change the
 two label logits by up to about 0.2, so the labels are compared where the in-process margin is wider than that.
 """
+import json
 import os
 import re
 import socket
@@ -169,3 +170,98 @@ def test_same_campaign_in_process_and_behind_the_server(server, tmp_path):
     for h, (outcome, raw) in runs["local"].items():
         if abs(logit_margin(raw)) > MARGIN:
             assert runs["served"][h][0] == outcome
+
+
+class DroppingProxy:
+    """An HTTP proxy on loopback in front of the server that, for a while, closes connections without answering
+    (a lost connection, as a load balancer restarting gives): requests `drop_from` to `drop_from + drops - 1`
+    (counting POSTs) are dropped, the others forwarded. It logs the prompt of every request it answered."""
+
+    def __init__(self, upstream: str, drop_from: int, drops: int):
+        import http.server
+        import json
+        import threading
+        self.upstream, self.drop_from, self.drops = upstream.rsplit("/v1", 1)[0], drop_from, drops
+        self.posts, self.dropped, self.answered = 0, 0, []
+        lock = threading.Lock()
+        proxy = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def _forward(self, body: bytes | None):
+                req = urllib.request.Request(proxy.upstream + self.path, data=body, method=self.command,
+                                             headers={k: v for k, v in self.headers.items()
+                                                      if k.lower() in ("content-type", "authorization")})
+                try:
+                    with urllib.request.urlopen(req, timeout=120) as r:
+                        status, payload, kind = r.status, r.read(), r.headers.get("Content-Type", "")
+                except urllib.error.HTTPError as e:
+                    status, payload, kind = e.code, e.read(), e.headers.get("Content-Type", "")
+                self.send_response(status)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+                return status
+
+            def do_GET(self):
+                self._forward(None)
+
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                with lock:
+                    proxy.posts += 1
+                    drop = proxy.drop_from <= proxy.posts < proxy.drop_from + proxy.drops
+                    proxy.dropped += drop
+                if drop:  # the connection lost: closed with no answer
+                    self.close_connection = True
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                    return
+                if self._forward(body) == 200:
+                    with lock:
+                        proxy.answered.append(json.loads(body).get("prompt"))
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def test_a_lost_connection_is_asked_again_by_the_rerun_and_no_answered_text_twice(server, tmp_path):
+    """Issue 30's transient outage, for real: connections dropped for a while (behind a proxy on loopback), then
+    the service is back. The texts whose calls failed are model errors, not answers; the same command asks those
+    again and finishes the run; the server is never asked again about a text whose answer the run stored."""
+    import shutil
+
+    from hinter.records import text_key
+    from hinter.store import RunStore
+    proxy = DroppingProxy(server, drop_from=12, drops=40)
+    try:
+        spec = f"openai:gemma@{proxy.url}?retries=0&concurrency=2"
+        first = run_campaign(tmp_path, spec, "run")
+        assert proxy.dropped == 40 and first.returncode == 3, (proxy.dropped, first.stderr[-2000:])
+        s = json.loads((tmp_path / "run" / "summary.json").read_text())
+        assert s["model_errors"] > 0 and s["health"]["texts_to_ask_again"] > 0
+        assert "asks" in first.stdout and "again" in first.stdout
+        shutil.copy(tmp_path / "run" / "run.sqlite", tmp_path / "first.sqlite")  # what the first run stored
+        proxy.answered.clear()
+        again = run_campaign(tmp_path, spec, "run")  # the same command: the service is back
+        assert again.returncode in (0, 1), again.stderr[-2000:]
+        s = json.loads((tmp_path / "run" / "summary.json").read_text())
+        assert s["model_errors"] == 0 and s["health"]["complete"]
+        # the texts the rerun sent (each prompt ends with its review), but the backend's connection check
+        asked = [p.rsplit("Review: ", 1)[1].rsplit("\nSentiment:", 1)[0] for p in proxy.answered]
+        asked = [t for t in asked if t != "A short test."]
+        stored = RunStore(tmp_path / "first.sqlite")
+        try:
+            kept = stored.cached_outcomes(stored.settings()["model"], [text_key(t) for t in asked])
+        finally:
+            stored.close()
+        assert asked and not kept, kept  # asked again: only what the first run did not store
+    finally:
+        proxy.close()
