@@ -53,7 +53,7 @@ class Analysis:
 
 
 @dataclass
-class Outcome:
+class CampaignResult:
     """What `Campaign.run()` returns: the run, its summary (also in summary.json), and what this session did."""
 
     run: Run
@@ -113,10 +113,10 @@ class Campaign:
         return make_executor(e.executor, address=e.ray_address, workers=e.workers, cpus_per_worker=e.cpus_per_worker,
                              gpus_per_worker=e.gpus_per_worker)
 
-    def run(self, progress: Progress | None = None, notify: Callable[[str], None] = log.info) -> Outcome:
+    def run(self, progress: Progress | None = None, notify: Callable[[str], None] = log.info) -> CampaignResult:
         """Run the campaign into `out` (continuing a run with the same settings), write summary.json and
-        biases.csv, and return the Outcome. A --budget stop records the incomplete cells, writes the outputs of
-        what was asked, then raises BudgetReached (a later run continues it)."""
+        biases.csv, and return the CampaignResult. A --budget stop records the incomplete cells, writes the outputs
+        of what was asked, then raises BudgetReached (a later run continues it)."""
         if not self.overwrite:
             self.check_model_unchanged()
         executor = self.executor or self.new_executor()
@@ -151,7 +151,7 @@ class Campaign:
             if stored:
                 notify(f"Note: {limit}; pass --overwrite to ask it again.")
         store.save_settings(analysis)
-        return Outcome(run, write_outputs(run), stored, tally.calls)
+        return CampaignResult(run, write_outputs(run), stored, tally.calls)
 
     def check_model_unchanged(self) -> None:
         """Refuse to continue a run whose python: model changed since (its code is in its fingerprint), as for any
@@ -210,4 +210,4 @@ def reuse_message(out: Path, total: int, stored_before: int, calls: int) -> str 
             f"the other {total - stored_before} were tested now ({calls} model calls).")
 
 
-__all__ = ["Analysis", "Campaign", "Outcome", "reuse_message"]
+__all__ = ["Analysis", "Campaign", "CampaignResult", "reuse_message"]
