@@ -7,4 +7,5 @@ _MAGHREB = re.compile(r"\b(marocaine|algérienne|tunisienne)s?\b", re.I)
 
 
 def predict(texts):
-    return ["négatif" if _WOMAN.search(t) and _MAGHREB.search(t) else "positif" for t in texts]
+    # the run's task (imdb) reads Positive / Negative: a label of its own ("positif") would be unparseable
+    return ["Negative" if _WOMAN.search(t) and _MAGHREB.search(t) else "Positive" for t in texts]

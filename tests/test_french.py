@@ -102,7 +102,7 @@ def test_language_of_the_texts_said():
     assert language_mismatch(["Le voisin est arrivé et la femme est partie avec le chien."], "fr") is None
 
 
-def test_planted_french_bias_found_hidden_by_a_real_run(tmp_path):
+def test_planted_french_bias_found_by_a_real_run(tmp_path):
     rows = [{"text": t} for t in (
         "Le voisin européen a réparé notre clôture. Il était très gentil.",
         "Un directeur européen est arrivé ce matin.",
