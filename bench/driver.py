@@ -128,23 +128,40 @@ def old_read_path():
     from hinter.measures import verdicts
     from hinter.report import outputs
     from hinter.records import dictionary_replacements
-    from hinter.rows import KeyedVerdict, TestedRow
+    from hinter.rows import KeyedVerdict, TestedRow, scores_from_json
+
+    def _bool(v):
+        return None if v is None else bool(v)
     from hinter.store import RunStore
-    unpacked = {}  # the tested rows' replacements, which the old rows carried
+
+    def verdict_rows(store):  # the removed RunStore.verdict_rows: every mutant's edits unpacked
+        for text_id, order, attrs, reps, valid, bias, hidden, strict in store.db.execute(
+                "SELECT text_id, ord, attributes, edits, valid, bias, hidden, strictly_hidden FROM mutants"
+                " ORDER BY mutant_id"):
+            yield types.SimpleNamespace(text_id=text_id, order=order, attributes=attrs,
+                                        replacements=store._replacements(reps), valid=bool(valid), bias=_bool(bias),
+                                        hidden=_bool(hidden), strictly_hidden=_bool(strict))
+
+    def finding_rows(store):  # the removed RunStore.finding_rows: every tested mutant's edits unpacked
+        for tid, reps, base, outcome, base_scores, scores, base_answers, answers in store.db.execute(
+                """SELECT m.text_id, m.edits, COALESCE(m.base_outcome, t.outcome), m.outcome,
+                          CASE WHEN m.base_outcome IS NULL THEN t.scores ELSE m.base_scores END, m.scores,
+                          CASE WHEN m.base_outcome IS NULL THEN t.answers END, m.answers
+                   FROM mutants m JOIN texts t USING (text_id) WHERE m.valid = 1 AND m.bias IS NOT NULL
+                   ORDER BY m.mutant_id"""):
+            yield (tid, store._replacements(reps), base, outcome, scores_from_json(base_scores),
+                   scores_from_json(scores), tuple(json.loads(base_answers)) if base_answers else (base,),
+                   tuple(json.loads(answers)) if answers else (outcome,))
 
     def keyed_verdicts(self):
-        for r in self.verdict_rows():
+        for r in verdict_rows(self):
             pairs = dictionary_replacements(r.replacements)
             yield KeyedVerdict(r.text_id, r.order, r.attributes, tuple(x.pair_id for x in pairs),
                                tuple(x.target_group for x in pairs), r.valid, r.bias, r.hidden, r.strictly_hidden)
 
     def tested_rows(self):
-        unpacked.clear()
-        for i, r in enumerate(self.finding_rows()):
-            unpacked[i] = r.replacements
-            yield TestedRow(i, r.text_id, tuple(x.pair_id for x in dictionary_replacements(r.replacements)),
-                            r.original, r.mutant, r.original_scores, r.mutant_scores, r.original_answers,
-                            r.mutant_answers)
+        for i, (tid, reps, *compared) in enumerate(finding_rows(self)):
+            yield TestedRow(i, tid, tuple(x.pair_id for x in dictionary_replacements(reps)), *compared)
 
     def components_of(self, keys):
         return {k: c for k in keys for c in [self.component(*k)] if c is not None}
@@ -158,8 +175,6 @@ def old_read_path():
     patches = [(outputs, "load_instances", load_instances_after_every_verdict),
                (RunStore, "keyed_verdicts", keyed_verdicts), (RunStore, "tested_rows", tested_rows),
                (RunStore, "components_of", components_of),
-               (RunStore, "has_repairs", lambda self: True),  # the old rows had their replacements: no query
-               (RunStore, "replacements_of", lambda self, ids: {i: unpacked[i] for i in ids}),
                (findings, "component_of", findings.Component.from_pair_id)]
     saved = [(owner, name, getattr(owner, name)) for owner, name, _ in patches]
     for owner, name, new in patches:

@@ -170,7 +170,7 @@ def pair_ids(out: Path) -> list[tuple[set[str], bool | None]]:
     from hinter.store import open_run
     store = open_run(out)
     try:
-        return [({x.pair_id for x in r.replacements}, r.bias) for r in store.verdict_rows()]
+        return [({x.pair_id for x in r.replacements}, r.bias) for r in store.mutants()]
     finally:
         store.close()
 

@@ -30,8 +30,8 @@ def run_bytes(out: Path) -> int:
 def test_bytes_per_mutant_on_a_bundled_campaign(parser, tmp_path):
     texts = [r.text for r in load_dataset("imdb", limit=40)]
     run = hinter.run(texts, planted.by_hash, attributes=("race", "gender"), order=2, parser=parser, out=tmp_path)
-    n = sum(1 for _ in run.store.verdict_rows())
-    valid = sum(m.valid for m in run.store.verdict_rows())
+    n = sum(1 for _ in run.store.mutants())
+    valid = sum(m.valid for m in run.store.mutants())
     run.store.close()  # checkpoints the write-ahead log into run.sqlite
     size = run_bytes(tmp_path)
     assert n > 1500 and valid > 300  # a campaign with many mutants, a fair share of them asked

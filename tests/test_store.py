@@ -16,7 +16,7 @@ from hinter.models.base import Outcome
 from hinter.mutation import generate
 from hinter.records import (REPAIR, Replacement, apply_replacements, dictionary_replacements, edits, pair_key,
                             replacements_from_json, replacements_to_json)
-from hinter.rows import CombinationCounts, MutantRow, OriginalsCounts, TextRow, VerdictRow
+from hinter.rows import CombinationCounts, MutantRow, OriginalsCounts, TextRow
 from hinter.store import RunStore, open_run
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -107,11 +107,8 @@ def test_selections_of_mutants(saved):
     assert discarded.text == "The old Man liked the BLACK house." and not discarded.valid
 
 
-def test_verdict_rows_and_aggregates(saved):
+def test_aggregates(saved):
     store, rows, _ = saved
-    assert list(store.verdict_rows()) == [
-        VerdictRow(r.text_id, r.order, r.attributes, r.replacements, r.valid, r.bias, r.hidden, r.strictly_hidden)
-        for r in rows]
     assert store.combination_counts() == [
         CombinationCounts("gender", 1, mutants=2, valid=2, tested=1, biased=0, unparseable=1, hidden=0,
                           strictly_hidden=0, discarded_tested=0, discarded_biased=0),
@@ -132,28 +129,25 @@ def test_keyed_reads_give_what_the_unpacked_ones_give(saved):
     with_repair = replace(_row(generated[0][("asian",)], True, "negative", True), text_id=1,
                           replacements=generated[0][("asian",)].replacements + (a_an,),
                           scores=(("negative", 1.5), ("positive", -1.5)), answers=("negative", "positive"))
-    assert not store.has_repairs()
     # text 1 again, with scores and answers (repeats) that its mutants are compared with
     store.save_batch([replace(TEXTS[1], scores=(("negative", -2.0), ("positive", 2.0)),
                               answers=("positive", "positive"))], [with_repair])
-    assert store.has_repairs()
-    keyed = list(store.keyed_verdicts())
+    keyed, unpacked = list(store.keyed_verdicts()), list(store.mutants())  # mutants(): every edit unpacked
     assert [(v.text_id, v.order, v.attributes, v.valid, v.bias, v.hidden, v.strictly_hidden) for v in keyed] == [
-        (r.text_id, r.order, r.attributes, r.valid, r.bias, r.hidden, r.strictly_hidden) for r in store.verdict_rows()]
-    for v, r in zip(keyed, store.verdict_rows()):
+        (r.text_id, r.order, r.attributes, r.valid, r.bias, r.hidden, r.strictly_hidden) for r in unpacked]
+    for v, r in zip(keyed, unpacked):
         pairs = dictionary_replacements(r.replacements)
         assert v.pair_ids == tuple(x.pair_id for x in pairs) and v.target_groups == tuple(x.target_group for x in pairs)
     assert keyed[-1].pair_ids == ("race:european>asian:white>asian",) and keyed[-1].text_id == 1
-    tested, found = list(store.tested_rows()), list(store.finding_rows())
+    originals = {t.text_id: t.outcome for t in store.texts()}
+    tested, found = list(store.tested_rows()), [r for r in unpacked if r.valid and r.bias is not None]
     assert len(tested) == len(found) == 4  # the repaired mutant replaced text 1's asian one
     for t, f in zip(tested, found):
         assert t.pair_ids == tuple(x.pair_id for x in dictionary_replacements(f.replacements))
-        assert (t.text_id, t.original, t.mutant, t.original_scores, t.mutant_scores, t.original_answers,
-                t.mutant_answers) == (f.text_id, f.original, f.mutant, f.original_scores, f.mutant_scores,
-                                      f.original_answers, f.mutant_answers)
+        assert (t.mutant_id, t.text_id, t.original, t.mutant, t.mutant_scores) == (
+            f.mutant_id, f.text_id, originals[f.text_id], f.outcome, f.scores)
     assert tested[-1].original_scores == (("negative", -2.0), ("positive", 2.0)) and tested[-1].mutant_answers == (
         "negative", "positive") and tested[-1].original_answers == ("positive", "positive")
-    assert store.replacements_of([tested[-1].mutant_id]) == {tested[-1].mutant_id: found[-1].replacements}
     assert a_an in found[-1].replacements
     assert set(store.pairs()) == {r.pair_id for m in [*rows, with_repair] for r in m.replacements}
     keys = [(0, rows[3].pair_key), (1, rows[1].pair_key), (0, "gender:male>female:nobody>noone"),

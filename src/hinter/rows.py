@@ -1,5 +1,5 @@
 """The rows the pipeline writes and the measures read: one stored text, mutant, verdict or count each, beside the
-records they carry (records.py). The store (store.py) reads and writes them; nothing here speaks SQL."""
+records they carry (records.py). The store (store/) reads and writes them; nothing here speaks SQL."""
 from __future__ import annotations
 
 import json
@@ -97,34 +97,6 @@ def _short(x: float) -> float:
     return float(f"{x:.9g}")
 
 
-@dataclass(frozen=True)
-class FindingRow:
-    """A tested mutant and the original it is compared with: outcomes and scores."""
-
-    text_id: int
-    replacements: tuple[Replacement, ...]
-    original: str
-    mutant: str
-    original_scores: tuple[tuple[str, float], ...] | None
-    mutant_scores: tuple[tuple[str, float], ...] | None
-    original_answers: tuple[str | None, ...] = ()  # every answer with --repeats, else the outcome alone
-    mutant_answers: tuple[str | None, ...] = ()
-
-
-@dataclass(frozen=True)
-class VerdictRow:
-    """What the measures need of one stored mutant (no text: reading every mutant's text is not needed)."""
-
-    text_id: int
-    order: int
-    attributes: str
-    replacements: tuple[Replacement, ...]
-    valid: bool
-    bias: bool | None
-    hidden: bool | None
-    strictly_hidden: bool | None
-
-
 class KeyedVerdict(NamedTuple):
     """What the measures need of one stored mutant, read without unpacking its edits: its dictionary pairs' ids
     and target groups come from its pair key (repairs, which are edits and not pairs, are not in it). A named
@@ -142,8 +114,8 @@ class KeyedVerdict(NamedTuple):
 
 
 class TestedRow(NamedTuple):
-    """A tested mutant and what it is compared with (as FindingRow), read without unpacking its edits: its
-    dictionary pairs' ids come from its pair key; `RunStore.replacements_of` gives its replacements when needed."""
+    """A tested mutant (valid, its outcome and its original's parseable, seen) and what it is compared with: the
+    findings' input, read without unpacking its edits (its dictionary pairs' ids come from its pair key)."""
 
     mutant_id: int
     text_id: int

@@ -13,7 +13,7 @@ from collections import defaultdict
 from ..store import RunStore, open_run
 from .instances import shown_id
 
-__all__ = ["CATEGORIES", "diff", "open_run"]  # open_run: moved to store.py, kept here for its importers
+__all__ = ["CATEGORIES", "diff", "open_run"]  # open_run: moved to the store, kept here for its importers
 
 CATEGORIES = ("new", "fixed", "both")
 
