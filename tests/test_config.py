@@ -100,7 +100,7 @@ def test_a_second_process_on_a_folder_in_use_stops_at_once(tmp_path):
 
 
 def test_options_that_change_no_result_never_refuse_a_resume():
-    from hinter.recorded import comparable as _comparable
+    from hinter.recorded_settings import comparable as _comparable
     a = {"config": RunConfig(model="gguf:default?threads=2", dataset="imdb").recorded()}
     b = {"config": RunConfig(model="gguf:default", dataset="imdb").recorded()}
     c = {"config": RunConfig(model="gguf:default?n_ctx=4096", dataset="imdb").recorded()}

@@ -1,6 +1,6 @@
 """Issue 20, "one owner per option": every RunConfig field is an option of `hinter run` and (its stages)
 `hinter suite build`, refused beside --suite unless of the model stage, and an argument of `hinter.run`; the
-reader of recorded settings (recorded.config_of) opens a run folder recorded with the legacy "cli" key; --sample
+reader of recorded settings (recorded_settings.config_of) opens a run folder recorded with the legacy "cli" key; --sample
 draws a seeded sample of the dataset's texts."""
 import json
 import os
@@ -112,7 +112,7 @@ def test_hinter_run_sets_packs_person_only_repair_and_exclude_evaluative(parser,
     assert s["repairs"]["a/an"] > 0 and any(m.text.startswith("An ") for m in coat)  # "A black" -> "An indig..."
     run.store.close()
     # the same campaign from its recorded settings: one reader, the config the run was given
-    from hinter.recorded import config_of
+    from hinter.recorded_settings import config_of
     from hinter.store import RunStore
     assert config_of(RunStore.read_settings(tmp_path / "run")) == RunConfig(
         model="python:planted:intersectional", dataset=str(data), attributes=attributes, packs=("names",),
@@ -187,7 +187,7 @@ LEGACY_CLI = {"dataset": "imdb", "model": "python:planted:by_hash", "attributes"
 
 
 def test_a_run_recorded_with_the_legacy_cli_key_opens_and_resumes(tmp_path):
-    from hinter.recorded import config_of
+    from hinter.recorded_settings import config_of
     from hinter.serve.app import model_spec_of
     from hinter.store import RunStore
     out = tmp_path / "run"

@@ -24,7 +24,7 @@ from .models import ModelSpec
 from .models.base import Outcome, OutcomeCache, predict_with_retries, task_labels
 from .pipeline import (BatchResult, Mutate, ParsedVerdicts, answers_per_text, campaign_dictionary, campaign_texts,
                        judge_for, run_pipeline, task_of, text_batches)
-from .recorded import comparable
+from .recorded_settings import comparable
 from .records import Replacement, TextRecord, dictionary_replacements, text_key, texts_fingerprint
 from .runlock import lock_run_folder
 from .store import MAX_TRIES, RunStore, empty_run_error, lost_run, unseal

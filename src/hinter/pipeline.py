@@ -281,7 +281,7 @@ class RepeatsJudge:
         return Judgement(oracle.flip_with_repeats(encoded(original), encoded(mutant)))
 
 
-class FreeTextJudgement:
+class GenerativeJudge:
     """A generative task: each aspect of the masked answers, the mutant's against the spread of the original's own
     samples (generative.judge.FreeTextJudge); the mutant differs when it differs on any aspect."""
 
@@ -315,7 +315,7 @@ def judge_for(config: RunConfig, judge_cache=None) -> Judge:
     """The oracle of the run's task; `judge_cache(model)`: the run's metered cache for a judge model."""
     task = task_of(config)
     if is_generative(task):
-        return FreeTextJudgement(task, judge_cache)
+        return GenerativeJudge(task, judge_cache)
     return RepeatsJudge() if config.repeats > 1 else LabelJudge()
 
 

@@ -24,7 +24,7 @@ def resume_cmd(
 
     Example: hinter resume runs/imdb
     """
-    from ..recorded import config_of
+    from ..recorded_settings import config_of
     from ..store import RunStore
     settings = RunStore.read_settings(run_dir)
     if not settings:

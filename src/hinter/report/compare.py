@@ -34,7 +34,7 @@ BY_CONTENT = {"config.dataset": "texts_fingerprint", "config.dictionary": "dicti
 
 
 def _run_settings(settings: dict) -> dict:
-    from ..recorded import comparable
+    from ..recorded_settings import comparable
     flat = comparable(settings)
     return {k: v for k, v in flat.items()
             if k not in MODEL_KEYS and not (k in BY_CONTENT and flat.get(BY_CONTENT[k]) is not None)}
@@ -42,7 +42,7 @@ def _run_settings(settings: dict) -> dict:
 
 def model_name(settings: dict) -> str:
     """The model as the user named it (--model), else its fingerprint (a Python API run)."""
-    from ..recorded import config_of
+    from ..recorded_settings import config_of
     config = config_of(settings)
     return (config.model if config is not None else None) or str(settings.get("model"))
 

@@ -37,7 +37,7 @@ from ..models.base import OutcomeCache
 from ..models.callable import SOURCE_MARK
 from ..mutation import generate
 from ..pipeline import Mutate, campaign_dictionary, campaign_texts
-from ..recorded import config_of
+from ..recorded_settings import config_of
 from ..records import pair_key, text_key
 from ..report.instances import load_instances
 from ..store import RunStore, open_run
@@ -110,7 +110,7 @@ class ServedRun:
 
     @property
     def config(self):
-        """The config the run was made with (recorded.config_of), its model stage included."""
+        """The config the run was made with (recorded_settings.config_of), its model stage included."""
         return config_of(self.settings)
 
     def text_id_of(self, text: str) -> int:
