@@ -65,3 +65,20 @@ def test_no_private_name_imported_across_modules():
                 if private:
                     offenders.append(f"{path.relative_to(ROOT)}:{node.lineno} imports {', '.join(private)}")
     assert offenders == []
+
+
+def test_every_module_is_in_a_layer():
+    """Each module of hinter lies in a layer of the contract (or below one), so that the contract checks its
+    imports. The exceptions are facades: `hinter` itself (the Python API) and `hinter.generative` (the free-text
+    API re-exporting the judge), which no module of hinter imports, so that nothing reaches past the layers
+    through it."""
+    grimp = pytest.importorskip("grimp")
+    tomllib = pytest.importorskip("tomllib")
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    layered = {name.strip() for c in config if c["type"] == "layers" for layer in c["layers"]
+               for name in layer.split("|")}
+    graph = grimp.build_graph("hinter")
+    outside = sorted(m for m in graph.modules if m != "hinter"
+                     and not any(m == x or m.startswith(x + ".") for x in layered))
+    assert outside == ["hinter.generative"]
+    assert graph.find_modules_that_directly_import("hinter.generative") == set()
