@@ -16,12 +16,15 @@ from __future__ import annotations
 import json
 import random
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from .dictionary import Pair
 from .errors import InputError
 from .files import write_atomic, write_csv
+from .lint import evaluative_ids
+from .measures import findings_section
 from .records import Replacement, apply_replacements, dictionary_replacements, edits
 
 KINDS = ("original", "atomic", "intersectional")
@@ -232,7 +235,6 @@ def from_run(store, selection: Selection, significant: bool = False) -> Augmente
     originals = [Original(t.text_id, t.source_id if t.source_id is not None else str(t.text_id), t.text,
                           t.gold if source == "gold" else t.outcome) for t in texts]
     if significant:
-        from .measures import findings_section
         selection = _replace(selection, cells=cells_of_findings(findings_section(store)["findings"]))
     if selection.exclude_pairs == EVALUATIVE:
         selection = _replace(selection, exclude_pairs=_evaluative(store.settings().get("checks.evaluative"),
@@ -261,15 +263,12 @@ def _evaluative(check: dict | None, mutants: Iterable) -> frozenset:
     pairs its mutants use (lint.evaluative_ids, the same check)."""
     if check is not None:
         return frozenset(check["pairs"])
-    from .dictionary import Pair
-    from .lint import evaluative_ids
     pairs = {(r.attribute, r.source_group, r.target_group, r.word, r.replacement)
              for m in mutants for r in dictionary_replacements(m.replacements)}
     return frozenset(evaluative_ids(Pair(*p) for p in pairs))
 
 
 def _replace(selection: Selection, **changes) -> Selection:
-    from dataclasses import replace
     return replace(selection, **changes)
 
 

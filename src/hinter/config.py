@@ -12,7 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .datasets import read_dataset
 from .errors import InputError
+from .languages import get_language
+from .usage import parse_budget
 
 VALIDITY_MODES = ("paper", "reference")  # --validity
 
@@ -207,7 +210,6 @@ class RunConfig:
             flag = "--query-discarded" if self.query_discarded else "--window"
             raise InputError(f"--adaptive with {flag}: adaptive testing asks valid mutants only, each compared with "
                              "its whole original", where="--adaptive", fix=f"Leave out {flag} or --adaptive.")
-        from .usage import parse_budget
         budget = parse_budget(self.budget)  # an error names --budget and the forms it takes
         for flag, value in (("--price-in", self.price_in), ("--price-out", self.price_out)):
             if value is not None and not (value >= 0 and value != float("inf")):
@@ -222,7 +224,6 @@ class RunConfig:
             raise InputError(f"--validity must be one of {', '.join(VALIDITY_MODES)}, got {self.validity!r}",
                              where="--validity", fix="paper (the default) checks as the paper's algorithms say; "
                              "reference adds the reference tool's preprocessing, to compare with the paper's numbers.")
-        from .languages import get_language
         get_language(self.language)  # an unknown code names --language and the choices
         if self.grammar is not None and not 0 <= self.grammar < 100:
             raise InputError(f"--grammar must be at least 0 and below 100 (score points), got {self.grammar}",
@@ -265,7 +266,6 @@ class RunConfig:
     def read_dataset(self):
         """The config's dataset read as its dataset-stage options say (datasets.DatasetRead): each of them is a
         parameter of `datasets.read_dataset` of the same name, so a new one is passed on here without a change."""
-        from .datasets import read_dataset
         return read_dataset(self.dataset, seed=self.seed, **{
             f.name: getattr(self, f.name) for f in option_fields(DATASET) if f.name != "dataset"})
 

@@ -22,9 +22,13 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass
 from functools import lru_cache
+from importlib import resources
+from importlib.metadata import PackageNotFoundError, version
 from typing import Callable, Iterable, Sequence
 
-from .dictionary import Pair, WordMatcher
+from .dictionary import Pair, WordMatcher, load_dictionary
+from .validity import sentence_spans
+from .validity.parsers import DEFAULT_SPACY_MODEL
 
 KINDS = ("bad-line", "self-pair", "duplicate", "capitalised", "asymmetric", "evaluative", "inside-word",
          "never-matches", "not-a-person")
@@ -64,7 +68,6 @@ def _tokens(s: str) -> list[str]:
 @lru_cache(maxsize=1)
 def vader_lexicon() -> dict[str, float]:
     """VADER's word valences (package vader-sentiment), read from its lexicon file (no import of its analyser)."""
-    from importlib import resources
     text = (resources.files("vader_sentiment") / "vader_lexicon.txt").read_text(encoding="utf-8")
     out = {}
     for line in text.splitlines():
@@ -101,7 +104,6 @@ def evaluative_ids(pairs: Iterable[Pair], threshold: float = EVALUATIVE_THRESHOL
 def evaluative_check(pairs: Iterable[Pair], threshold: float = EVALUATIVE_THRESHOLD) -> dict:
     """What a run records of its evaluative pairs (settings "checks.evaluative"): the lexicon, the threshold and
     the sorted pair ids."""
-    from importlib.metadata import PackageNotFoundError, version
     try:
         lexicon = f"VADER (vader-sentiment {version('vader-sentiment')})"
     except PackageNotFoundError:
@@ -113,7 +115,6 @@ def evaluative_check(pairs: Iterable[Pair], threshold: float = EVALUATIVE_THRESH
 def common_words() -> frozenset[str]:
     """Words English writes in lower case inside a sentence: PERSON_NOUNS and the built-in dictionary's gender and
     body words (not its race words: most are proper, African, Asian), less the honorifics."""
-    from .dictionary import load_dictionary
     words = set(PERSON_NOUNS)
     for p in load_dictionary().pairs:
         if p.attribute in ("gender", "body"):
@@ -289,7 +290,6 @@ def not_a_person_findings(pairs: Sequence[Pair], texts: Iterable[str], parse: Ca
                           share: float = NOT_A_PERSON_SHARE, minimum: int = NOT_A_PERSON_MIN) -> list[Finding]:
     """not-a-person: words whose occurrences, in more than `share` of at least `minimum` cases, do not refer
     to a person. `parse(sentences)` returns spaCy Docs (the sentences holding a match are parsed, once each)."""
-    from .validity import sentence_spans
     words = _first_pair_per_word(pairs)
     nouns = person_nouns(pairs)
     matcher = WordMatcher(w for _, w in words)
@@ -328,7 +328,6 @@ def not_a_person_findings(pairs: Sequence[Pair], texts: Iterable[str], parse: Ca
 def spacy_parse(model: str | None = None) -> Callable[[list[str]], list]:
     """A parse function for `not_a_person_findings`: spaCy's English pipeline with its entity recogniser."""
     import spacy
-    from .validity.parsers import DEFAULT_SPACY_MODEL
     nlp = spacy.load(model or DEFAULT_SPACY_MODEL)
     return lambda sentences: list(nlp.pipe(sentences, batch_size=64))
 

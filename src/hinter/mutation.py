@@ -13,8 +13,13 @@ from functools import cached_property
 
 from .dictionary import Dictionary, Pair
 from .languages import get_language
-from .records import Replacement, Span, apply_replacements, dictionary_replacements, match_case
+from .languages.french import SentenceDocs
+from .person import driver_nlp
+from .records import Replacement, Span, apply_replacements, dictionary_replacements
 from .records import edits as edits_of
+from .records import match_case
+from .repair import follow_pronouns, repairs
+from .validity.sentences import sentence_spans
 
 __all__ = ["Generation", "Mutant", "Replacement", "apply_replacements", "components", "find_pairs", "generate",
            "match_case"]
@@ -124,7 +129,6 @@ def _matches(text: str, dictionary: Dictionary, attributes: tuple[str, ...], per
 def _pronoun_edits(text: str, rep: Replacement, found: list[tuple[Pair, tuple[Span, ...]]]) -> list[Replacement]:
     """The pronouns that follow a name of a pack whose groups' gender (female-black -> male-white) changes, up to
     where another name of the same gender appears."""
-    from .repair import follow_pronouns
 
     gender_of = lambda group: group.split("-")[0]  # noqa: E731
     old, new = gender_of(rep.source_group), gender_of(rep.target_group)
@@ -138,7 +142,6 @@ def _pronoun_edits(text: str, rep: Replacement, found: list[tuple[Pair, tuple[Sp
 def _sentence_docs(text: str):
     """parse(start, end) -> (spaCy Doc of the sentence holding text[start:end], its offset), each sentence parsed
     once, on first need (the number repair: rare)."""
-    from .validity.sentences import sentence_spans
 
     sentences, docs = sentence_spans(text), {}
 
@@ -147,7 +150,6 @@ def _sentence_docs(text: str):
         if k is None:
             return None
         if k not in docs:
-            from .person import driver_nlp
             docs[k] = driver_nlp()(text[sentences[k][0]:sentences[k][1]])
         return docs[k], sentences[k][0]
     return parse
@@ -185,8 +187,6 @@ def generate(text_id: int, text: str, dictionary: Dictionary, attributes: tuple[
     present = sorted(by_attribute)
     carry = get_language(language).carry
     if carry is not None and by_attribute:
-        from .languages.french import SentenceDocs
-        from .validity.sentences import sentence_spans
         docs = SentenceDocs(text, sentence_spans(text))
     for k in range(1, min(order, len(present)) + 1):
         for attrs in itertools.combinations(present, k):
@@ -196,7 +196,6 @@ def generate(text_id: int, text: str, dictionary: Dictionary, attributes: tuple[
                     continue
                 extra = [x for r in combo for x in carried.get(id(r), ())]
                 if repair:
-                    from .repair import repairs
                     extra += [x for x in repairs(text, combo, parse) if not any(_overlap(x.spans, y.spans) for y in extra)]
                 if carry is not None:  # the agreement overrides a replaced word's span (records.edits)
                     agreement, why = carry(text, combo, docs)

@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from .records import Span
+from .validity.parsers import DEFAULT_SPACY_MODEL
+from .validity.sentences import sentence_spans
 
 PRONOUNS = frozenset("i me my myself we us our ourselves you your yourself yourselves he him his himself she her hers "
                      "herself they them their themselves someone somebody everyone everybody anyone anybody nobody "
@@ -53,7 +55,6 @@ def driver_nlp():
     """The full spaCy pipeline (tagger, parser, lemmatizer, NER) of the driver side, loaded on first use."""
     import spacy
 
-    from .validity.parsers import DEFAULT_SPACY_MODEL
     return spacy.load(DEFAULT_SPACY_MODEL)
 
 
@@ -103,7 +104,6 @@ class PersonFilter:
     def keep(self, text: str, spans_by_word: dict[str, tuple[Span, ...]]) -> dict[str, tuple[tuple[Span, bool], ...]]:
         """For each word, each of its spans with True where it refers to a person. Only the sentences holding a
         span are parsed (validity's sentence splitter), each once."""
-        from .validity.sentences import sentence_spans
 
         sentences = sentence_spans(text)
         where: dict[Span, int] = {}

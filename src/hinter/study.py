@@ -16,16 +16,28 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import random
 import re
 import time
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from .config import DATASET, MODEL, RunConfig, describe_differences, option_fields
+import yaml
+
+from .api import build_suite, run
+from .config import MODEL, RunConfig, describe_differences, option_fields
 from .errors import InputError
 from .files import write_atomic, write_dict_csv
+from .health import model_failure
+from .measures import wilson as summary_wilson
+from .records import dictionary_replacements
+from .store import open_run
+from .suite import load_suite
+from .tasks import TASK_REGISTRY
+from .validity import grammar
 
 STUDY_FORMAT = 1
 # Options a study sets itself: the model and dataset come from its lists; RQ3 needs the discarded mutants' answers.
@@ -127,7 +139,6 @@ class StudyPlan:
 
     def task_of(self, dataset: str) -> str:
         from .datasets import BUNDLED
-        from .tasks import TASK_REGISTRY
         if self.options.get("task"):
             return self.options["task"]
         if dataset in BUNDLED and TASK_REGISTRY.find(dataset) is not None:
@@ -160,7 +171,6 @@ def read_study_file(path: str | Path) -> dict:
     """A study file (YAML or JSON): `models` and `datasets` (lists), `models_by_dataset` (a list of models per
     dataset, run on it alone), and any run options by field name (`limit: 5`, `attributes: [race, gender]`),
     optionally under `options:`."""
-    import yaml
     path = Path(path)
     if not path.is_file():
         raise InputError(f"no study file {path}", where="--study", fix="Give a YAML file with models: and datasets:.")
@@ -230,8 +240,6 @@ def run_study(plan: StudyPlan, out: str | Path, *, parser=None, executor=None,
     """Build (or reuse) each dataset's suite and run (or continue) every model on it; then write the tables
     (`write_tables`). `say` gets a line per step; `progress(dataset, model, stage, done, total)` as runs advance.
     `suites_only`: build the suites and stop (the same command continues elsewhere: spaCy here, a GPU there)."""
-    from .api import build_suite, run
-    from .suite import load_suite
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     previous = _check_folder(out, plan)
@@ -296,7 +304,6 @@ def pct(x: float | None, digits: int = 2) -> str:
 
 def wilson(k: int, n: int) -> list[float] | None:
     """The Wilson interval of k/n (None when n is 0), as the summary gives its rates' intervals."""
-    from .measures import wilson as summary_wilson
     return summary_wilson(k, n) if n else None
 
 
@@ -341,7 +348,6 @@ def _summary(folder: Path) -> dict:
 def rq1_rows(runs: StudyRuns) -> tuple[list[dict], list[dict], list[dict]]:
     """RQ1: per model, dataset and kind (rq1.csv), per attribute and combination (rq1_cells.csv), and the
     significant findings (rq1_findings.csv), each number as the run's summary.json gives it."""
-    from .health import model_failure
     main, cells, findings = [], [], []
     for (dataset, model), folder in runs.runs.items():
         s = _summary(folder)
@@ -389,7 +395,6 @@ def rq1_rows(runs: StudyRuns) -> tuple[list[dict], list[dict], list[dict]]:
 def _grammar_module():
     """The grammar checker (hinter.validity.grammar with its Harper), or None where this install has none."""
     try:
-        from .validity import grammar
         import harper  # noqa: F401  (the checker's engine: pip install 'hinter[grammar]')
     except ImportError:
         return None
@@ -415,7 +420,6 @@ def grammar_of(folder: Path, sample: int = GRAMMAR_SAMPLE) -> dict | None:
     g = _grammar_module()
     if g is None:
         return None
-    from .store import open_run
     store = open_run(folder)
     try:
         originals = {t.text_id: t.text for t in store.texts()}
@@ -444,12 +448,11 @@ def grammar_in_parallel(folders: list[Path], sample: int = GRAMMAR_SAMPLE) -> li
     """grammar_of each run folder, a process per folder (at most one per core): the checker lints on one core, and
     on long texts it is most of a study's tables' time (a dataset's mutants share their unchanged sentences with
     its originals, which the checker's cache lints once: so one process per dataset, never one per group)."""
-    import os
     workers = min(len(folders), os.cpu_count() or 1)
     if workers <= 1 or _grammar_module() is None:
         return [grammar_of(f, sample) for f in folders]
     import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+
     # spawned, not forked: the parent may hold a model's threads and a CUDA context
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
         return list(pool.map(grammar_of, folders, [sample] * len(folders)))
@@ -529,8 +532,6 @@ def rq3_rows(runs: StudyRuns, grammar: dict[str, dict | None]) -> list[dict]:
 def _mutant_overlap(folder: Path) -> tuple[int, int, int, int]:
     """(atomic biased mutants, of which with an intersectional biased mutant of the same text holding their
     replacement; intersectional biased mutants, of which with no biased atomic mutant among their parts)."""
-    from .records import dictionary_replacements
-    from .store import open_run
     store = open_run(folder)
     try:
         atomic, inter = [], []

@@ -19,13 +19,19 @@ import hashlib
 import json
 import os
 import zlib
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
 from .config import MODEL, RunConfig, option_fields
+from .engine import build_verdicts
 from .errors import InputError
-from .records import Replacement, TextRecord
+from .mutation import Mutant
+from .pipeline import TextBatch, Verdicts
+from .records import Replacement, TextRecord, texts_fingerprint
+from .validity import reference, sentences
+from .version import __version__
 
 MAGIC = "hinter-suite"
 FORMAT_VERSION = 1
@@ -41,10 +47,8 @@ def _fix(path) -> str:
 
 def splitter_fingerprint() -> str:
     """The sentence splitters' code (a change to it may change verdicts)."""
-    from .validity import sentences
     h = hashlib.sha256(Path(sentences.__file__).read_bytes())
     try:
-        from .validity import reference
         h.update(Path(reference.__file__).read_bytes())
     except ImportError:  # pragma: no cover - a hinter without --validity reference
         pass
@@ -108,9 +112,6 @@ class Suite:
     def verdicts(self, batches) -> Iterator[tuple]:
         """The pipeline's source of verdicts (pipeline.VerdictSource): per batch of the suite's texts, its
         mutants rebuilt from their edits and their recorded verdicts, with the build's counters of those texts."""
-        from collections import Counter
-        from .mutation import Mutant
-        from .pipeline import TextBatch, Verdicts
         for start, texts in batches:
             mutants, stored, counters = [], [], Counter()
             for text_id, rec in texts:
@@ -188,7 +189,6 @@ def build_suite(texts: Sequence | None = None, *, out: str | Path, config: RunCo
     RunConfig; its dataset is read when `texts` is None), or the options of `hinter.run` (attributes, order,
     dictionary, pairs_per_attribute, max_pairs_per_text, seed, include_occupational, validity...) on `texts`.
     `dictionary`: a Dictionary object instead of config.dictionary. Returns the suite's path."""
-    from .engine import build_verdicts
     if config is None:
         if isinstance(options.get("attributes"), (list, tuple)):
             options["attributes"] = tuple(options["attributes"])
@@ -204,12 +204,10 @@ def build_suite(texts: Sequence | None = None, *, out: str | Path, config: RunCo
     if out.is_dir():
         raise InputError("the suite's path is a folder", where=str(out), fix="Give --out a file's path, e.g. imdb.suite.")
     out.parent.mkdir(parents=True, exist_ok=True)
-    from .version import __version__
     writer: SuiteWriter | None = None
 
     def start(records, derived: dict, parser_fingerprint: str, evaluative) -> Callable:
         nonlocal writer
-        from .records import texts_fingerprint
         from .validity.grammar import checker_fingerprint
         header = {
             "format": MAGIC, "format_version": FORMAT_VERSION, "hinter_version": __version__,
@@ -264,7 +262,6 @@ def load_suite(path: str | Path, where: str | None = None) -> Suite:
         raise not_suite from None
     if not isinstance(header, dict) or header.get("format") != MAGIC:
         raise not_suite
-    from .version import __version__
     if header.get("format_version") != FORMAT_VERSION:
         raise InputError(f"{path} is a suite of format {header.get('format_version')} (built by hinter "
                          f"{header.get('hinter_version')}); this hinter ({__version__}) reads format "

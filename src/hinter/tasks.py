@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Callable, ClassVar
 
 from .errors import InputError
+from .generative.aspects import ASPECTS
 from .records import Outcome
 from .registry import Registry
-
 
 NO_LABEL_ANSWERS = {"no violation", "no violations", "no labels", "no label", "nothing"}
 CONNECTORS = {"and"}  # the only words an answer may hold besides its labels
@@ -327,7 +327,6 @@ def _generative_task(data: dict, p: Path, where: str) -> GenerativeTask:
                              "python:mymodule:judge.")
     aspects = data.get("aspects") or (*GenerativeTask.aspects, *(("judge",) if judge else ()))
     aspects = (aspects,) if isinstance(aspects, str) else aspects
-    from .generative.aspects import ASPECTS
     if not isinstance(aspects, (list, tuple)) or not all(isinstance(a, str) for a in aspects) or len(set(aspects)) \
             != len(aspects):
         raise InputError("aspects must be a list of distinct aspect names", where=where,

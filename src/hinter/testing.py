@@ -12,14 +12,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from .health import untested
 from .report.gate import evaluate, parse_condition
+from .report.instances import load_instances
+from .store import open_run
 
 
 def _summary(run) -> tuple[dict, object]:
     if hasattr(run, "summary") and hasattr(run, "store"):
         return run.summary(), run.store
     folder = Path(run)
-    from .store import open_run
     store = open_run(folder, "run")
     try:
         return json.loads((folder / "summary.json").read_text(encoding="utf-8")), store
@@ -34,7 +36,6 @@ def assert_no_bias(run, fail_on: tuple[str, ...] | list[str] = ("biased>0",), ex
     hinter.Run or a run folder. The message names each condition that holds and shows a few biases. A run that
     tested no mutant fails too, saying why (no dictionary word matched, every mutant discarded...)."""
     summary, store = _summary(run)
-    from .health import untested
     why = untested(summary)
     if why:  # no condition can hold on nothing: passing would vouch for a model that was never tested
         raise AssertionError(f"hinter tested no mutant: {why}")
@@ -42,7 +43,6 @@ def assert_no_bias(run, fail_on: tuple[str, ...] | list[str] = ("biased>0",), ex
     if not held:
         return
     lines = [f"{c.text}: {path} = {value}" for c, path, value in held]
-    from .report.instances import load_instances
     for inst in load_instances(store, limit=examples):
         lines.append(f"  text {inst.text_id}: {'; '.join(r.describe() for r in inst.replacements)}: "
                      f"{inst.original.outcome!r} -> {inst.mutant.outcome!r}{' (hidden)' if inst.hidden else ''}")

@@ -23,6 +23,7 @@ from typing import Iterable, Sequence
 
 from .errors import InputError
 from .files import write_atomic
+from .measures import wilson
 from .records import Replacement
 
 FILE = "triage.json"
@@ -176,7 +177,6 @@ def resolve(biases: Iterable[Bias], verdicts: Sequence[Verdict], today: dt.date)
 
 
 def _wilson(k: int, n: int) -> list[float] | None:
-    from .measures import wilson
     return wilson(k, n)
 
 
@@ -214,7 +214,6 @@ def section(biases: Sequence[Bias], verdicts: Sequence[Verdict], today: dt.date 
 
 
 def _rates(m: dict, hidden: bool) -> None:
-    from .measures import wilson
     m["error_rate"] = round(m["biased"] / m["tested"], 6) if m["tested"] else None
     m["error_rate_ci"] = wilson(m["biased"], m["tested"])
     if hidden and "hidden" in m:

@@ -8,10 +8,15 @@ from typing import List, Optional
 
 import typer
 
+from .. import augment as aug
 from ..config import DATASET, MUTATION, VALIDITY, Execution, RunConfig, option_fields
 from ..errors import InputError
+from ..executor import LocalExecutor
+from ..store import open_run
+from ..suite import build_suite, load_suite
 from . import options as o
 from .app import app, console
+from .campaign import read_campaign
 
 LABELS_SAID = {"gold": "the dataset's gold labels", "model": "the model's outcomes on the originals (the dataset "
                "has no gold labels)", "none": "none (the dataset has no gold labels and no model was asked): "
@@ -54,7 +59,6 @@ def augment_cmd(
 
     hinter augment --dataset imdb --attributes race,gender --out imdb-cf.csv
     """
-    from .. import augment as aug
 
     fmt = aug.output_format(out)
     if balance not in aug.BALANCES:
@@ -101,15 +105,12 @@ def augment_cmd(
 
 
 def _from_source(source: Path, selection, significant: bool):
-    from .. import augment as aug
     if source.is_dir():
-        from ..store import open_run
         store = open_run(source, "RUN")
         try:
             return aug.from_run(store, selection, significant)
         finally:
             store.close()
-    from ..suite import load_suite
     if significant:
         raise InputError("--significant needs a run's findings, and a suite has none", where="--significant",
                          fix="Give the run folder of `hinter run --suite`, or leave --significant out.")
@@ -118,10 +119,6 @@ def _from_source(source: Path, selection, significant: bool):
 
 def _from_dataset(config: RunConfig, selection, workers: Optional[int]):
     """Mutation and validity as `hinter suite build` runs them (the pipeline), into a suite read back at once."""
-    from .. import augment as aug
-    from ..executor import LocalExecutor
-    from ..suite import build_suite, load_suite
-    from .campaign import read_campaign
     records, dictionary = read_campaign(config, None)
     with tempfile.TemporaryDirectory(prefix="hinter-augment-") as tmp:
         path = build_suite(records, out=Path(tmp) / "augment.suite", config=config, dictionary=dictionary,

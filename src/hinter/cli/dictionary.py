@@ -2,11 +2,17 @@
 `dictionary_app`)."""
 from __future__ import annotations
 
+import json as _json
 from pathlib import Path
 from typing import Optional
 
 import typer
+from rich.table import Table
 
+from .. import extract, lint
+from ..config import parse_attributes
+from ..datasets import read_dataset
+from ..dictionary import load_dictionary, with_packs
 from ..errors import InputError
 from ..files import write_atomic
 from .app import app, out_console
@@ -44,11 +50,7 @@ def lint_cmd(
 
     hinter dictionary lint --dataset imdb --format json > lint.json
     """
-    import json as _json
 
-    from .. import lint
-    from ..config import parse_attributes
-    from ..dictionary import load_dictionary, with_packs
 
     if fmt not in ("text", "json"):
         raise InputError(f"unknown format {fmt!r}", where="--format", fix="Use --format text or --format json.")
@@ -60,7 +62,6 @@ def lint_cmd(
         d = d.restrict(parse_attributes(attributes))
     texts = parse = None
     if dataset is not None:
-        from ..datasets import read_dataset
         texts = [r.text for r in read_dataset(dataset, text_field=text_field, limit=limit).records]
         parse = lint.spacy_parse()
     findings = lint.lint(d.pairs, texts, parse, problems=problems)
@@ -117,12 +118,8 @@ def extract_cmd(
 
     hinter dictionary extract --sbic SBIC.v2.agg.trn.csv --out my-dictionary
     """
-    import json as _json
 
-    from rich.table import Table
 
-    from .. import extract
-    from ..dictionary import load_dictionary
 
     if min_count < 1:
         raise InputError(f"--min-count must be at least 1, got {min_count}", where="--min-count")

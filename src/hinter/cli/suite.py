@@ -8,8 +8,12 @@ from pathlib import Path
 import typer
 
 from ..config import DATASET, MUTATION, VALIDITY, Execution, RunConfig
+from ..executor import LocalExecutor
+from ..records import dictionary_replacements
+from ..suite import build_suite, load_suite
 from . import options as o
 from .app import app, console, out_console
+from .campaign import read_campaign
 
 suite_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
                         help="Suites: validate once, test any number of models anywhere (a GPU box without spaCy).")
@@ -32,9 +36,6 @@ def build_cmd(
     then, for each model (on any machine with hinter, even without spaCy):
     hinter run --suite imdb.suite --model hf:runs/minilm-imdb --out runs/minilm
     """
-    from ..executor import LocalExecutor
-    from ..suite import build_suite, load_suite
-    from .campaign import read_campaign
 
     config = RunConfig(**options)
     records, d = read_campaign(config, None)
@@ -49,8 +50,6 @@ def build_cmd(
 @suite_app.command("info")
 def info_cmd(suite: Path = typer.Argument(..., help="A suite file.")) -> None:
     """What a suite holds: its settings, fingerprints, and mutants counted per combination."""
-    from ..records import dictionary_replacements
-    from ..suite import load_suite
     s = load_suite(suite, "SUITE")
     h = s.header
     out_console.print(f"{s.path}: hinter suite, format {h['format_version']}, built by hinter {h['hinter_version']}; "

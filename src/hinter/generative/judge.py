@@ -31,6 +31,7 @@ from typing import Collection, Hashable, Iterable, Mapping, Sequence
 import numpy as np
 
 from ..findings import MIN_TEXTS, Component, component_of, correct, test_cells
+from ..oracle import is_hidden
 from ..stats import ALPHA, PERMUTATIONS
 from .aspects import DEFAULT_ASPECTS, Aspect, get_aspect
 from .masking import IdentityTerms
@@ -164,7 +165,6 @@ def _answers(answers, what: str) -> list[str]:
 def instance_hidden(intersectional: AspectVerdict, components: Iterable[AspectVerdict | None]) -> bool:
     """The per-instance hidden mark on one aspect: the intersectional mutant differs, its atomic components (all
     judged) do not (oracle.is_hidden, with `differs` as the bias)."""
-    from ..oracle import is_hidden
     return is_hidden(intersectional.differs, [None if c is None else (True, c.differs) for c in components])
 
 

@@ -25,6 +25,7 @@ from functools import lru_cache
 from typing import Iterable, Sequence
 
 from ..errors import InputError, ModelError
+from ..models import load_model
 from ..models.base import OutcomeCache
 from ..records import Outcome, text_key
 from ..tasks import Task
@@ -63,7 +64,6 @@ def judge_model(spec: str):
     """The judge model of `spec`, loaded once per process (the run's settings and its judge share it)."""
     if not spec:
         raise _no_spec()
-    from ..models import load_model
     try:
         return load_model(spec, JUDGE_TASK)
     except (InputError, ModelError) as e:  # say which model failed: the run has two

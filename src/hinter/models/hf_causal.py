@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ..errors import ModelError
-from ..tasks import Task
+from ..tasks import Task, get_task
 from .base import Outcome
 from .hf import DEVICE, DTYPES, folder_fingerprint, load_pretrained, use_device
 from .reading import read_extent
@@ -149,7 +149,6 @@ def load(rest: str, *, task=None, device: str | None = None, dtype: str | None =
     """hf-causal:FOLDER, with the task's plain prompt (default imdb)."""
     import torch  # noqa: F401  (missing: load_model names the extra to install)
     import transformers  # noqa: F401
-    from ..tasks import get_task
     return HFCausalLM(rest, get_task(task or "imdb"), device=device, dtype=dtype, batch_size=batch_size)
 
 

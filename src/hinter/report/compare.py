@@ -10,14 +10,18 @@ unparseable or unseen, takes no side).
 """
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from pathlib import Path
 
 from ..config import describe_differences
 from ..errors import InputError
+from ..measures import summary
+from ..recorded_settings import comparable, config_of
 from ..records import edits
 from ..rows import ComparedMutant
 from ..store import RunStore
+from .change import accuracy, change
 from .instances import shown_id
 
 # Recorded settings that may differ between compared runs: the model under test (spec and fingerprint).
@@ -34,7 +38,6 @@ BY_CONTENT = {"config.dataset": "texts_fingerprint", "config.dictionary": "dicti
 
 
 def _run_settings(settings: dict) -> dict:
-    from ..recorded_settings import comparable
     flat = comparable(settings)
     return {k: v for k, v in flat.items()
             if k not in MODEL_KEYS and not (k in BY_CONTENT and flat.get(BY_CONTENT[k]) is not None)}
@@ -42,7 +45,6 @@ def _run_settings(settings: dict) -> dict:
 
 def model_name(settings: dict) -> str:
     """The model as the user named it (--model), else its fingerprint (a Python API run)."""
-    from ..recorded_settings import config_of
     config = config_of(settings)
     return (config.model if config is not None else None) or str(settings.get("model"))
 
@@ -161,7 +163,6 @@ def compare(stores: list[RunStore], names: list[str], summaries: list[dict]) -> 
             "runs": [{"original_outcome": r.base_outcome, "outcome": r.outcome, "verdict": _verdict(r),
                       "hidden": r.hidden} for r in row]})
     valid = sum(m.valid for m in runs[0].values())
-    from .change import accuracy, change
     accuracies = [accuracy(st.texts()) for st in stores]
     return {
         "runs": [{"name": n, "model": model_name(s), "fingerprint": s.get("model"),
@@ -182,12 +183,10 @@ def compare(stores: list[RunStore], names: list[str], summaries: list[dict]) -> 
 
 def load_summary(folder: Path, store: RunStore) -> dict:
     """The run's summary.json, or the summary computed from its store when the run wrote none (interrupted)."""
-    import json
     path = Path(folder) / "summary.json"
     if path.is_file():
         try:
             return json.loads(path.read_text(encoding="utf-8"))
         except ValueError:
             pass  # a file cut short: the store has everything
-    from ..measures import summary
     return summary(store)

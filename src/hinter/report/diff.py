@@ -10,7 +10,9 @@ from __future__ import annotations
 import hashlib
 from collections import defaultdict
 
+from ..measures import findings_section
 from ..store import RunStore, open_run
+from .change import accuracy, change
 from .instances import shown_id
 
 __all__ = ["CATEGORIES", "diff", "open_run"]  # open_run: moved to the store, kept here for its importers
@@ -36,8 +38,6 @@ def diff(a: RunStore, b: RunStore, name_a: str = "A", name_b: str = "B", summary
          summary_b: dict | None = None) -> dict:
     """Biases new, fixed and kept; `change`: what the fix did in words (significant cells per combination before
     and after, accuracy), from the runs' summaries (default: computed from the stores)."""
-    from .change import accuracy, change
-    from ..measures import findings_section
     sa, sb = a.settings(), b.settings()
     warnings = [f"{k} differs: {sa.get(k)!r} in {name_a}, {sb.get(k)!r} in {name_b}"
                 for k in ("texts_fingerprint", "dictionary_fingerprint", "attributes", "order", "parser")

@@ -21,6 +21,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 from ..errors import InputError
 from ..files import write_atomic
+from ..summary_spec import data_keyed_sections, skeleton
 
 OPS = {">=": operator.ge, "<=": operator.le, "==": operator.eq, "!=": operator.ne, ">": operator.gt, "<": operator.lt}
 _COND = re.compile(r"^\s*([A-Za-z0-9_.*+\-]+)\s*(>=|<=|==|!=|>|<)\s*(-?[0-9.]+(?:e-?[0-9]+)?)\s*$")
@@ -81,7 +82,6 @@ def check_paths(conditions: list[str], attributes: tuple[str, ...], order: int) 
     """Before a campaign: every condition must name a measure the summary will have (a misspelled
     `intersectional.eror_rate` used to fail only after the whole run), as summary_spec declares them; sections
     keyed by the data (group_bias, truth_table...) are checked by their name only."""
-    from ..summary_spec import data_keyed_sections, skeleton
     known = skeleton(attributes, order)
     for text in conditions:
         try:

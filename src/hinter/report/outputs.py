@@ -7,8 +7,10 @@ from pathlib import Path
 
 from ..files import write_atomic, write_csv, write_dict_csv
 from ..measures import summary
-from ..store import RunStore, seal
+from ..store import RunStore, open_run, seal
 from ..triage import attach
+from .diff import diff
+from .html import render
 from .instances import ASPECT_COLUMNS, answers_json, export_columns, export_rows, load_instances, shown_id
 
 BIAS_COLUMNS = ("text_id", "source_id", "order", "attributes", "replacements", "hidden", "strictly_hidden",
@@ -109,9 +111,6 @@ def write_report(folder: str | Path, baseline: str | Path | None = None, summary
     neither computed nor written again. `raw_csv`: --raw-csv given now (None: as recorded with the run). Returns
     {"summary", "files", "diff"}. Everything is read and rendered before any file is written: a store that fails
     to read (a damaged run.sqlite) leaves every output as it was."""
-    from ..store import open_run
-    from .diff import diff
-    from .html import render
     folder = Path(folder)
     store = open_run(folder, verify=True)
     try:

@@ -10,12 +10,14 @@ from ..config import RunConfig
 from ..dictionary import Dictionary
 from ..errors import ModelError
 from ..executor import validate_jobs
+from ..generative.masking import IdentityTerms
 from ..models.base import OutcomeCache
-from ..pipeline import BatchResult, Mutate, ParsedVerdicts, campaign_texts, run_pipeline
+from ..pipeline import BatchResult, Mutate, ParsedVerdicts, campaign_texts, run_pipeline, task_of
 from ..records import Edit
 from ..records import edits as edits_of
 from ..records import text_key
 from ..rows import AspectRecord
+from ..tasks import is_generative
 
 
 def marks(edits: Sequence[Edit]) -> list[list[int]]:
@@ -51,7 +53,6 @@ def mutants_answers(row) -> list[str | None]:
 
 def masked_spans(answers: Sequence[str | None], replacements) -> list[list[list[int]]]:
     """Per answer, where identity masking hides a word (generative.masking): the page marks them."""
-    from ..generative.masking import IdentityTerms
     terms = IdentityTerms.of(list(replacements))
     return [[list(x) for x in terms.spans(a)] if a else [] for a in answers]
 
@@ -107,6 +108,4 @@ def try_text(text: str, config: RunConfig, dictionary: Dictionary, cache: Outcom
 
 def _generative(config: RunConfig) -> bool:
     """Whether the run's task is generative (its answers are texts), even where no mutant was judged."""
-    from ..pipeline import task_of
-    from ..tasks import is_generative
     return is_generative(task_of(config))

@@ -14,13 +14,13 @@ from importlib.resources import files
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
+from ...generative.judge import consistent_shift
+from ...health import model_failure, untested
 from ...records import dictionary_replacements
 from ..instances import Instance
 from . import charts
-from .excerpts import versions
+from .excerpts import edited_versions, versions
 from .formatting import ci_text, combo_label, pct
-from ...health import untested
-from ...generative.judge import consistent_shift
 from .prose import (beyond_spread, finding_cell, finding_moves, free_text, hidden_not_population, occupational_words,
                     pattern_meaning, reading, score_shift, warnings)
 
@@ -40,7 +40,6 @@ def _static(name: str) -> Markup:
 
 def render_compare(c: dict, title: str, shown: int = 200) -> str:
     """compare.html for the comparison `c` (report.compare): the first `shown` disagreements as cards."""
-    from .excerpts import edited_versions
     listed = [(d, edited_versions(d["original_text"], [tuple(e) for e in d["edits"]],
                                   d["attributes"].replace("+", " + "))) for d in c["disagreements"]["instances"][:shown]]
     return _env.get_template("compare.html.j2").render(c=c, title=title, listed=listed, css=_static("report.css"))
@@ -50,7 +49,6 @@ def render(s: dict, instances: list[Instance], title: str, diff: dict | None = N
     """The page for the summary `s` and its bias `instances`; with `diff` (report.diff), the comparison section;
     with `serve` (hinter serve's context: runs, attributes, its CSS and JS), the live page: triage on each bias and
     "try a sentence"."""
-    from ...health import model_failure
     heatmaps, heat_top = charts.heatmaps(s)
     serve = None if serve is None else {**serve, "js": _static("serve.js"), "css": _static("serve.css")}
     return _env.get_template("report.html.j2").render(
