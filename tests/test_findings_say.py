@@ -16,7 +16,7 @@ import hinter
 from hinter.dictionary import load_dictionary, occupational_ids
 from hinter.findings import Observation, analyse
 from hinter.generative.aspects import refusal
-from hinter.generative.judge import AspectFinding, consistent_shift
+from hinter.findings import Finding, consistent_shift
 from hinter.models.callable import CallableModel
 from hinter.report.html.prose import describe_finding, finding_cell
 from hinter.stats import exchange_interval, exchange_p, sign_flip_interval, sign_flip_p
@@ -142,8 +142,10 @@ def test_the_p_values_match_scipy():
 # ---------------------------------------------------------------------------------------------- 3. words
 
 def test_a_shift_with_no_differing_mutant_is_said_in_words():
-    f = AspectFinding("distance", "atomic", (hinter.findings.component_of("gender:male>female:man>woman"),), 14, 14,
-                      14, 0, 0.04, (0.01, 0.07), 0.001, 0.047, True, True, "further from the original's answers")
+    f = Finding("atomic", (hinter.findings.component_of("gender:male>female:man>woman"),), tested=14, texts=14,
+                texts_changed=14, flips=0, transitions={}, toward=None, effect=0.04, effect_ci=(0.01, 0.07),
+                p_value=0.001, q_value=0.047, significant=True, aspect="distance",
+                direction="further from the original's answers")
     text = f.describe()
     assert "0 of 14 mutants differ" in text and "consistent shift over the texts" in text
     assert "no single mutant differs beyond the model's own spread" in text

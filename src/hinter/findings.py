@@ -22,6 +22,7 @@ import numpy as np
 
 from . import oracle
 from .oracle import answers_of
+from .generative.aspects import get_aspect
 from .stats import (ALPHA, PERMUTATIONS, Interval, benjamini_hochberg, exchange_interval, exchange_p, minimal_p,
                     nonzero, sign_flip_interval, sign_flip_p, wilson)
 
@@ -168,6 +169,10 @@ class Finding:
     `interaction_p` (`stats.sign_flip_p`), `interaction_q` (BH over intersectional cells), `interaction_texts`
     (texts with a mutant whose atomic components are all tested), `population_hidden`: the interaction is
     significant, the cell is significant in the same direction, and none of its atomic cells is significant.
+    A free-text finding measures an `aspect` of the answers (generative.aspects) instead of a label: `flips` are
+    then the mutants whose answers differ beyond the original's own spread (`differ`), `transitions` and `toward`
+    are empty, `direction` says the effect in words ("less positive"), and `testable` is False where the cell
+    cannot be significant (`note` says why: too few texts changed, one answer per version of a relational aspect).
     """
 
     kind: str
@@ -191,21 +196,60 @@ class Finding:
     population_hidden: bool = False
 
     label: str | None = None
+    aspect: str | None = None        # a free-text finding's measure
+    testable: bool = True
+    direction: str | None = None
+    note: str | None = None
 
     @property
     def cell(self) -> tuple[str, tuple[Component, ...]]:
         return (self.kind, self.components)
 
     @property
+    def measure(self) -> str | None:
+        """What the finding measures: its aspect, or its label (None: the analysis's one label of interest)."""
+        return self.aspect if self.aspect is not None else self.label
+
+    @property
+    def differ(self) -> int:
+        """A free-text finding's word for its flips: mutants whose answers differ."""
+        return self.flips
+
+    @property
     def occupational(self) -> bool:
         """Some component changes an occupation (an occupational pair), not the person's gender."""
         return any(c.occupational for c in self.components)
+
+    def describe(self) -> str:
+        """A free-text finding in words: "gender male -> female: 0.21 less positive (sentiment) [-0.3, -0.12],
+        3 of 14 mutants differ, q = 0.003"."""
+        cell = " × ".join(f"{c.name} {c.source_group} -> {c.target_group}" for c in self.components)
+        aspect = get_aspect(self.aspect)
+        if self.direction is None:
+            what = f"no change in {self.aspect}"
+        elif aspect.binary:
+            what = f"{self.direction}: share {self.effect:+.3g}"
+        else:
+            what = f"{abs(self.effect):.3g} {self.direction} ({self.aspect}{', ' + aspect.unit if aspect.unit else ''})"
+        ci = f" [{self.effect_ci[0]:+.3g}, {self.effect_ci[1]:+.3g}]" if self.effect_ci else ""
+        text = f"{cell}: {what}{ci}, {self.differ} of {self.tested} mutants differ, q = {self.q_value:.2g}"
+        if self.note:
+            text += f" ({self.note})"
+        shift = consistent_shift(self.significant, self.differ)
+        if shift:
+            text += f" ({shift})"
+        if self.population_hidden:
+            text += f"; population-hidden (interaction {self.interaction:+.3g}, q = {self.interaction_q:.2g})"
+        return text
 
     def to_dict(self) -> dict:
         """The JSON record: kind, components, tested, flips, transitions, toward, effect, effect_ci, p_value,
         q_value, significant; intersectional ones add interaction, interaction_ci, interaction_q,
         population_hidden; a multi-label analysis's findings add their label; a cell of occupational pairs
-        `occupational: true` (and its component too)."""
+        `occupational: true` (and its component too). A free-text finding's record names its aspect, with differ,
+        direction, testable, note and its summary in words instead of flips, transitions and toward."""
+        if self.aspect is not None:
+            return self._aspect_dict()
         d = {"kind": self.kind, "components": [c.to_dict() for c in self.components], "tested": self.tested,
              "texts": self.texts, "texts_changed": self.texts_changed, "flips": self.flips,
              "transitions": dict(self.transitions), "toward": self.toward,
@@ -219,6 +263,28 @@ class Finding:
         if self.occupational:
             d["occupational"] = True
         return d
+
+    def _aspect_dict(self) -> dict:
+        d = {"aspect": self.aspect, "kind": self.kind, "components": [c.to_dict() for c in self.components],
+             "tested": self.tested, "texts": self.texts, "texts_changed": self.texts_changed, "differ": self.differ,
+             "direction": self.direction, "effect": _round(self.effect), "effect_ci": _round_interval(self.effect_ci),
+             "p_value": _round(self.p_value), "q_value": _round(self.q_value), "significant": self.significant,
+             "testable": self.testable, "note": self.note, "summary": self.describe()}
+        if self.occupational:
+            d["occupational"] = True
+        if self.kind == "intersectional":
+            d.update({"interaction": _round(self.interaction), "interaction_ci": _round_interval(self.interaction_ci),
+                      "interaction_q": _round(self.interaction_q), "population_hidden": self.population_hidden})
+        return d
+
+
+def consistent_shift(significant: bool, differ: int) -> str:
+    """Why a cell holds up although none of its mutants differs: each mutant's answers stay within the spread of
+    the original's own samples, but over the texts they move the same way, more than chance gives. "" otherwise."""
+    if not significant or differ:
+        return ""
+    return ("a consistent shift over the texts: no single mutant differs beyond the model's own spread, but "
+            "together they move the same way, more than chance gives")
 
 
 @dataclass(frozen=True)

@@ -8,11 +8,19 @@ own variation. See docs/generative.md.
     obs = AspectObservation.from_pair_ids(text_id, mutant.key, verdicts)
     analysis = aspect_findings(observations)                  # AspectAnalysis: findings per aspect and cell
 """
-from .aspects import ASPECTS, DEFAULT_ASPECTS, Aspect, get_aspect, register_aspect
-from .judge import (AspectAnalysis, AspectFinding, AspectObservation, AspectVerdict, FreeTextJudge, aspect_findings,
-                    instance_hidden, judge_of, two_sample_p)
-from .masking import PLACEHOLDER, IdentityTerms, mask_answers
+from importlib import import_module
 
-__all__ = ["ASPECTS", "DEFAULT_ASPECTS", "PLACEHOLDER", "Aspect", "AspectAnalysis", "AspectFinding",
-           "AspectObservation", "AspectVerdict", "FreeTextJudge", "IdentityTerms", "aspect_findings", "get_aspect",
-           "instance_hidden", "judge_of", "mask_answers", "register_aspect", "two_sample_p"]
+# The public names, by the module that holds them. Read on first use (PEP 562): the lower layers import
+# `generative.aspects` and `generative.masking`, and this facade must not pull the judge (above findings) into them.
+_WHERE = {"aspects": ("ASPECTS", "DEFAULT_ASPECTS", "Aspect", "get_aspect", "register_aspect"),
+          "judge": ("AspectAnalysis", "AspectObservation", "AspectVerdict", "FreeTextJudge", "aspect_findings",
+                    "instance_hidden", "judge_of", "two_sample_p"),
+          "masking": ("PLACEHOLDER", "IdentityTerms", "mask_answers")}
+_MODULE_OF = {name: module for module, names in _WHERE.items() for name in names}
+__all__ = sorted(_MODULE_OF)
+
+
+def __getattr__(name: str):
+    if name not in _MODULE_OF:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(f".{_MODULE_OF[name]}", __name__), name)

@@ -30,7 +30,7 @@ from typing import Collection, Hashable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ..findings import MIN_TEXTS, Component, component_of, correct, test_cells
+from ..findings import MIN_TEXTS, Component, Finding, component_of, correct, test_cells
 from ..oracle import is_hidden
 from ..stats import ALPHA, PERMUTATIONS
 from .aspects import DEFAULT_ASPECTS, Aspect, get_aspect
@@ -198,109 +198,18 @@ class AspectObservation:
 
 
 @dataclass(frozen=True)
-class AspectFinding:
-    """The verdict on one cell for one aspect (the fields of findings.Finding that apply, plus `aspect`).
-
-    `differ`: mutants whose per-text verdict differs; `texts_changed`: texts where some mutant's mean differs from
-    the original's; `effect`: the mean over texts of the per-text mean shift of the aspect (shares for a binary
-    aspect), `effect_ci` its 95% interval; `testable`: False where the cell cannot be significant (too few texts
-    changed, or a relational aspect with one answer per version: `note` says why); `direction`: the effect in
-    words ("less positive")."""
-
-    aspect: str
-    kind: str
-    components: tuple[Component, ...]
-    tested: int
-    texts: int
-    texts_changed: int
-    differ: int
-    effect: float
-    effect_ci: tuple[float, float] | None
-    p_value: float
-    q_value: float
-    significant: bool
-    testable: bool
-    direction: str | None
-    note: str | None = None
-    interaction: float | None = None
-    interaction_ci: tuple[float, float] | None = None
-    interaction_p: float | None = None
-    interaction_q: float | None = None
-    interaction_texts: int = 0
-    population_hidden: bool = False
-
-    @property
-    def cell(self) -> tuple[str, tuple[Component, ...]]:
-        return (self.kind, self.components)
-
-    @property
-    def occupational(self) -> bool:
-        return any(c.occupational for c in self.components)
-
-    def describe(self) -> str:
-        """In words: "gender male -> female: the answers were 0.21 less positive (sentiment) [-0.3, -0.12],
-        q = 0.003"."""
-        cell = " × ".join(f"{c.name} {c.source_group} -> {c.target_group}" for c in self.components)
-        aspect = get_aspect(self.aspect)
-        if self.direction is None:
-            what = f"no change in {self.aspect}"
-        elif aspect.binary:
-            what = f"{self.direction}: share {self.effect:+.3g}"
-        else:
-            what = f"{abs(self.effect):.3g} {self.direction} ({self.aspect}{', ' + aspect.unit if aspect.unit else ''})"
-        ci = f" [{self.effect_ci[0]:+.3g}, {self.effect_ci[1]:+.3g}]" if self.effect_ci else ""
-        text = f"{cell}: {what}{ci}, {self.differ} of {self.tested} mutants differ, q = {self.q_value:.2g}"
-        if self.note:
-            text += f" ({self.note})"
-        shift = consistent_shift(self.significant, self.differ)
-        if shift:
-            text += f" ({shift})"
-        if self.population_hidden:
-            text += f"; population-hidden (interaction {self.interaction:+.3g}, q = {self.interaction_q:.2g})"
-        return text
-
-    def to_dict(self) -> dict:
-        d = {"aspect": self.aspect, "kind": self.kind, "components": [c.to_dict() for c in self.components],
-             "tested": self.tested, "texts": self.texts, "texts_changed": self.texts_changed, "differ": self.differ,
-             "direction": self.direction, "effect": _round(self.effect),
-             "effect_ci": None if self.effect_ci is None else [_round(v) for v in self.effect_ci],
-             "p_value": _round(self.p_value), "q_value": _round(self.q_value), "significant": self.significant,
-             "testable": self.testable, "note": self.note, "summary": self.describe()}
-        if self.occupational:
-            d["occupational"] = True
-        if self.kind == "intersectional":
-            d.update({"interaction": _round(self.interaction),
-                      "interaction_ci": None if self.interaction_ci is None else [_round(v) for v in self.interaction_ci],
-                      "interaction_q": _round(self.interaction_q), "population_hidden": self.population_hidden})
-        return d
-
-
-def consistent_shift(significant: bool, differ: int) -> str:
-    """Why a cell holds up although none of its mutants differs: each mutant's answers stay within the spread of
-    the original's own samples, but over the texts they move the same way, more than chance gives. "" otherwise."""
-    if not significant or differ:
-        return ""
-    return ("a consistent shift over the texts: no single mutant differs beyond the model's own spread, but "
-            "together they move the same way, more than chance gives")
-
-
-def _round(x: float | None) -> float | None:
-    return None if x is None else float(f"{x:.6g}")
-
-
-@dataclass(frozen=True)
 class AspectAnalysis:
-    findings: tuple[AspectFinding, ...]
+    findings: tuple[Finding, ...]
     alpha: float
     tested: int
 
-    def significant(self) -> list[AspectFinding]:
+    def significant(self) -> list[Finding]:
         return [f for f in self.findings if f.significant]
 
-    def population_hidden(self) -> list[AspectFinding]:
+    def population_hidden(self) -> list[Finding]:
         return [f for f in self.findings if f.population_hidden]
 
-    def get(self, aspect: str, kind: str, components: Sequence[Component]) -> AspectFinding | None:
+    def get(self, aspect: str, kind: str, components: Sequence[Component]) -> Finding | None:
         key = (aspect, kind, tuple(sorted(components)))
         return next((f for f in self.findings if (f.aspect, f.kind, f.components) == key), None)
 
@@ -342,13 +251,14 @@ def aspect_findings(observations: Iterable[AspectObservation], *, alpha: float =
         t = c.test
         aspect = get_aspect(t.measure)
         f = dict(aspect=t.measure, kind=t.cell[0], components=t.cell[1], tested=len(t.items), texts=t.texts,
-                 texts_changed=t.changed, differ=sum(v.differs for _, v in t.items), effect=t.effect,
-                 effect_ci=t.ci, p_value=t.p, q_value=c.q, significant=c.q <= alpha, testable=t.testable,
+                 texts_changed=t.changed, flips=sum(v.differs for _, v in t.items), transitions={}, toward=None,
+                 effect=t.effect, effect_ci=t.ci, p_value=t.p, q_value=c.q, significant=c.q <= alpha,
+                 testable=t.testable,
                  direction=None if abs(t.effect) <= TOLERANCE else (aspect.more if t.effect > 0 else aspect.less),
                  note=t.note)
         if t.cell[0] == "intersectional":
             f.update(interaction=t.interaction, interaction_ci=t.interaction_ci, interaction_p=t.interaction_p,
                      interaction_q=c.interaction_q, interaction_texts=len(t.contrasts),
                      population_hidden=c.population_hidden)
-        findings.append(AspectFinding(**f))
+        findings.append(Finding(**f))
     return AspectAnalysis(tuple(findings), alpha, len(observations))

@@ -14,7 +14,7 @@ from importlib.resources import files
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
-from ...generative.judge import consistent_shift
+from ...findings import consistent_shift
 from ...health import model_failure, untested
 from ...records import dictionary_replacements
 from ..instances import Instance
