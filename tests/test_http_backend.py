@@ -44,6 +44,7 @@ class Endpoint:
 
     def __init__(self):
         self.failing, self.asked, self.failed = False, [], 0
+        self.fail_next = 0  # the next requests answered 503, whatever they ask
         lock = threading.Lock()
         endpoint = self
 
@@ -67,6 +68,10 @@ class Endpoint:
                 if self.path != "/classify":
                     return self._send(404, b'{"error": "no such endpoint"}')
                 request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                with lock:
+                    busy, endpoint.fail_next = endpoint.fail_next > 0, max(0, endpoint.fail_next - 1)
+                if busy:
+                    return self._send(503, b'{"error": "busy"}')
                 texts = request["texts"] if "texts" in request else [request["text"]]
                 if endpoint.failing and any(_has(t, "storm") for t in texts):
                     with lock:
@@ -184,6 +189,19 @@ def test_a_malformed_answer_is_unparseable_not_a_crash(endpoint):
     # a field the answer does not have: unparseable, the raw answer saying which
     missing = load_model(f"http:{endpoint.url}?field=label").predict(["A man came in."])[0]
     assert missing.value is None and not missing.error and "no field 'label'" in missing.raw
+
+
+def test_a_transient_failure_is_retried_and_counted(endpoint):
+    model = load_model(f"http:{endpoint.url}?field=verdict.label&retries=3")
+    endpoint.fail_next = 2
+    outcomes = model.predict(["A woman came in."])
+    assert [o.value for o in outcomes] == ["negative"] and not outcomes[0].error
+    assert model.retried == 2 and model.usage.numbers()["retries"] == 2
+    once = load_model(f"http:{endpoint.url}?field=verdict.label&retries=1")
+    endpoint.fail_next = 2  # more failures than retries: a model error, never a label
+    with pytest.raises(ModelError) as e:  # the whole call failed: raised for the campaign's retries and split
+        once.predict(["A man came in."])
+    assert not e.value.fatal and "503" in e.value.problem
 
 
 def test_an_endpoint_that_is_not_there_stops_the_run_at_once(endpoint):

@@ -25,6 +25,7 @@ model. The task (`--task`) only says which labels are answers; nothing of it is 
 """
 from __future__ import annotations
 
+import http.client
 import json
 import logging
 import os
@@ -54,9 +55,11 @@ log = logging.getLogger("hinter.models")
 class Transient(Exception):
     """A failure worth retrying: a timeout, a lost connection, 408, 429 or 5xx (`status` None for no answer)."""
 
-    def __init__(self, what: str, status: int | None = None, retry_after: float | None = None):
+    def __init__(self, what: str, status: int | None = None, retry_after: float | None = None,
+                 connected: bool = True):
         super().__init__(what)
         self.what, self.status, self.retry_after = what, status, retry_after
+        self.connected = connected  # False: no connection was made (nothing listening, a host not found)
 
 
 class Refused(Exception):
@@ -121,12 +124,13 @@ class HttpModel:
             raise Refused(e.code, body) from None
         except (TimeoutError, socket.timeout):
             raise Transient(f"no answer within {timeout or self.timeout:g} s") from None
-        except urllib.error.URLError as e:
+        except urllib.error.URLError as e:  # raised while connecting
             if isinstance(e.reason, (TimeoutError, socket.timeout)):
-                raise Transient(f"no answer within {timeout or self.timeout:g} s") from None
-            raise Transient(f"connection error ({e.reason})") from None
-        except (ConnectionError, OSError) as e:  # reset, broken pipe, a connection closed with no answer
-            raise Transient(f"connection error ({e})") from None
+                raise Transient(f"no connection within {timeout or self.timeout:g} s", connected=False) from None
+            raise Transient(f"connection error ({e.reason})", connected=False) from None
+        except (http.client.HTTPException, ConnectionError, OSError) as e:  # connected, then reset, closed with no
+            # answer or a broken answer
+            raise Transient(f"connection error ({type(e).__name__}: {e})") from None
 
     def _request(self, texts: list[str]) -> str | Refused:
         """One request for `texts` (one, or a batch), paced and retried: the answer's body, a Refused for a refused
@@ -149,8 +153,8 @@ class HttpModel:
                                      f"{AUTH_VARIABLE} where it needs a key.", fatal=True) from None
             except Transient as e:
                 limited = e.status == 429
-                self.usage.add(calls=1)
-                if attempt == self.retries:
+                if attempt == self.retries:  # a retried request counts as a retry, the last try as a call
+                    self.usage.add(calls=1)
                     raise ModelError(f"the endpoint {self.url} failed {self.retries + 1} times ({e.what})",
                                      fix="Check that the server runs and is reachable; lower the load or raise the "
                                          "timeout (?timeout=).") from None
@@ -200,7 +204,7 @@ class HttpModel:
                 raise ModelError(f"the endpoint {self.url} refused a test request ({e.status}: {e.body[:200]})",
                                  where="--model", fix=fix, fatal=True) from None
             except Transient as e:
-                if e.status is not None or "connection" not in e.what:  # it answered, or is slow: the retries tell
+                if e.connected:  # it answered (429, 5xx), is slow or broke off: the campaign's retries will tell
                     log.warning("the endpoint %s answered a test request with %s; starting all the same", self.url,
                                 e.what)
                     return
