@@ -97,3 +97,17 @@ def test_a_missing_id_column_is_a_clear_error_naming_the_file_and_the_fix(tmp_pa
     r = hinter_cli("run", "-d", str(tmp_path / "gap.csv"), "-m", "python:planted:atomic_gender", "--id-field",
                    "review_id", *OPTIONS, "-o", str(tmp_path / "g"))
     assert r.returncode == 2 and "gap.csv, line 3" in r.stderr and "'review_id' is empty" in r.stderr, r.stderr
+
+
+def test_audit_reads_the_id_column_too(tmp_path):
+    import planted_audit
+    data = tmp_path / "apps.jsonl"
+    data.write_text("".join(json.dumps({"app_id": f"app-{i}", "text": t}) + "\n"
+                            for i, t in planted_audit.applications()))
+    r = hinter_cli("audit", "--dataset", str(data), "--id-field", "app_id", "--limit", "3", "--model",
+                   "python:planted_audit:rejects_black_women", "--task", "imdb", "--favourable", "Positive",
+                   "--out", str(tmp_path / "out"))
+    assert r.returncode == 0, r.stderr[-3000:]
+    with open(tmp_path / "out" / "renderings.csv", newline="") as f:
+        ids = {row["source_id"] for row in csv.DictReader(f)}
+    assert ids and ids <= {f"app-{i}" for i, _ in planted_audit.applications()}, ids
