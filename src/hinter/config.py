@@ -138,6 +138,10 @@ class RunConfig:
     text_field: str = option("text", "--text-field", "The dataset column holding the text.", DATASET)
     label_field: str = option("label", "--label-field", "The dataset column holding the gold label (optional).",
                               DATASET)
+    id_field: str = option(
+        "id", "--id-field", "The dataset column holding each text's own id, shown as source_id in biases.csv, "
+        "instances.csv and the report (optional under its default name id: texts without one are numbered; a "
+        "column named here must be in every row).", DATASET, when_set=True)
     limit: int | None = option(None, "--limit", "Test only the first N texts.", DATASET, short="-n")
     sample: int | None = option(
         None, "--sample", "Test a seeded random sample of N texts of the dataset instead of the first N (all of "

@@ -25,6 +25,7 @@ def bundled_path(name: str) -> Path:
     return Path(str(resources.files("hinter") / BUNDLED[name]))
 
 
+ID_FIELD = "id"  # the id column read when present (--id-field names another, which every row must then have)
 MAX_TEXT_CHARS = 1_000_000  # spaCy's own limit for one text; longer ones need splitting by the user
 
 
@@ -49,6 +50,12 @@ def _record(row: dict, where: str, text_field: str, label_field: str | None, id_
                          fix="Split it into several records (e.g. by section), or skip it with --skip-bad-rows.")
     label = row.get(label_field) if label_field else None
     source_id = row.get(id_field)
+    if id_field != ID_FIELD and (source_id is None or source_id == ""):  # a column named by --id-field: every
+        # row has it, filled in
+        problem = f"field {id_field!r} is empty" if id_field in row else \
+            f"no field {id_field!r} (fields: {', '.join(map(str, row)) or 'none'})"
+        raise InputError(problem, where=where, fix="Name the id column with --id-field, or leave --id-field out (ids "
+                         f"are optional under its default name {ID_FIELD!r}: texts without one are numbered).")
     return TextRecord(text, None if source_id is None else str(source_id),
                       None if label is None else json.dumps(label) if not isinstance(label, str) else label)
 

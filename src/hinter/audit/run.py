@@ -69,8 +69,9 @@ def _check_favourable(task, model, favourable: str) -> None:
 
 
 def audit(dataset, model, *, task=None, favourable: str, out: str | Path, categories: str | Path | None = None,
-          text_field: str = "text", label_field: str | None = "label", limit: int | None = None, seed: int = 0,
-          bootstrap: int = BOOTSTRAP, permutations: int = PERMUTATIONS, parser=None, tagger=None) -> dict:
+          text_field: str = "text", label_field: str | None = "label", id_field: str = "id", limit: int | None = None,
+          seed: int = 0, bootstrap: int = BOOTSTRAP, permutations: int = PERMUTATIONS, parser=None,
+          tagger=None) -> dict:
     """Audit `model` on `dataset` (a path, a bundled dataset's name, or a list of texts / TextRecords): every text
     that describes a person rendered in every sex x race/ethnicity category of `categories` (default: the EEO-1
     file), the model asked about each rendering and each original, and the tables written into `out`
@@ -78,7 +79,8 @@ def audit(dataset, model, *, task=None, favourable: str, out: str | Path, catego
     audit.json's content."""
     cats = load_categories(categories)
     if isinstance(dataset, (str, Path)):
-        records = load_dataset(dataset, text_field=text_field, label_field=label_field, limit=limit)
+        records = load_dataset(dataset, text_field=text_field, label_field=label_field, id_field=id_field,
+                               limit=limit)
         data_source = str(dataset)
         data_file = bundled_path(str(dataset)) if str(dataset) in BUNDLED else Path(dataset)
     else:

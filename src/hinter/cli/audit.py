@@ -23,6 +23,9 @@ def audit_cmd(
     categories: Optional[Path] = typer.Option(None, "--categories", help="A category file (YAML) in place of the "
                                               "packaged EEO-1 sex x race/ethnicity file."),
     text_field: str = typer.Option("text", "--text-field", help="The dataset's column holding the text."),
+    id_field: str = typer.Option("id", "--id-field", help="The dataset's column holding each text's own id "
+                                 "(source_id in renderings.csv and audit.html; a column named here must be in every "
+                                 "row)."),
     limit: Optional[int] = typer.Option(None, "--limit", help="Read only the first N texts."),
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap and of the permutation test."),
 ) -> None:
@@ -34,7 +37,7 @@ def audit_cmd(
     """
     console.print(f"Auditing {model} on {dataset}...", highlight=False)
     result = audit(dataset, model, task=task, favourable=favourable, out=out, categories=categories,
-                   text_field=text_field, limit=limit, seed=seed)
+                   text_field=text_field, id_field=id_field, limit=limit, seed=seed)
     c = result["counts"]
     out_console.print(f"{c['rendered']} of {c['texts']} texts rendered in every category ({c['renderings']} "
                       f"renderings); unknown: {result['unknown']}.", highlight=False)
