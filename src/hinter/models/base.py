@@ -4,8 +4,9 @@ from __future__ import annotations
 import logging
 import numbers
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from typing import Callable, Iterable, Iterator, Protocol, Sequence, runtime_checkable
+from typing import Callable, Iterable, Iterator, Protocol, Sequence, TypeVar, runtime_checkable
 
 from ..errors import ModelError
 from ..records import Outcome, text_key
@@ -295,3 +296,20 @@ class OutcomeCache:
             if progress is not None:
                 progress(len(keys))
         return [{k: self._memory[k + (f"#{r}" if r else "")] for k in by_key} for r in repeats]
+
+
+_Item = TypeVar("_Item")
+
+
+def ask_each(items: Sequence[_Item], ask: Callable[[_Item], object], concurrency: int) -> list:
+    """`ask(item)` for each item of an API backend's batch, `concurrency` at a time: each answer, or the ModelError
+    of an item that failed after its retries (a model error for its texts alone). When every item failed (the
+    server is down), the first error is raised, so that the run can stop after a few such batches."""
+    if len(items) <= 1 or concurrency == 1:
+        answers = [ask(x) for x in items]
+    else:
+        with ThreadPoolExecutor(max_workers=min(concurrency, len(items))) as pool:
+            answers = list(pool.map(ask, items))
+    if answers and all(isinstance(a, ModelError) for a in answers):
+        raise answers[0]
+    return answers

@@ -35,12 +35,11 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from concurrent.futures import ThreadPoolExecutor
 from typing import Sequence
 
 from ..errors import InputError, ModelError
 from ..usage import TextCost, Usage
-from .base import Outcome, normalise
+from .base import Outcome, ask_each, normalise
 from .pacing import Pacer
 from .registry import Backend, Option, register_backend
 
@@ -255,15 +254,7 @@ class HttpModel:
         texts = list(texts)
         step = self.batch or 1
         chunks = [texts[i:i + step] for i in range(0, len(texts), step)]
-        if len(chunks) <= 1 or self.concurrency == 1:
-            responses = [self._request_or_error(c) for c in chunks]
-        else:
-            with ThreadPoolExecutor(max_workers=min(self.concurrency, len(chunks))) as pool:
-                responses = list(pool.map(self._request_or_error, chunks))
-        # One request that fails after its retries is a model error for its texts alone; a call that fails whole
-        # (the server is down) is raised, so that the run can stop after a few such calls.
-        if responses and all(isinstance(r, ModelError) for r in responses):
-            raise responses[0]
+        responses = ask_each(chunks, self._request_or_error, self.concurrency)
         return [o for chunk, r in zip(chunks, responses) for o in self._outcomes(chunk, r)]
 
 

@@ -42,13 +42,12 @@ import os
 import random
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from typing import Sequence
 
 from ..errors import InputError, ModelError
 from ..tasks import Task
 from ..usage import Prices, TextCost, Usage
-from .base import Outcome
+from .base import Outcome, ask_each
 from .pacing import Pacer
 from .registry import Backend, Option, register_backend
 
@@ -317,15 +316,7 @@ class OpenAIModel:
             return e
 
     def predict(self, texts: Sequence[str]) -> list[Outcome]:
-        if len(texts) <= 1 or self.concurrency == 1:
-            responses = [self._request_or_error(t) for t in texts]
-        else:
-            with ThreadPoolExecutor(max_workers=min(self.concurrency, len(texts))) as pool:
-                responses = list(pool.map(self._request_or_error, texts))
-        # One text that fails after its retries is a model error for that text alone; a batch that fails
-        # whole (the server is down) is raised, so that the run can stop after a few such batches.
-        if responses and all(isinstance(r, ModelError) for r in responses):
-            raise responses[0]
+        responses = ask_each(texts, self._request_or_error, self.concurrency)
         return [Outcome(None, f"model error: {r.message}", error=True) if isinstance(r, ModelError)
                 else self._outcome(r) for r in responses]
 
