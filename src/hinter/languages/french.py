@@ -374,22 +374,38 @@ def carry_agreement(text: str, replacements, docs: SentenceDocs) -> tuple[list[R
 # ---- features for the invariant's agreement check (validity) ------------------------------------------------------
 
 def _form_gender(tok) -> str:
-    """The gender a word's form shows: a determiner's by the table; an adjective's or participle's Masc when it
-    does not end in -e(s) (marocain, fatigués), else unknown (the feminine, or an epicene word: jeune)."""
+    """The gender a word's form shows: a determiner's by the table (mon/ton/son before a vowel: either, "mon
+    amie"); an adjective's or participle's Masc when it does not end in -e(s) (marocain, fatigués), Fem when it is
+    the feminine of another form (marocaine, fatiguées), else unknown (an epicene word: jeune, parle)."""
     w = tok.lower_
+    if w in ("mon", "ton", "son") and tok.i + 1 < len(tok.doc) and vowel_sound(tok.doc[tok.i + 1].text):
+        return ""
     if w in DET_GENDER:
         return DET_GENDER[w]
-    if w.isalpha() and not w.endswith(("e", "es")) and w not in EXCEPTIONS.values():
+    if not w.isalpha():
+        return ""
+    if w in EXCEPTIONS.values() and w not in EXCEPTIONS:  # belle, vieille (chic is both)
+        return FEM
+    if not w.endswith(("e", "es")):
         return MASC
+    sg = w[:-1] if w.endswith("s") else w
+    if sg.endswith(_FEM_ENDINGS) and _masculine_candidates(sg) - {sg}:
+        return FEM
     return ""
 
 
-def token_features(doc) -> tuple[tuple[str, str, int, str, str, str], ...]:
-    """Per token: (pos, dep, head index, morphologizer gender, form gender, number); pos "PART" for a participle,
-    "ETRE" for a form of être as auxiliary or copula."""
+# endings only a feminine form has (-ée, -enne, -euse, -ive...; not -de, -te, -re, -ale: rapide, triste, sale and
+# provisoire are epicene, and the parse of a validity check has no lemma to tell)
+_FEM_ENDINGS = ("ée", "ie", "ue", "ine", "enne", "ère", "euse", "ive", "elle", "ette", "onne", "aise", "oise",
+                "trice", "noire", "ienne", "ane")
+
+
+def token_features(doc) -> tuple[tuple[str, str, int, str, str, str, str], ...]:
+    """Per token: (pos, dep, head index, morphologizer gender, form gender, number, lower-case text); pos "PART"
+    for a participle, "ETRE" for a form of être as auxiliary or copula."""
     out = []
     for t in doc:
         pos = "PART" if "Part" in t.morph.get("VerbForm") else "ETRE" if _is_etre_aux(t) else t.pos_
         out.append((pos, t.dep_, t.head.i, ",".join(t.morph.get("Gender")), _form_gender(t),
-                    ",".join(t.morph.get("Number"))))
+                    ",".join(t.morph.get("Number")), t.lower_))
     return tuple(out)
