@@ -48,6 +48,18 @@ CASES = [  # (case, original, expected mutant)
     ("indefinite_article_and_eux_euse", "Un directeur heureux est entré.", "Une directrice heureuse est entrée."),
     ("plural_adjective_agrees", "Les infirmiers sont fatigués.", "Les infirmières sont fatiguées."),
     ("epicene_adjective_unchanged", "Une jeune femme est arrivée.", "Un jeune homme est arrivé."),
+    ("vieil_before_a_vowel", "Une vieille femme est assise sur le banc.", "Un vieil homme est assis sur le banc."),
+    ("noun_parsed_as_its_adjectives_modifier_and_seul_advmod", "Le vieil homme est resté seul dans sa maison.",
+     "La vieille femme est restée seule dans sa maison."),
+    ("noun_parsed_as_amod_of_the_origin_word", "Une infirmière africaine s'occupe de mon grand-père.",
+     "Un infirmier africain s'occupe de mon grand-père."),
+    ("predicate_adjective_parsed_as_adverb", "Le client marocain est mécontent de sa commande.",
+     "La cliente marocaine est mécontente de sa commande."),
+    ("distinct_feminine_ending_and_predicate_reached_twice", "Ma sœur est grande et elle est très sportive.",
+     "Mon frère est grand et il est très sportif."),
+    ("ique_adjective_epicene", "La voisine asiatique a réparé la clôture.",
+     "Le voisin asiatique a réparé la clôture."),
+    ("du_parsed_as_mark", "Le fils du boulanger est devenu médecin.", "Le fils de la boulangère est devenu médecin."),
 ]
 
 

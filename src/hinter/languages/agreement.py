@@ -12,15 +12,19 @@ from __future__ import annotations
 
 Features = tuple[tuple[str, str, int, str, str, str, str], ...]
 _FORM = ("ADJ", "PART", "DET")
+FEM = "Fem"
 # The small French parser's known flips on the words a mutation changes (measured on the planted French run,
-# docs/languages.md): a person noun or an origin word read as NOUN, PROPN, ADJ or VERB ("voisin" ADJ, "voisine"
-# NOUN; "vietnamienne" VERB), attached as amod, nmod or appos. At a changed word these count as one tag and one
+# docs/languages.md): a person noun, an origin word or an inflected adjective read as NOUN, PROPN, ADJ, VERB or
+# ADV ("voisin" ADJ, "voisine" NOUN; "vietnamienne" VERB; "mécontent" ADV, "mécontente" ADJ), attached as amod, nmod or appos. At a changed word these count as one tag and one
 # label; everywhere else the paper's comparison is unchanged.
-_CONTENT_TAGS = frozenset(("NOUN", "PROPN", "ADJ", "VERB"))
+_CONTENT_TAGS = frozenset(("NOUN", "PROPN", "ADJ", "VERB", "ADV"))
 _MODIFIER_DEPS = frozenset(("amod", "nmod", "appos", "acl"))
 # Everywhere: être as auxiliary reads as tense or passive at random ("est arrivé": aux:tense, "est arrivée":
-# aux:pass); both are grammatical, the same structure.
-_SAME_DEPS = {"aux:pass": "aux:tense", "nsubj:pass": "nsubj", "obl:agent": "obl:arg"}
+# aux:pass), or as a copula; both are grammatical, the same structure.
+# aux:tense; the predicate then reads as an adjective with a copula or a participle with an auxiliary ("est
+# satisfait": cop, "est satisfaite": aux:pass), and its obliques as arguments or modifiers
+_SAME_DEPS = {"aux:pass": "aux:tense", "cop": "aux:tense", "nsubj:pass": "nsubj", "obl:agent": "obl",
+              "obl:arg": "obl", "obl:mod": "obl"}
 
 
 def _relations(f: Features) -> list[tuple[int, int]]:
@@ -42,9 +46,11 @@ def _relations(f: Features) -> list[tuple[int, int]]:
 def _gender(token, pos: str) -> str:
     """A determiner's, adjective's or participle's gender as its form shows it (french._form_gender; unknown when
     the form does not show it: the morphologizer's guess on "parle" read as an adjective is noise); a noun's from
-    the morphologizer."""
+    the morphologizer, unless its form is a distinct feminine (-trice, -ière, -enne...)."""
     _pos, _dep, _head, morph, form, _number, _text = token
-    return form if pos in _FORM else morph
+    if pos in _FORM:
+        return form
+    return FEM if form == FEM else morph  # the morphologizer reads "actrice" and "infirmières" as masculine
 
 
 def disagreements(original: Features, mutant: Features) -> list[str]:

@@ -38,18 +38,21 @@ EXCEPTIONS = {
     "neuf": "neuve", "veuf": "veuve", "sot": "sotte", "paysan": "paysanne", "chic": "chic", "aigu": "aiguë",
     "ambigu": "ambiguë", "sauveur": "salvatrice", "vengeur": "vengeresse", "pécheur": "pécheresse",
     "traître": "traîtresse", "ancien": "ancienne", "muet": "muette", "net": "nette", "coquet": "coquette",
-    "andalou": "andalouse", "hébreu": "hébraïque", "prêt": "prête", "rigolo": "rigolote", "occidental":
+    "andalou": "andalouse", "nul": "nulle", "hébreu": "hébraïque", "prêt": "prête", "rigolo": "rigolote", "occidental":
     "occidentale", "oriental": "orientale",
 }
 # Suffix rules, longest first: masculine ending -> feminine ending (None: no rule, the word cannot be inflected).
 RULES = (
     ("ateur", "atrice"), ("cteur", "ctrice"), ("eur", None), ("eux", "euse"), ("eau", "elle"), ("ier", "ière"),
-    ("er", "ère"), ("if", "ive"), ("eil", "eille"), ("el", "elle"), ("ul", "ulle"), ("il", "ile"), ("ien", "ienne"),
+    ("er", "ère"), ("if", "ive"), ("eil", "eille"), ("el", "elle"), ("ul", "ule"), ("il", "ile"), ("ien", "ienne"),
     ("éen", "éenne"), ("on", "onne"), ("et", "ette"), ("ais", "aise"), ("ois", "oise"), ("is", "ise"), ("us", "use"),
     ("ain", "aine"), ("in", "ine"), ("an", "ane"), ("al", "ale"), ("ir", "ire"), ("ur", "ure"), ("ar", "are"),
     ("or", "ore"), ("é", "ée"), ("i", "ie"), ("u", "ue"), ("t", "te"), ("d", "de"), ("nd", "nde"), ("ot", "ote"),
 )
-_NOT_EPICENE = ("ée", "ie", "ue")  # a masculine form never ends so: these are feminine forms
+_NOT_EPICENE = ("ée", "ie", "ue")  # a masculine form never ends so: these are feminine forms...
+_EPICENE = ("que", "gue")  # ...but -que and -gue (asiatique, belge... vague) do
+# before a vowel, the masculine singular of these has a form of its own: "un vieil homme", "un bel acteur"
+BEFORE_VOWEL = {"beau": "bel", "nouveau": "nouvel", "vieux": "vieil", "fou": "fol", "mou": "mol"}
 ETRE = frozenset("est était sont étaient suis es sommes êtes fut furent sera seront serait seraient été être soit "
                  "sois soient étais étions étiez serai seras serons serez".split())
 VOWELS = set("aeiouyàâäéèêëîïôöûüœæh")
@@ -65,7 +68,7 @@ def feminine(masc: str) -> str | None:
     w = masc.lower()
     if w in EXCEPTIONS:
         return EXCEPTIONS[w]
-    if w.endswith("e") and not w.endswith(_NOT_EPICENE):
+    if w.endswith("e") and (w.endswith(_EPICENE) or not w.endswith(_NOT_EPICENE)):
         return w  # epicene: jeune, célèbre, asiatique, arabe
     for m, f in RULES:
         if w.endswith(m):
@@ -75,8 +78,10 @@ def feminine(masc: str) -> str | None:
 
 def _masculine_candidates(fem: str) -> set[str]:
     w = fem.lower()
+    if w.endswith(_EPICENE):
+        return {w}
     out = {m for m, f in EXCEPTIONS.items() if f == w}
-    if w.endswith("e") and not w.endswith(_NOT_EPICENE):
+    if w.endswith("e") and (w.endswith(_EPICENE) or not w.endswith(_NOT_EPICENE)):
         out.add(w)
     for m, f in RULES:
         if f is not None and w.endswith(f):
@@ -90,7 +95,9 @@ def masculine(fem: str, lemma: str | None = None, participle: bool = False) -> s
     """The masculine singular of a feminine singular form: the only candidate whose feminine is `fem`, else the
     lemma among several (jeune: epicene, or the feminine of "jeun"?), else None."""
     cands = _masculine_candidates(fem)
-    if participle:  # participles are never epicene: "arrivée" is the feminine of "arrivé"
+    if participle or (_distinct_feminine(fem.lower()) and len(cands) > 1):
+        # participles are never epicene ("arrivée" is the feminine of "arrivé"), nor is a distinctive feminine
+        # ending ("sportive" of "sportif")
         cands.discard(fem.lower())
     if len(cands) == 1:
         return cands.pop()
@@ -234,9 +241,12 @@ class _Carry:
         if new != old and (new.lower() != old.lower() or span in self.dictionary):
             self.edits[span] = (new, kind, cause, old)
 
-    def inflect_token(self, doc, base, tok, to, cause, plural: bool) -> str | None:
-        """Inflect an adjective or participle (in the number of its head, `plural`); a reason when it cannot be."""
+    def inflect_token(self, doc, base, tok, to, cause, plural: bool, lenient: bool = False) -> str | None:
+        """Inflect an adjective or participle (in the number of its head, `plural`); a reason when it cannot be
+        (`lenient`: a word the parser may have misread, "content" as an adverb, is left alone instead)."""
         span = (base + tok.idx, base + tok.idx + len(tok.text))
+        if span in self.edits:
+            return None  # inflected already (a predicate reached from the noun and from its pronoun)
         if any(a < span[1] and span[0] < b and (a, b) != span for a, b in self.dictionary):
             return f"cannot inflect {tok.text!r}: it is part of a longer replacement"
         word = self.now(doc, base, tok)
@@ -244,6 +254,10 @@ class _Carry:
             return f"cannot inflect {word!r} to {to.lower()}inine"
         participle = "Part" in tok.morph.get("VerbForm")
         new = inflect(word, to, plural, tok.lemma_, participle)
+        if new is None and lenient:
+            return None
+        if new in BEFORE_VOWEL and tok.i + 1 < len(doc) and vowel_sound(self.now(doc, base, doc[tok.i + 1])):
+            new = BEFORE_VOWEL[new]  # "une vieille femme" -> "un vieil homme"
         if new is None:
             return f"cannot inflect {word!r} to {'feminine' if to == FEM else 'masculine'}"
         self.edit(span, new, "agreement", cause)
@@ -268,8 +282,21 @@ def _predicates(head):
     elif g.pos_ in ("VERB", "ADJ") and "Part" in g.morph.get("VerbForm") and any(_is_etre_aux(c) for c in g.children):
         out.append(g)
         out += [c for c in g.children if c.dep_ == "xcomp" and c.pos_ == "ADJ"]  # "est devenue célèbre"
+    elif g.pos_ == "ADV" and any(c.dep_ == "cop" for c in g.children) and g.lower_.isalpha() and \
+            not g.lower_.endswith("ment") and g.lower_ not in _ADVERBS:  # "est content" read as an adverb
+        out.append(g)
+    elif g.pos_ == "NOUN" and any(_is_etre_aux(c) for c in g.children) and g.lower_.endswith(_PARTICIPLE_NOUN) \
+            and not any(c.dep_ == "det" for c in g.children):  # "est partie" read as a noun
+        out.append(g)
     out += [c for p in list(out) for c in p.children if c.dep_ == "conj" and c.pos_ in ("ADJ",)]
+    out += [c for p in list(out) for c in p.children if c.dep_ == "advmod" and c.pos_ == "ADJ"]  # "restée seule"
     return out
+
+
+# adverbs that follow être: never a misread adjective
+_ADVERBS = frozenset("bien mal mieux ici là ensemble debout partout ailleurs loin près tard tôt dehors dedans ainsi "
+                     "comme là-bas volontiers aussi trop très plus moins".split())
+_PARTICIPLE_NOUN = ("ée", "ées", "ie", "ies", "ue", "ues", "ise", "ises", "ite", "ites")
 
 
 def _agree(carry: _Carry, doc, base, head, to, cause) -> str | None:
@@ -279,11 +306,11 @@ def _agree(carry: _Carry, doc, base, head, to, cause) -> str | None:
     words += _predicates(head)
     plural = "Plur" in head.morph.get("Number") or (not head.morph.get("Number") and head.lower_.endswith(("s", "x")))
     for w in words:
-        why = carry.inflect_token(doc, base, w, to, cause, plural)
+        why = carry.inflect_token(doc, base, w, to, cause, plural, lenient=w.pos_ == "ADV")
         if why:
             return why
     for d in head.children:  # after the adjectives: elision reads the next word as it now is
-        if d.i >= head.i or not (d.dep_ == "det" or (d.dep_ == "case" and d.lower_ in ("du", "au"))):
+        if d.i >= head.i or not (d.dep_ == "det" or (d.dep_ in ("case", "mark") and d.lower_ in ("du", "au"))):
             continue
         if d.i + 1 >= len(doc):
             continue
@@ -337,6 +364,14 @@ def _pronouns(carry: _Carry, docs, head, base, spans, old, to, cause) -> str | N
     return None
 
 
+def _inverted(head) -> bool:
+    """A person noun parsed as the modifier of the adjective next to it."""
+    adj = head.head
+    return head.dep_ in ("amod", "fixed", "nmod") and adj is not head and abs(adj.i - head.i) == 1 and \
+        adj.pos_ in ("NOUN", "ADJ", "PROPN") and not any(c.dep_ == "case" for c in head.children) and \
+        (feminine(adj.lower_) is not None or adj.lower_ in EXCEPTIONS.values())
+
+
 def _gender_change(r: Replacement) -> tuple[str, str] | None:
     old, new = GROUP_GENDER.get(r.source_group), GROUP_GENDER.get(r.target_group)
     return (old, new) if r.attribute == "gender" and old and new and old != new else None
@@ -360,8 +395,15 @@ def carry_agreement(text: str, replacements, docs: SentenceDocs) -> tuple[list[R
             if toks is None:
                 continue
             head = toks.root
-            why = _agree(carry, doc, base, head, to, r.attribute) or \
-                _pronouns(carry, docs, head, base, r.spans, old, to, r.attribute)
+            why = _agree(carry, doc, base, head, to, r.attribute)
+            if why is None and _inverted(head):
+                # the parser read the noun as the modifier of its adjective ("vieil" the head of "homme",
+                # "infirmière" an amod of "africaine"): the adjective is inflected and the phrase's words follow it
+                adj = head.head
+                why = carry.inflect_token(doc, base, adj, to, r.attribute, "Plur" in head.morph.get("Number")) \
+                    or _agree(carry, doc, base, adj, to, r.attribute)
+                head = adj
+            why = why or _pronouns(carry, docs, head, base, r.spans, old, to, r.attribute)
             if why:
                 return [], why
     grouped: dict[tuple[str, str, str, str], list] = {}
@@ -389,15 +431,19 @@ def _form_gender(tok) -> str:
     if not w.endswith(("e", "es")):
         return MASC
     sg = w[:-1] if w.endswith("s") else w
-    if sg.endswith(_FEM_ENDINGS) and _masculine_candidates(sg) - {sg}:
+    if _distinct_feminine(sg) and _masculine_candidates(sg) - {sg}:
         return FEM
     return ""
 
 
-# endings only a feminine form has (-ée, -enne, -euse, -ive...; not -de, -te, -re, -ale: rapide, triste, sale and
-# provisoire are epicene, and the parse of a validity check has no lemma to tell)
-_FEM_ENDINGS = ("ée", "ie", "ue", "ine", "enne", "ère", "euse", "ive", "elle", "ette", "onne", "aise", "oise",
+# endings only a feminine form has (-ée, -enne, -euse, -ive, -ière...; not -de, -te, -re, -ale, -ère: rapide, triste,
+# sale, provisoire and sévère are epicene, père and frère masculine, and a validity parse has no lemma to tell)
+_FEM_ENDINGS = ("ée", "ie", "ue", "ine", "enne", "ière", "gère", "chère", "euse", "ive", "elle", "ette", "onne", "aise", "oise",
                 "trice", "noire", "ienne", "ane")
+
+
+def _distinct_feminine(w: str) -> bool:
+    return w.endswith(_FEM_ENDINGS) and not w.endswith(_EPICENE)
 
 
 def token_features(doc) -> tuple[tuple[str, str, int, str, str, str, str], ...]:
