@@ -107,6 +107,16 @@ def test_noun_only_swap_discarded_for_agreement(validator):
     assert reasons[2] == AGREEMENT and reasons[3] != AGREEMENT
 
 
+def test_predicate_the_parser_attached_elsewhere_checked_for_agreement(validator):
+    pairs = [("Mon mari est content de son travail.", "Mon épouse est content de son travail."),  # ADV "content"
+             ("Mes frères sont partis en vacances.", "Mes sœurs sont partis en vacances."),  # NOUN "partis"
+             ("Mon mari est content de son travail.", "Mon épouse est contente de son travail."),
+             ("Il est malade.", "Elle est malade.")]  # an epicene predicate: its form shows no gender
+    reasons = validator.reasons([[p] for p in pairs])
+    assert reasons[:2] == [AGREEMENT, AGREEMENT]  # "sœurs": its gender from the dictionary, not the morphologizer
+    assert AGREEMENT not in reasons[2:]
+
+
 def test_correct_mutants_not_discarded_for_agreement_or_the_parsers_known_flips(validator):
     pairs = [("Mon ami italien est venu dîner hier soir.", "Mon amie italienne est venue dîner hier soir."),
              ("Le patron européen parle.", "La patronne européenne parle."),  # "parle" read as an adjective

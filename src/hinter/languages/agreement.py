@@ -40,7 +40,22 @@ def _relations(f: Features) -> list[tuple[int, int]]:
     for i, (pos, dep, head, *_rest) in enumerate(f):
         if pos == "ETRE" and head != i and head in subjects and f[head][0] in ("ADJ", "PART"):
             out.append((head, subjects[head]))
+        elif pos == "ETRE" and head in subjects:
+            # the word after être (past its adverbs) that the parser attached elsewhere: "est content" read as an
+            # adverb, "est partie" as a modifier, "sont partis" as a noun
+            j = i + 1
+            while j < len(f) and f[j][0] in ("ADV", "PART", "ADP") and f[j][6] in _SKIP:
+                j += 1
+            if j < len(f) and j != subjects[head] and (f[j][0] in ("ADJ", "PART", "ADV") or f[j][0] == "NOUN" and
+                                                       f[j][6].endswith(_PARTICIPLE)) and (j, subjects[head]) not in out:
+                out.append((j, subjects[head]))
     return out
+
+
+_PARTICIPLE = ("é", "és", "ée", "ées", "i", "is", "ie", "ies", "u", "us", "ue", "ues")  # not médecin, avocat
+# adverbs between être and its predicate ("est très content", "n'est pas partie")
+_SKIP = frozenset("très toujours bien si trop plus moins assez vraiment déjà encore pas jamais tellement aussi "
+                  "souvent peu ne n' n’ point".split())
 
 
 def _gender(token, pos: str) -> str:
@@ -48,7 +63,7 @@ def _gender(token, pos: str) -> str:
     the form does not show it: the morphologizer's guess on "parle" read as an adjective is noise); a noun's from
     the morphologizer, unless its form is a distinct feminine (-trice, -ière, -enne...)."""
     _pos, _dep, _head, morph, form, _number, _text = token
-    if pos in _FORM:
+    if pos in _FORM or pos in ("ADV", "NOUN") and form and not morph:
         return form
     return FEM if form == FEM else morph  # the morphologizer reads "actrice" and "infirmières" as masculine
 

@@ -446,12 +446,24 @@ def _distinct_feminine(w: str) -> bool:
     return w.endswith(_FEM_ENDINGS) and not w.endswith(_EPICENE)
 
 
+@lru_cache(maxsize=1)
+def person_gender() -> dict[str, str]:
+    """The gender of the built-in dictionary's person nouns (the morphologizer reads "sœurs" as masculine)."""
+    from importlib.resources import files
+    out = {}
+    for name, gender in (("male.csv", MASC), ("female.csv", FEM)):
+        text = (files("hinter") / "data" / "dictionary_fr" / "gender" / name).read_text(encoding="utf-8")
+        out.update({w.strip().lower(): gender for w in text.splitlines() if w.strip() and " " not in w.strip()})
+    return out
+
+
 def token_features(doc) -> tuple[tuple[str, str, int, str, str, str, str], ...]:
     """Per token: (pos, dep, head index, morphologizer gender, form gender, number, lower-case text); pos "PART"
     for a participle, "ETRE" for a form of être as auxiliary or copula."""
     out = []
     for t in doc:
         pos = "PART" if "Part" in t.morph.get("VerbForm") else "ETRE" if _is_etre_aux(t) else t.pos_
-        out.append((pos, t.dep_, t.head.i, ",".join(t.morph.get("Gender")), _form_gender(t),
+        gender = person_gender().get(t.lower_) if t.pos_ in ("NOUN", "PROPN", "ADJ") else None
+        out.append((pos, t.dep_, t.head.i, gender or ",".join(t.morph.get("Gender")), _form_gender(t),
                     ",".join(t.morph.get("Number")), t.lower_))
     return tuple(out)
