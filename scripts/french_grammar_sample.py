@@ -4,7 +4,7 @@ inflection at mutation, then agreement, pos, deps), then a seeded sample of at m
 verdict) stratum. The `label` and `why` columns are left for a reader to fill (bench/data/french_grammar_sample.csv
 holds the developer's labels); an existing file's labels are kept for the mutants it already has.
 
-    python scripts/french_grammar_sample.py [--out bench/data/french_grammar_sample.csv] [--per-stratum 60]
+    python scripts/french_grammar_sample.py [--out bench/data/french_grammar_sample.csv] [--per-stratum 1000]
 """
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ def main() -> None:
     ap.add_argument("--sentences", default=str(ROOT / "bench" / "data" / "french_sentences.txt"))
     ap.add_argument("--heldout", default=str(ROOT / "bench" / "data" / "french_sentences_heldout.txt"))
     ap.add_argument("--out", default=str(ROOT / "bench" / "data" / "french_grammar_sample.csv"))
-    ap.add_argument("--per-stratum", type=int, default=60)
+    ap.add_argument("--per-stratum", type=int, default=1000)
     args = ap.parse_args()
     sentences = [s.strip() for s in open(args.sentences, encoding="utf-8") if s.strip()]
     heldout = [s.strip() for s in open(args.heldout, encoding="utf-8") if s.strip()]
