@@ -70,6 +70,32 @@ def test_agreement_carried(fr, case, original, expected):
     assert text == expected
 
 
+OBJECT_PRONOUNS = [  # (case, original, expected mutant)
+    ("object_le_to_la", "Le voisin est arrivé et je le connais bien.",
+     "La voisine est arrivée et je la connais bien."),
+    ("object_la_to_le_next_sentence", "Ma sœur est venue. Je la vois souvent.", "Mon frère est venu. Je le vois souvent."),
+    ("elided_object_participle_with_avoir_agrees", "Mon frère est venu. Je l'ai vu hier.",
+     "Ma sœur est venue. Je l'ai vue hier."),
+    ("stressed_elle_after_preposition_to_lui", "J'ai rencontré ma voisine et je suis parti avec elle.",
+     "J'ai rencontré mon voisin et je suis parti avec lui."),
+    ("indirect_lui_unchanged", "J'ai rencontré le directeur et je lui ai parlé.",
+     "J'ai rencontré la directrice et je lui ai parlé."),
+    ("object_after_another_masculine_noun_left_alone", "Le voisin a acheté un vélo. Je le trouve beau.",
+     "La voisine a acheté un vélo. Je le trouve beau."),
+    ("object_of_the_persons_own_verb_is_someone_else", "L'employé est arrivé. Le patron l'a grondé.",
+     "L'employé est arrivé. La patronne l'a grondé."),
+    ("reflexive_il_s_est_not_impersonal", "Le gamin est tombé et il s'est blessé.",
+     "La gamine est tombée et elle s'est blessée."),
+]
+
+
+@pytest.mark.parametrize("case,original,expected", OBJECT_PRONOUNS, ids=[c[0] for c in OBJECT_PRONOUNS])
+def test_object_pronouns_carried(fr, case, original, expected):
+    gen = generate(0, original, fr, ("gender",), 1, language="fr")
+    assert not gen.uninflected
+    assert expected in {m.text for m in gen.mutants}  # the person's mutant (a text may have two person nouns)
+
+
 def test_intersectional_race_word_inflected_with_the_noun(fr):
     gen = generate(0, "Le voisin européen a réparé notre clôture.", fr, ("gender", "race"), 2, language="fr")
     texts = {m.text for m in gen.mutants if m.order == 2}

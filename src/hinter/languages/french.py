@@ -353,7 +353,9 @@ def _pronouns(carry: _Carry, docs, head, base, spans, old, to, cause) -> str | N
                 return None  # another possible antecedent: the pronouns after it are not told apart
             if tok.lower_ in olds and tok.pos_ == "PRON" and tok.dep_ in ("nsubj", "nsubj:pass", "expl:subj"):
                 after = doc[tok.i + 1].lower_ if tok.i + 1 < len(doc) else ""
-                if after in ("y", "s'", "s’") or tok.head.lemma_ in _IMPERSONAL or \
+                then = doc[tok.i + 2].lower_ if tok.i + 2 < len(doc) else ""
+                if after == "y" or (after in ("s'", "s’") and then.startswith("ag")) or \
+                        tok.head.lemma_ in _IMPERSONAL or \
                         any(c.dep_ in ("csubj", "ccomp", "xcomp") and c.pos_ == "VERB" for c in tok.head.children
                             if tok.head.pos_ == "ADJ"):
                     continue  # impersonal "il": il y a, il faut, il est important de
@@ -361,7 +363,53 @@ def _pronouns(carry: _Carry, docs, head, base, spans, old, to, cause) -> str | N
                 why = _agree(carry, doc, b, tok, to, cause)
                 if why:
                     return why
+            elif not plural and _object_clitic(doc, tok) and not _own_verb(head, tok):
+                if tok.lower_ == ("le" if old == MASC else "la"):
+                    carry.edit((pos, pos + len(tok.text)), "la" if to == FEM else "le", "pronoun", cause)
+                if tok.lower_ in ("le", "la", "l'", "l’"):  # "je l'ai vu" -> "je l'ai vue"
+                    _participle_after_object(carry, doc, b, tok, to, cause)
+            elif not plural and tok.lower_ == ("lui" if old == MASC else "elle") and tok.i > 0 and \
+                    doc[tok.i - 1].pos_ == "ADP" and tok.dep_ not in ("nsubj", "nsubj:pass", "expl:subj"):
+                carry.edit((pos, pos + len(tok.text)), "elle" if to == FEM else "lui", "pronoun", cause)  # avec lui
     return None
+
+
+_SUBJECT_CLITICS = frozenset("je j' j’ tu il elle on nous vous ils elles ne n' n’".split())
+_AVOIR = frozenset("ai as a avons avez ont avais avait avions aviez avaient aura aurai auras aurons aurez auront "
+                   "aurait aurais aurions auriez auraient eu".split())
+
+
+def _object_clitic(doc, tok) -> bool:
+    """le / la / l' as the object pronoun of the verb that follows (the parser tags it DET as often as PRON): after
+    a subject clitic or ne ("je le connais", "il ne la voit pas"), or parsed as an object."""
+    if tok.lower_ not in ("le", "la", "l'", "l’") or tok.i + 1 >= len(doc):
+        return False
+    if tok.dep_ == "obj" and tok.head.i > tok.i:
+        return True
+    return tok.i > 0 and doc[tok.i - 1].lower_ in _SUBJECT_CLITICS and doc[tok.i + 1].pos_ in ("VERB", "AUX", "NOUN")
+
+
+def _own_verb(head, tok) -> bool:
+    """`tok` is a clitic of the verb whose subject is the person: "Le patron l'a grondé" (l' is someone else)."""
+    if tok.doc is not head.doc or not head.dep_.startswith("nsubj"):
+        return False
+    return tok.head.i == head.head.i or not any(t.pos_ in ("VERB", "AUX") for t in tok.doc[head.i + 1:tok.i])
+
+
+def _participle_after_object(carry, doc, base, tok, to, cause) -> None:
+    """The past participle after avoir agrees with an object pronoun before it ("je l'ai vue"); left alone when the
+    word cannot be read as one."""
+    j = tok.i + 1
+    if j >= len(doc) or doc[j].lower_ not in _AVOIR:
+        return
+    j += 1
+    while j < len(doc) and doc[j].lower_ in ("pas", "jamais", "plus", "déjà", "bien", "toujours", "encore"):
+        j += 1
+    if j < len(doc) and doc[j].lower_.endswith(_PARTICIPLE_FORMS) and doc[j].pos_ in ("VERB", "ADJ", "NOUN"):
+        carry.inflect_token(doc, base, doc[j], to, cause, False, lenient=True)
+
+
+_PARTICIPLE_FORMS = ("é", "ée", "i", "ie", "u", "ue", "is", "ise", "it", "ite", "ert", "erte")
 
 
 def _inverted(head) -> bool:
