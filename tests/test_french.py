@@ -192,3 +192,21 @@ def test_planted_french_bias_found_by_a_real_run(tmp_path):
     # are valid and do not (the parser's noun/adjective flips at the changed words tolerated, agreement compared
     # by form: neither discards these any more)
     assert summary["totals"]["intersectional"]["hidden"] >= 1, summary["totals"]
+
+
+def test_free_text_answers_masked_of_french_identity_words_and_pronouns(fr):
+    from hinter.generative.masking import IdentityTerms
+    gen = generate(0, "Le voisin marocain est arrivé. Il était fatigué.", fr, ("gender", "race"), 2, language="fr")
+    mutant = next(m for m in gen.mutants if m.text == "La voisine africaine est arrivée. Elle était fatiguée.")
+    terms = IdentityTerms.of(list(mutant.replacements))
+    assert terms.french
+    # the model repeats the person: masked, the answers are equal ("le voisin" and "la voisine" one placeholder)
+    original = terms.mask("Le voisin marocain semble fatigué ; il mérite du repos, monsieur.")
+    changed = terms.mask("La voisine africaine semble fatiguée ; elle mérite du repos, madame.")
+    assert original == changed == "[ID] [ID] semble [ID] ; [ID] mérite du repos, [ID]."
+    assert terms.mask("Ma voisine marocaine.") == "[ID] [ID]."  # every form of a replaced word
+    # an answer that differs in what it says about the person still differs
+    assert terms.mask("Il mérite du repos.") != terms.mask("Elle mérite une amende.")
+    # English masking is unchanged: no French pronoun or determiner joins an English mutant's terms
+    english = IdentityTerms.of([("man", "woman")])
+    assert not english.french and english.mask("Le man est il.") == "Le [ID] est il."
