@@ -59,6 +59,10 @@ CASES = [  # (case, original, expected mutant)
      "Mon frère est grand et il est très sportif."),
     ("ique_adjective_epicene", "La voisine asiatique a réparé la clôture.",
      "Le voisin asiatique a réparé la clôture."),
+    ("origin_word_parsed_as_a_clause", "Mon frère algérien est parti en vacances pendant 3 jours.",
+     "Ma sœur algérienne est partie en vacances pendant 3 jours."),
+    ("adjective_after_etre_attached_to_another_word", "Le directeur était content du contrat signé le 3 juin.",
+     "La directrice était contente du contrat signé le 3 juin."),
     ("du_parsed_as_mark", "Le fils du boulanger est devenu médecin.", "Le fils de la boulangère est devenu médecin."),
 ]
 

@@ -288,9 +288,22 @@ def _predicates(head):
     elif g.pos_ == "NOUN" and any(_is_etre_aux(c) for c in g.children) and g.lower_.endswith(_PARTICIPLE_NOUN) \
             and not any(c.dep_ == "det" for c in g.children):  # "est partie" read as a noun
         out.append(g)
+    else:  # the word after être, attached elsewhere ("était content du contrat": content an adverb of contrat)
+        etre = next((c for c in g.children if _is_etre_aux(c) and c.i > head.i), None)
+        j = etre.i + 1 if etre is not None else len(head.doc)
+        while j < len(head.doc) and head.doc[j].lower_ in _BETWEEN:
+            j += 1
+        if j < len(head.doc) and (head.doc[j].pos_ in ("ADJ", "ADV") and head.doc[j].lower_ not in _ADVERBS
+                                  and not head.doc[j].lower_.endswith("ment")
+                                  or "Part" in head.doc[j].morph.get("VerbForm")):
+            out.append(head.doc[j])
     out += [c for p in list(out) for c in p.children if c.dep_ == "conj" and c.pos_ in ("ADJ",)]
     out += [c for p in list(out) for c in p.children if c.dep_ == "advmod" and c.pos_ == "ADJ"]  # "restée seule"
     return out
+
+
+_BETWEEN = frozenset("très toujours si trop assez vraiment déjà encore pas jamais tellement aussi souvent peu ne n' "
+                     "n’ point plus moins bien".split())
 
 
 # adverbs that follow être: never a misread adjective
@@ -301,7 +314,9 @@ _PARTICIPLE_NOUN = ("ée", "ées", "ie", "ies", "ue", "ues", "ise", "ises", "ite
 
 def _agree(carry: _Carry, doc, base, head, to, cause) -> str | None:
     """The determiners, adjectives and predicates of `head` in gender `to`."""
-    words = [c for c in head.children if c.dep_ == "amod" and c.pos_ in ("ADJ", "VERB") and c is not head]
+    words = [c for c in head.children if c is not head and (c.dep_ == "amod" and c.pos_ in ("ADJ", "VERB") or (
+        c.dep_ == "acl" and (c.pos_ == "ADJ" or "Past" in c.morph.get("Tense") and "Part" in c.morph.get("VerbForm"))
+        and c.i == head.i + 1))]  # "frère algérien" read as a clause; "l'homme assis"
     words += [c for w in list(words) for c in w.children if c.dep_ == "conj" and c.pos_ == "ADJ"]
     words += _predicates(head)
     plural = "Plur" in head.morph.get("Number") or (not head.morph.get("Number") and head.lower_.endswith(("s", "x")))
