@@ -1,8 +1,9 @@
 """Draw the French grammar sample (issue 33): every mutant of the sentences in bench/data/french_sentences.txt
-and french_sentences_heldout.txt (gender and race, order 2, agreement carried), with the invariant's verdict (valid, or its discard reason:
-inflection at mutation, then agreement, pos, deps), then a seeded sample of at most --per-stratum per (kind,
-verdict) stratum. The `label` and `why` columns are left for a reader to fill (bench/data/french_grammar_sample.csv
-holds the developer's labels); an existing file's labels are kept for the mutants it already has.
+and french_sentences_heldout.txt (gender and race, order 2, agreement carried), with the invariant's verdict
+(valid, or its discard reason: inflection at mutation, then agreement, pos, deps), then a seeded sample of at most
+--per-stratum per (kind, verdict) stratum. The `label` and `why` columns are left for a reader to fill
+(bench/data/french_grammar_sample.csv holds the developer's labels); an existing file's labels are kept for the
+mutants it already has.
 
     python scripts/french_grammar_sample.py [--out bench/data/french_grammar_sample.csv] [--per-stratum 1000]
 """
@@ -71,7 +72,8 @@ def main() -> None:
         w = csv.DictWriter(f, FIELDS + ("stratum_size",))
         w.writeheader()
         w.writerows(drawn)
-    print(f"{len(rows)} mutants of {len(sentences) + len(heldout)} sentences ({len(heldout)} held out); {len(drawn)} drawn to {out}: " +
+    print(f"{len(rows)} mutants of {len(sentences) + len(heldout)} sentences ({len(heldout)} held out); "
+          f"{len(drawn)} drawn to {out}: " +
           ", ".join(f"{k[0]} {k[1]} {len(v)}" for k, v in sorted(strata.items())))
 
 

@@ -77,7 +77,8 @@ def test_agreement_carried(fr, case, original, expected):
 OBJECT_PRONOUNS = [  # (case, original, expected mutant)
     ("object_le_to_la", "Le voisin est arrivé et je le connais bien.",
      "La voisine est arrivée et je la connais bien."),
-    ("object_la_to_le_next_sentence", "Ma sœur est venue. Je la vois souvent.", "Mon frère est venu. Je le vois souvent."),
+    ("object_la_to_le_next_sentence", "Ma sœur est venue. Je la vois souvent.",
+     "Mon frère est venu. Je le vois souvent."),
     ("elided_object_participle_with_avoir_agrees", "Mon frère est venu. Je l'ai vu hier.",
      "Ma sœur est venue. Je l'ai vue hier."),
     ("stressed_elle_after_preposition_to_lui", "J'ai rencontré ma voisine et je suis parti avec elle.",

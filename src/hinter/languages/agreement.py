@@ -15,8 +15,9 @@ _FORM = ("ADJ", "PART", "DET")
 FEM = "Fem"
 # The small French parser's known flips on the words a mutation changes (measured on the planted French run,
 # docs/languages.md): a person noun, an origin word or an inflected adjective read as NOUN, PROPN, ADJ, VERB or
-# ADV ("voisin" ADJ, "voisine" NOUN; "vietnamienne" VERB; "mécontent" ADV, "mécontente" ADJ), attached as amod, nmod or appos. At a changed word these count as one tag and one
-# label; everywhere else the paper's comparison is unchanged.
+# ADV ("voisin" ADJ, "voisine" NOUN; "vietnamienne" VERB; "mécontent" ADV, "mécontente" ADJ), attached as amod,
+# nmod or appos. At a changed word these count as one tag and one label; everywhere else the paper's comparison is
+# unchanged.
 _CONTENT_TAGS = frozenset(("NOUN", "PROPN", "ADJ", "VERB", "ADV"))
 _MODIFIER_DEPS = frozenset(("amod", "nmod", "appos", "acl"))
 # Everywhere: être as auxiliary reads as tense or passive at random ("est arrivé": aux:tense, "est arrivée":
@@ -46,8 +47,9 @@ def _relations(f: Features) -> list[tuple[int, int]]:
             j = i + 1
             while j < len(f) and f[j][0] in ("ADV", "PART", "ADP") and f[j][6] in _SKIP:
                 j += 1
-            if j < len(f) and j != subjects[head] and (f[j][0] in ("ADJ", "PART", "ADV") or f[j][0] == "NOUN" and
-                                                       f[j][6].endswith(_PARTICIPLE)) and (j, subjects[head]) not in out:
+            predicate = j < len(f) and (f[j][0] in ("ADJ", "PART", "ADV") or
+                                        f[j][0] == "NOUN" and f[j][6].endswith(_PARTICIPLE))
+            if predicate and j != subjects[head] and (j, subjects[head]) not in out:
                 out.append((j, subjects[head]))
     return out
 

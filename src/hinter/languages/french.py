@@ -501,7 +501,8 @@ def _form_gender(tok) -> str:
 
 # endings only a feminine form has (-ée, -enne, -euse, -ive, -ière...; not -de, -te, -re, -ale, -ère: rapide, triste,
 # sale, provisoire and sévère are epicene, père and frère masculine, and a validity parse has no lemma to tell)
-_FEM_ENDINGS = ("ée", "ie", "ue", "ine", "enne", "ière", "gère", "chère", "euse", "ive", "elle", "ette", "onne", "aise", "oise",
+_FEM_ENDINGS = ("ée", "ie", "ue", "ine", "enne", "ière", "gère", "chère", "euse", "ive", "elle", "ette", "onne",
+                "aise", "oise",
                 "trice", "noire", "ienne", "ane")
 
 
