@@ -119,6 +119,8 @@ def test_word_that_cannot_be_inflected_discards_the_mutant(fr):
     assert list(gen.uninflected.values()) == ["cannot inflect 'rêveur' to feminine"]
     assert inflect("rêveur", FEM, False) is None and inflect("meilleur", FEM, False) == "meilleure"
     assert inflect("marocaines", MASC, True, "marocain") == "marocains"
+    assert inflect("longue", MASC, False) == "long" and inflect("publiques", MASC, True) == "publics"
+    assert inflect("asiatique", MASC, False) == "asiatique" and inflect("sportive", MASC, False) == "sportif"
 
 
 @pytest.fixture(scope="module")

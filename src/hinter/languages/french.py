@@ -78,9 +78,9 @@ def feminine(masc: str) -> str | None:
 
 def _masculine_candidates(fem: str) -> set[str]:
     w = fem.lower()
-    if w.endswith(_EPICENE):
-        return {w}
     out = {m for m, f in EXCEPTIONS.items() if f == w}
+    if w.endswith(_EPICENE):  # asiatique, vague... but longue, grecque, publique from the exceptions
+        return out or {w}
     if w.endswith("e") and (w.endswith(_EPICENE) or not w.endswith(_NOT_EPICENE)):
         out.add(w)
     for m, f in RULES:
