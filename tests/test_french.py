@@ -1,5 +1,7 @@
-"""--language fr (issue 33): the agreement a change of gender carries, each case with its expected mutant; the
-invariant's agreement reason; a planted French model's hidden bias found by a real `hinter run --language fr`."""
+"""--language fr (issue 33): the agreement a change of gender carries (determiners, adjectives, participles, subject
+and object pronouns, the parser's misreadings), each case with its expected mutant; the invariant's agreement
+reason and the parser's known flips it tolerates; French free-text masking; a planted French model's bias found,
+hidden where planted, by a real `hinter run --language fr`."""
 import json
 import os
 import subprocess
