@@ -10,6 +10,11 @@ every answer of the original and of the mutant has these words replaced by one p
   pronouns and titles that follow it (he/she, him/her, his/hers, himself/herself, Mr/Ms...), since the answer
   refers to the person by them.
 
+French (--language fr: a mutant whose edits carry agreement, or change il/elle, or pair two French person nouns):
+the French gendered pronouns and titles (il/elle, ils/elles, lui/eux, monsieur/madame...) are masked too, and a
+determiner before a masked word goes with it into the one placeholder ("la voisine" and "le voisin" both read
+"[ID]"), since it agrees with the person.
+
 Matching is whole-word and case-insensitive; a multi-word term ("old folks") matches across any run of spaces.
 Pure functions, no model: masking("She is kind") == masking("He is kind") under a gender edit.
 """
@@ -29,6 +34,12 @@ GENDERED_ATTRIBUTES = frozenset({"gender", "nonbinary", "name"})
 GENDERED_PRONOUNS = frozenset(
     "he she him her his hers himself herself mr mrs ms miss mx sir madam ma'am hisself "
     "they them their theirs themself themselves xe xem xyr ze zir hir".split())
+FRENCH_GENDERED = frozenset("il elle ils elles lui eux monsieur madame mademoiselle messieurs mesdames m. mme mlle"
+                            .split())
+# a determiner masked with the word after it (longest first in the pattern: "de la" before "la")
+FRENCH_DETERMINERS = ("de la", "à la", "le", "la", "l'", "l’", "les", "un", "une", "du", "au", "aux", "des", "ce",
+                      "cet", "cette", "ces", "mon", "ma", "mes", "ton", "ta", "tes", "son", "sa", "ses", "notre",
+                      "votre", "leur")
 IRREGULAR_PLURALS = {"man": "men", "woman": "women", "person": "people", "child": "children", "wife": "wives",
                      "gentleman": "gentlemen", "lady": "ladies", "boy": "boys", "girl": "girls"}
 
@@ -57,21 +68,28 @@ class IdentityTerms:
     """The terms masked in every answer of one mutant and of its original (lower case)."""
 
     terms: frozenset[str]
+    french: bool = False  # French: its gendered pronouns among the terms, determiners masked with the word after
 
     @classmethod
     def from_replacements(cls, replacements: Iterable[Replacement]) -> IdentityTerms:
         """The terms of a mutant's replacements (`records.Replacement`, repairs included)."""
         words: set[str] = set()
         gendered = False
+        replacements = list(replacements)
+        french = _is_french(replacements)
         for r in replacements:
             for w in (r.word, r.replacement):
                 words |= _forms(w)
                 gendered |= w.lower() in GENDERED_PRONOUNS
             cause = r.target_group if r.attribute == REPAIR else r.attribute  # a repair names its cause
             gendered |= cause in GENDERED_ATTRIBUTES or (r.attribute == REPAIR and r.source_group == "pronoun")
+        if french:  # every gender and number of a French word: "marocain" answers as "marocaine" too
+            from ..languages.french import feminine, masculine
+            words |= {f for w in list(words) if " " not in w for g in (feminine(w), masculine(w)) if g
+                      for f in _forms(g)}
         if gendered:
-            words |= GENDERED_PRONOUNS
-        return cls(frozenset(words))
+            words |= GENDERED_PRONOUNS | (FRENCH_GENDERED if french else frozenset())
+        return cls(frozenset(words), french)
 
     @classmethod
     def from_pair_ids(cls, pair_ids: Iterable[str]) -> IdentityTerms:
@@ -101,23 +119,42 @@ class IdentityTerms:
                         f"pairs; got {edits!r}")
 
     def mask(self, answer: str) -> str:
-        return _pattern(self.terms).sub(PLACEHOLDER, answer) if self.terms else answer
+        return _pattern(self.terms, self.french).sub(PLACEHOLDER, answer) if self.terms else answer
 
     def spans(self, answer: str) -> list[tuple[int, int]]:
         """Where `mask` would put the placeholder in `answer`: (start, end) of each masked term, in order (the
         report marks them in the answer shown rather than replacing them)."""
-        return [m.span() for m in _pattern(self.terms).finditer(answer)] if self.terms else []
+        return [m.span() for m in _pattern(self.terms, self.french).finditer(answer)] if self.terms else []
 
     def mask_all(self, answers: Sequence[str]) -> list[str]:
         return [self.mask(a) for a in answers]
 
 
+def _is_french(replacements) -> bool:
+    """A French mutant's edits: agreement carried (languages/french.py), il/elle changed, or two French person
+    nouns paired (the built-in French dictionary's)."""
+    for r in replacements:
+        if r.attribute == REPAIR and r.source_group == "agreement":
+            return True
+        if {r.word.lower(), r.replacement.lower()} & {"il", "elle", "ils", "elles"}:
+            return True
+    if any(r.attribute == "gender" for r in replacements):
+        from ..languages.french import person_gender
+        people = person_gender()
+        return any(r.word.lower() in people and r.replacement.lower() in people for r in replacements)
+    return False
+
+
 @lru_cache(maxsize=4096)
-def _pattern(terms: frozenset[str]) -> re.Pattern:
+def _pattern(terms: frozenset[str], french: bool = False) -> re.Pattern:
     # longest first, so "old folks" wins over "old"; (?<!\w) / (?!\w) rather than \b: terms may end in "'"
     alternatives = sorted(terms, key=len, reverse=True)
     body = "|".join(r"\s+".join(re.escape(part) for part in t.split()) for t in alternatives)
-    return re.compile(rf"(?<![\w'])(?:{body})(?![\w])", re.IGNORECASE)
+    if french:  # "la voisine" and "l'amie": one placeholder (the determiner agrees with the person)
+        dets = "|".join(re.escape(d).replace(r"\ ", r"\s+") + (r"\s*" if d.endswith(("'", "’")) else r"\s+")
+                        for d in sorted(FRENCH_DETERMINERS, key=len, reverse=True))
+        body = rf"(?:(?:{dets}))?(?:{body})"
+    return re.compile(rf"(?<![\w'’])(?:{body})(?![\w])", re.IGNORECASE)
 
 
 def mask_answers(answers: Sequence[str], edits) -> list[str]:

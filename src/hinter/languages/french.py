@@ -38,18 +38,21 @@ EXCEPTIONS = {
     "neuf": "neuve", "veuf": "veuve", "sot": "sotte", "paysan": "paysanne", "chic": "chic", "aigu": "aiguë",
     "ambigu": "ambiguë", "sauveur": "salvatrice", "vengeur": "vengeresse", "pécheur": "pécheresse",
     "traître": "traîtresse", "ancien": "ancienne", "muet": "muette", "net": "nette", "coquet": "coquette",
-    "andalou": "andalouse", "hébreu": "hébraïque", "prêt": "prête", "rigolo": "rigolote", "occidental":
+    "andalou": "andalouse", "nul": "nulle", "hébreu": "hébraïque", "prêt": "prête", "rigolo": "rigolote", "occidental":
     "occidentale", "oriental": "orientale",
 }
 # Suffix rules, longest first: masculine ending -> feminine ending (None: no rule, the word cannot be inflected).
 RULES = (
     ("ateur", "atrice"), ("cteur", "ctrice"), ("eur", None), ("eux", "euse"), ("eau", "elle"), ("ier", "ière"),
-    ("er", "ère"), ("if", "ive"), ("eil", "eille"), ("el", "elle"), ("ul", "ulle"), ("il", "ile"), ("ien", "ienne"),
+    ("er", "ère"), ("if", "ive"), ("eil", "eille"), ("el", "elle"), ("ul", "ule"), ("il", "ile"), ("ien", "ienne"),
     ("éen", "éenne"), ("on", "onne"), ("et", "ette"), ("ais", "aise"), ("ois", "oise"), ("is", "ise"), ("us", "use"),
     ("ain", "aine"), ("in", "ine"), ("an", "ane"), ("al", "ale"), ("ir", "ire"), ("ur", "ure"), ("ar", "are"),
     ("or", "ore"), ("é", "ée"), ("i", "ie"), ("u", "ue"), ("t", "te"), ("d", "de"), ("nd", "nde"), ("ot", "ote"),
 )
-_NOT_EPICENE = ("ée", "ie", "ue")  # a masculine form never ends so: these are feminine forms
+_NOT_EPICENE = ("ée", "ie", "ue")  # a masculine form never ends so: these are feminine forms...
+_EPICENE = ("que", "gue")  # ...but -que and -gue (asiatique, belge... vague) do
+# before a vowel, the masculine singular of these has a form of its own: "un vieil homme", "un bel acteur"
+BEFORE_VOWEL = {"beau": "bel", "nouveau": "nouvel", "vieux": "vieil", "fou": "fol", "mou": "mol"}
 ETRE = frozenset("est était sont étaient suis es sommes êtes fut furent sera seront serait seraient été être soit "
                  "sois soient étais étions étiez serai seras serons serez".split())
 VOWELS = set("aeiouyàâäéèêëîïôöûüœæh")
@@ -65,7 +68,7 @@ def feminine(masc: str) -> str | None:
     w = masc.lower()
     if w in EXCEPTIONS:
         return EXCEPTIONS[w]
-    if w.endswith("e") and not w.endswith(_NOT_EPICENE):
+    if w.endswith("e") and (w.endswith(_EPICENE) or not w.endswith(_NOT_EPICENE)):
         return w  # epicene: jeune, célèbre, asiatique, arabe
     for m, f in RULES:
         if w.endswith(m):
@@ -76,7 +79,9 @@ def feminine(masc: str) -> str | None:
 def _masculine_candidates(fem: str) -> set[str]:
     w = fem.lower()
     out = {m for m, f in EXCEPTIONS.items() if f == w}
-    if w.endswith("e") and not w.endswith(_NOT_EPICENE):
+    if w.endswith(_EPICENE):  # asiatique, vague... but longue, grecque, publique from the exceptions
+        return out or {w}
+    if w.endswith("e") and (w.endswith(_EPICENE) or not w.endswith(_NOT_EPICENE)):
         out.add(w)
     for m, f in RULES:
         if f is not None and w.endswith(f):
@@ -90,7 +95,9 @@ def masculine(fem: str, lemma: str | None = None, participle: bool = False) -> s
     """The masculine singular of a feminine singular form: the only candidate whose feminine is `fem`, else the
     lemma among several (jeune: epicene, or the feminine of "jeun"?), else None."""
     cands = _masculine_candidates(fem)
-    if participle:  # participles are never epicene: "arrivée" is the feminine of "arrivé"
+    if participle or (_distinct_feminine(fem.lower()) and len(cands) > 1):
+        # participles are never epicene ("arrivée" is the feminine of "arrivé"), nor is a distinctive feminine
+        # ending ("sportive" of "sportif")
         cands.discard(fem.lower())
     if len(cands) == 1:
         return cands.pop()
@@ -234,9 +241,12 @@ class _Carry:
         if new != old and (new.lower() != old.lower() or span in self.dictionary):
             self.edits[span] = (new, kind, cause, old)
 
-    def inflect_token(self, doc, base, tok, to, cause, plural: bool) -> str | None:
-        """Inflect an adjective or participle (in the number of its head, `plural`); a reason when it cannot be."""
+    def inflect_token(self, doc, base, tok, to, cause, plural: bool, lenient: bool = False) -> str | None:
+        """Inflect an adjective or participle (in the number of its head, `plural`); a reason when it cannot be
+        (`lenient`: a word the parser may have misread, "content" as an adverb, is left alone instead)."""
         span = (base + tok.idx, base + tok.idx + len(tok.text))
+        if span in self.edits:
+            return None  # inflected already (a predicate reached from the noun and from its pronoun)
         if any(a < span[1] and span[0] < b and (a, b) != span for a, b in self.dictionary):
             return f"cannot inflect {tok.text!r}: it is part of a longer replacement"
         word = self.now(doc, base, tok)
@@ -244,6 +254,10 @@ class _Carry:
             return f"cannot inflect {word!r} to {to.lower()}inine"
         participle = "Part" in tok.morph.get("VerbForm")
         new = inflect(word, to, plural, tok.lemma_, participle)
+        if new is None and lenient:
+            return None
+        if new in BEFORE_VOWEL and tok.i + 1 < len(doc) and vowel_sound(self.now(doc, base, doc[tok.i + 1])):
+            new = BEFORE_VOWEL[new]  # "une vieille femme" -> "un vieil homme"
         if new is None:
             return f"cannot inflect {word!r} to {'feminine' if to == FEM else 'masculine'}"
         self.edit(span, new, "agreement", cause)
@@ -268,22 +282,50 @@ def _predicates(head):
     elif g.pos_ in ("VERB", "ADJ") and "Part" in g.morph.get("VerbForm") and any(_is_etre_aux(c) for c in g.children):
         out.append(g)
         out += [c for c in g.children if c.dep_ == "xcomp" and c.pos_ == "ADJ"]  # "est devenue célèbre"
+    elif g.pos_ == "ADV" and any(c.dep_ == "cop" for c in g.children) and g.lower_.isalpha() and \
+            not g.lower_.endswith("ment") and g.lower_ not in _ADVERBS:  # "est content" read as an adverb
+        out.append(g)
+    elif g.pos_ == "NOUN" and any(_is_etre_aux(c) for c in g.children) and g.lower_.endswith(_PARTICIPLE_NOUN) \
+            and not any(c.dep_ == "det" for c in g.children):  # "est partie" read as a noun
+        out.append(g)
+    else:  # the word after être, attached elsewhere ("était content du contrat": content an adverb of contrat)
+        etre = next((c for c in g.children if _is_etre_aux(c) and c.i > head.i), None)
+        j = etre.i + 1 if etre is not None else len(head.doc)
+        while j < len(head.doc) and head.doc[j].lower_ in _BETWEEN:
+            j += 1
+        if j < len(head.doc) and (head.doc[j].pos_ in ("ADJ", "ADV") and head.doc[j].lower_ not in _ADVERBS
+                                  and not head.doc[j].lower_.endswith("ment")
+                                  or "Part" in head.doc[j].morph.get("VerbForm")):
+            out.append(head.doc[j])
     out += [c for p in list(out) for c in p.children if c.dep_ == "conj" and c.pos_ in ("ADJ",)]
+    out += [c for p in list(out) for c in p.children if c.dep_ == "advmod" and c.pos_ == "ADJ"]  # "restée seule"
     return out
+
+
+_BETWEEN = frozenset("très toujours si trop assez vraiment déjà encore pas jamais tellement aussi souvent peu ne n' "
+                     "n’ point plus moins bien".split())
+
+
+# adverbs that follow être: never a misread adjective
+_ADVERBS = frozenset("bien mal mieux ici là ensemble debout partout ailleurs loin près tard tôt dehors dedans ainsi "
+                     "comme là-bas volontiers aussi trop très plus moins".split())
+_PARTICIPLE_NOUN = ("ée", "ées", "ie", "ies", "ue", "ues", "ise", "ises", "ite", "ites")
 
 
 def _agree(carry: _Carry, doc, base, head, to, cause) -> str | None:
     """The determiners, adjectives and predicates of `head` in gender `to`."""
-    words = [c for c in head.children if c.dep_ == "amod" and c.pos_ in ("ADJ", "VERB") and c is not head]
+    words = [c for c in head.children if c is not head and (c.dep_ == "amod" and c.pos_ in ("ADJ", "VERB") or (
+        c.dep_ == "acl" and (c.pos_ == "ADJ" or "Past" in c.morph.get("Tense") and "Part" in c.morph.get("VerbForm"))
+        and c.i == head.i + 1))]  # "frère algérien" read as a clause; "l'homme assis"
     words += [c for w in list(words) for c in w.children if c.dep_ == "conj" and c.pos_ == "ADJ"]
     words += _predicates(head)
     plural = "Plur" in head.morph.get("Number") or (not head.morph.get("Number") and head.lower_.endswith(("s", "x")))
     for w in words:
-        why = carry.inflect_token(doc, base, w, to, cause, plural)
+        why = carry.inflect_token(doc, base, w, to, cause, plural, lenient=w.pos_ == "ADV")
         if why:
             return why
     for d in head.children:  # after the adjectives: elision reads the next word as it now is
-        if d.i >= head.i or not (d.dep_ == "det" or (d.dep_ == "case" and d.lower_ in ("du", "au"))):
+        if d.i >= head.i or not (d.dep_ == "det" or (d.dep_ in ("case", "mark") and d.lower_ in ("du", "au"))):
             continue
         if d.i + 1 >= len(doc):
             continue
@@ -326,7 +368,9 @@ def _pronouns(carry: _Carry, docs, head, base, spans, old, to, cause) -> str | N
                 return None  # another possible antecedent: the pronouns after it are not told apart
             if tok.lower_ in olds and tok.pos_ == "PRON" and tok.dep_ in ("nsubj", "nsubj:pass", "expl:subj"):
                 after = doc[tok.i + 1].lower_ if tok.i + 1 < len(doc) else ""
-                if after in ("y", "s'", "s’") or tok.head.lemma_ in _IMPERSONAL or \
+                then = doc[tok.i + 2].lower_ if tok.i + 2 < len(doc) else ""
+                if after == "y" or (after in ("s'", "s’") and then.startswith("ag")) or \
+                        tok.head.lemma_ in _IMPERSONAL or \
                         any(c.dep_ in ("csubj", "ccomp", "xcomp") and c.pos_ == "VERB" for c in tok.head.children
                             if tok.head.pos_ == "ADJ"):
                     continue  # impersonal "il": il y a, il faut, il est important de
@@ -334,7 +378,61 @@ def _pronouns(carry: _Carry, docs, head, base, spans, old, to, cause) -> str | N
                 why = _agree(carry, doc, b, tok, to, cause)
                 if why:
                     return why
+            elif not plural and _object_clitic(doc, tok) and not _own_verb(head, tok):
+                if tok.lower_ == ("le" if old == MASC else "la"):
+                    carry.edit((pos, pos + len(tok.text)), "la" if to == FEM else "le", "pronoun", cause)
+                if tok.lower_ in ("le", "la", "l'", "l’"):  # "je l'ai vu" -> "je l'ai vue"
+                    _participle_after_object(carry, doc, b, tok, to, cause)
+            elif not plural and tok.lower_ == ("lui" if old == MASC else "elle") and tok.i > 0 and \
+                    doc[tok.i - 1].pos_ == "ADP" and tok.dep_ not in ("nsubj", "nsubj:pass", "expl:subj"):
+                carry.edit((pos, pos + len(tok.text)), "elle" if to == FEM else "lui", "pronoun", cause)  # avec lui
     return None
+
+
+_SUBJECT_CLITICS = frozenset("je j' j’ tu il elle on nous vous ils elles ne n' n’".split())
+_AVOIR = frozenset("ai as a avons avez ont avais avait avions aviez avaient aura aurai auras aurons aurez auront "
+                   "aurait aurais aurions auriez auraient eu".split())
+
+
+def _object_clitic(doc, tok) -> bool:
+    """le / la / l' as the object pronoun of the verb that follows (the parser tags it DET as often as PRON): after
+    a subject clitic or ne ("je le connais", "il ne la voit pas"), or parsed as an object."""
+    if tok.lower_ not in ("le", "la", "l'", "l’") or tok.i + 1 >= len(doc):
+        return False
+    if tok.dep_ == "obj" and tok.head.i > tok.i:
+        return True
+    return tok.i > 0 and doc[tok.i - 1].lower_ in _SUBJECT_CLITICS and doc[tok.i + 1].pos_ in ("VERB", "AUX", "NOUN")
+
+
+def _own_verb(head, tok) -> bool:
+    """`tok` is a clitic of the verb whose subject is the person: "Le patron l'a grondé" (l' is someone else)."""
+    if tok.doc is not head.doc or not head.dep_.startswith("nsubj"):
+        return False
+    return tok.head.i == head.head.i or not any(t.pos_ in ("VERB", "AUX") for t in tok.doc[head.i + 1:tok.i])
+
+
+def _participle_after_object(carry, doc, base, tok, to, cause) -> None:
+    """The past participle after avoir agrees with an object pronoun before it ("je l'ai vue"); left alone when the
+    word cannot be read as one."""
+    j = tok.i + 1
+    if j >= len(doc) or doc[j].lower_ not in _AVOIR:
+        return
+    j += 1
+    while j < len(doc) and doc[j].lower_ in ("pas", "jamais", "plus", "déjà", "bien", "toujours", "encore"):
+        j += 1
+    if j < len(doc) and doc[j].lower_.endswith(_PARTICIPLE_FORMS) and doc[j].pos_ in ("VERB", "ADJ", "NOUN"):
+        carry.inflect_token(doc, base, doc[j], to, cause, False, lenient=True)
+
+
+_PARTICIPLE_FORMS = ("é", "ée", "i", "ie", "u", "ue", "is", "ise", "it", "ite", "ert", "erte")
+
+
+def _inverted(head) -> bool:
+    """A person noun parsed as the modifier of the adjective next to it."""
+    adj = head.head
+    return head.dep_ in ("amod", "fixed", "nmod") and adj is not head and abs(adj.i - head.i) == 1 and \
+        adj.pos_ in ("NOUN", "ADJ", "PROPN") and not any(c.dep_ == "case" for c in head.children) and \
+        (feminine(adj.lower_) is not None or adj.lower_ in EXCEPTIONS.values())
 
 
 def _gender_change(r: Replacement) -> tuple[str, str] | None:
@@ -360,8 +458,15 @@ def carry_agreement(text: str, replacements, docs: SentenceDocs) -> tuple[list[R
             if toks is None:
                 continue
             head = toks.root
-            why = _agree(carry, doc, base, head, to, r.attribute) or \
-                _pronouns(carry, docs, head, base, r.spans, old, to, r.attribute)
+            why = _agree(carry, doc, base, head, to, r.attribute)
+            if why is None and _inverted(head):
+                # the parser read the noun as the modifier of its adjective ("vieil" the head of "homme",
+                # "infirmière" an amod of "africaine"): the adjective is inflected and the phrase's words follow it
+                adj = head.head
+                why = carry.inflect_token(doc, base, adj, to, r.attribute, "Plur" in head.morph.get("Number")) \
+                    or _agree(carry, doc, base, adj, to, r.attribute)
+                head = adj
+            why = why or _pronouns(carry, docs, head, base, r.spans, old, to, r.attribute)
             if why:
                 return [], why
     grouped: dict[tuple[str, str, str, str], list] = {}
@@ -374,22 +479,55 @@ def carry_agreement(text: str, replacements, docs: SentenceDocs) -> tuple[list[R
 # ---- features for the invariant's agreement check (validity) ------------------------------------------------------
 
 def _form_gender(tok) -> str:
-    """The gender a word's form shows: a determiner's by the table; an adjective's or participle's Masc when it
-    does not end in -e(s) (marocain, fatigués), else unknown (the feminine, or an epicene word: jeune)."""
+    """The gender a word's form shows: a determiner's by the table (mon/ton/son before a vowel: either, "mon
+    amie"); an adjective's or participle's Masc when it does not end in -e(s) (marocain, fatigués), Fem when it is
+    the feminine of another form (marocaine, fatiguées), else unknown (an epicene word: jeune, parle)."""
     w = tok.lower_
+    if w in ("mon", "ton", "son") and tok.i + 1 < len(tok.doc) and vowel_sound(tok.doc[tok.i + 1].text):
+        return ""
     if w in DET_GENDER:
         return DET_GENDER[w]
-    if w.isalpha() and not w.endswith(("e", "es")) and w not in EXCEPTIONS.values():
+    if not w.isalpha():
+        return ""
+    if w in EXCEPTIONS.values() and w not in EXCEPTIONS:  # belle, vieille (chic is both)
+        return FEM
+    if not w.endswith(("e", "es")):
         return MASC
+    sg = w[:-1] if w.endswith("s") else w
+    if _distinct_feminine(sg) and _masculine_candidates(sg) - {sg}:
+        return FEM
     return ""
 
 
-def token_features(doc) -> tuple[tuple[str, str, int, str, str, str], ...]:
-    """Per token: (pos, dep, head index, morphologizer gender, form gender, number); pos "PART" for a participle,
-    "ETRE" for a form of être as auxiliary or copula."""
+# endings only a feminine form has (-ée, -enne, -euse, -ive, -ière...; not -de, -te, -re, -ale, -ère: rapide, triste,
+# sale, provisoire and sévère are epicene, père and frère masculine, and a validity parse has no lemma to tell)
+_FEM_ENDINGS = ("ée", "ie", "ue", "ine", "enne", "ière", "gère", "chère", "euse", "ive", "elle", "ette", "onne",
+                "aise", "oise",
+                "trice", "noire", "ienne", "ane")
+
+
+def _distinct_feminine(w: str) -> bool:
+    return w.endswith(_FEM_ENDINGS) and not w.endswith(_EPICENE)
+
+
+@lru_cache(maxsize=1)
+def person_gender() -> dict[str, str]:
+    """The gender of the built-in dictionary's person nouns (the morphologizer reads "sœurs" as masculine)."""
+    from importlib.resources import files
+    out = {}
+    for name, gender in (("male.csv", MASC), ("female.csv", FEM)):
+        text = (files("hinter") / "data" / "dictionary_fr" / "gender" / name).read_text(encoding="utf-8")
+        out.update({w.strip().lower(): gender for w in text.splitlines() if w.strip() and " " not in w.strip()})
+    return out
+
+
+def token_features(doc) -> tuple[tuple[str, str, int, str, str, str, str], ...]:
+    """Per token: (pos, dep, head index, morphologizer gender, form gender, number, lower-case text); pos "PART"
+    for a participle, "ETRE" for a form of être as auxiliary or copula."""
     out = []
     for t in doc:
         pos = "PART" if "Part" in t.morph.get("VerbForm") else "ETRE" if _is_etre_aux(t) else t.pos_
-        out.append((pos, t.dep_, t.head.i, ",".join(t.morph.get("Gender")), _form_gender(t),
-                    ",".join(t.morph.get("Number"))))
+        gender = person_gender().get(t.lower_) if t.pos_ in ("NOUN", "PROPN", "ADJ") else None
+        out.append((pos, t.dep_, t.head.i, gender or ",".join(t.morph.get("Gender")), _form_gender(t),
+                    ",".join(t.morph.get("Number")), t.lower_))
     return tuple(out)

@@ -12,7 +12,7 @@ from bisect import bisect_right
 from collections import OrderedDict
 from typing import Callable, Sequence
 
-from ..languages.agreement import disagreements
+from ..languages.agreement import disagreements, relaxed
 from ..records import apply_replacements
 from .parsers import Parse, Parser
 from .sentences import boundaries_kept, split_sentences
@@ -62,9 +62,17 @@ def discard_reason(original: Parse, mutant: Parse) -> str | None:
     when the sentence conforms."""
     if disagreements(original.features, mutant.features):
         return AGREEMENT
-    if not tolerant_compare(original.tags, mutant.tags):
+    return _compare((original.tags, mutant.tags), (original.deps, mutant.deps), original.features, mutant.features)
+
+
+def _compare(tags, deps, fo, fm) -> str | None:
+    """POS, DEPS or None; a language with agreement features (French) first has its parser's known flips at the
+    changed words made equal (languages.agreement.relaxed)."""
+    if fo:
+        tags, deps = relaxed(tags, deps, fo, fm)
+    if not tolerant_compare(*tags):
         return POS
-    return None if tolerant_compare(original.deps, mutant.deps) else DEPS
+    return None if tolerant_compare(*deps) else DEPS
 
 
 def changed_sentences(original: str | list[str], mutant: str | list[str]) -> list[SentencePair] | None:
@@ -172,8 +180,8 @@ class Validator:
         self.sentences_parsed += self._last_computed
         for c, m in passing:
             (dc, fc), (dm, fm) = parsed[c], parsed[m]
-            result[(c, m)] = AGREEMENT if disagreements(fc, fm) else POS if not tolerant_compare(tags[c], tags[m]) \
-                else True if tolerant_compare(dc, dm) else DEPS
+            result[(c, m)] = AGREEMENT if disagreements(fc, fm) else \
+                _compare((tags[c], tags[m]), (dc, dm), fc, fm) or True
         for pair, verdict in result.items():
             self._verdicts.put(pair, verdict)
         return result
