@@ -236,3 +236,57 @@ def test_on_three_texts_the_ratio_interval_is_wide_not_missing():
     y[0, :] = 1  # one text selected in every category, two in none
     rows = rows_from_counts([str(k) for k in range(14)], y, np.ones((3, 14)), draws=200)
     assert all(r.impact_ratio == 1.0 and r.impact_ratio_ci[0] == 0.0 and r.impact_ratio_ci[1] >= 1 for r in rows)
+
+
+def test_the_audit_asks_through_the_campaign_with_usage_and_budget(tmp_path, parser):
+    """hinter.audit asks the model through the run's Campaign (engine.model_stage): --budget stops it with every
+    answer kept, the same call continues it, usage counts every session's calls as a run's does, and a rerun asks
+    nothing."""
+    from hinter.usage import BudgetReached
+    asked = []
+
+    def model(texts):
+        asked.extend(texts)
+        return planted.rejects_black_women(texts)
+    every = 23 + 21 * 14  # the originals and the renderings, each distinct text asked once
+    with pytest.raises(BudgetReached):
+        run(tmp_path, model, parser, budget="calls=100")
+    first = len(asked)
+    assert 0 < first <= 100
+    from hinter.store import RunStore
+    settings = RunStore.read_settings(tmp_path / "out")
+    assert settings["checks.budget"]["reached"] is True and not (tmp_path / "out" / "audit.json").exists()
+    result = run(tmp_path, model, parser)
+    assert len(asked) == every and len(set(asked)) == every  # nothing asked twice
+    assert result["usage"]["calls"] == every and result["usage"]["budget"]["reached"] is False
+    assert by_category(result["tables"]["intersectional"])["female / Black or African American"]["selected"] == 0
+    again = run(tmp_path, model, parser)
+    assert len(asked) == every and again["tables"] == result["tables"] and again["usage"]["calls"] == every
+
+
+def test_the_command_line_audit_stops_at_its_budget_continues_and_refuses_a_changed_model(tmp_path):
+    data = tmp_path / "apps.jsonl"
+    data.write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in planted.applications()))
+    module = tmp_path / "audited_model.py"
+    module.write_text("def predict(texts):\n    return ['Negative' if 'Black woman' in t else 'Positive' for t in texts]\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(HERE), str(SRC)])}
+
+    def hinter(*args):
+        return subprocess.run([sys.executable, "-m", "hinter.cli", "audit", "--dataset", str(data), "--model",
+                               "python:audited_model:predict", "--task", "imdb", "--favourable", "Positive", "--out",
+                               str(tmp_path / "out"), *args], capture_output=True, text=True, env=env, timeout=300)
+    stopped = hinter("--budget", "calls=100")  # batches of 64: one is asked, the next would pass the budget
+    assert stopped.returncode == 4 and "budget calls=100 is reached" in stopped.stderr, stopped.stderr
+    done = hinter()
+    assert done.returncode == 0, done.stderr
+    result = json.loads((tmp_path / "out" / "audit.json").read_text())
+    assert result["usage"]["calls"] == 20 + 20 * 14 and "Model calls: 300" in done.stdout
+    assert "64 answers were already stored" in done.stderr
+    module.write_text("def predict(texts):\n    return ['Positive' for t in texts]\n")
+    changed = hinter()
+    assert changed.returncode == 2 and "model's code changed" in changed.stderr, changed.stderr
+    replaced = hinter("--overwrite")
+    assert replaced.returncode == 0, replaced.stderr
+    result = json.loads((tmp_path / "out" / "audit.json").read_text())
+    assert all(r["impact_ratio"] == 1.0 for r in result["tables"]["intersectional"])
+    assert result["usage"]["calls"] == 300
