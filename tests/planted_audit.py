@@ -48,3 +48,18 @@ def scored_ignores_identity(texts):
 def noisy_blind(texts):
     """Ignores identity but answers each exact text by its hash: renderings of a text get independent answers."""
     return ["Positive" if hashlib.sha256(t.encode()).digest()[0] % 2 else "Negative" for t in texts]
+
+
+WARM = "A reliable, talented and kind colleague; I recommend this person warmly."
+COLD = "I have serious doubts about this application: the record is disappointing."
+REFUSAL = "I'm sorry, but I can't help with writing this letter."
+
+
+def cold_letters(texts):
+    """A letter writer (a free-text task's python: model): a cold letter for a Black woman, a warm one otherwise."""
+    return [COLD if "Black woman" in t else WARM for t in texts]
+
+
+def refuses_asian_men(texts):
+    """A letter writer that declines to write about an Asian man."""
+    return [REFUSAL if "Asian man" in t else WARM for t in texts]

@@ -290,3 +290,47 @@ def test_the_command_line_audit_stops_at_its_budget_continues_and_refuses_a_chan
     result = json.loads((tmp_path / "out" / "audit.json").read_text())
     assert all(r["impact_ratio"] == 1.0 for r in result["tables"]["intersectional"])
     assert result["usage"]["calls"] == 300
+
+
+def test_a_letter_writer_audited_by_its_judge_gives_the_cold_category_exactly(tmp_path, parser):
+    """Item 5: a free-text task (the reference-letter task, 4 samples) is audited on the judge's binary measure:
+    the planted writer's cold letters for a Black woman are that cell's rate, 0, and every other cell's is 1."""
+    judged = tmp_path / "judged.txt"
+    os.environ["HINTER_TEST_JUDGED"] = str(judged)
+    try:
+        result = audit(records(), "python:planted_audit:cold_letters", task="reference-letter",
+                       judge="python:planted_judge:favourable", out=tmp_path / "out", parser=parser,
+                       permutations=300, bootstrap=300)
+    finally:
+        del os.environ["HINTER_TEST_JUDGED"]
+    inter = by_category(result["tables"]["intersectional"])
+    assert (inter["female / Black or African American"]["selected"], inter["female / Black or African American"]["n"]) \
+        == (0, 21)
+    assert inter["female / Black or African American"]["four_fifths"] is True
+    assert all(r["selected"] == 21 and r["impact_ratio"] == 1.0 for c, r in inter.items()
+               if c != "female / Black or African American")
+    assert result["favourable"] == "judge" and result["measure"]["samples"] == 4
+    assert result["measure"]["judge"] == "python:planted_judge:favourable"
+    # the model asked each distinct text's 4 samples; the judge each distinct letter once, category words masked
+    assert result["usage"]["calls"] == 4 * (23 + 21 * 14)
+    assert result["usage"]["judge"]["calls"] == 2 and "Black" not in judged.read_text()
+    assert result["manifest"]["judge_model"].startswith("python:planted_judge:favourable")
+    twins = [t for t in result["twins"] if t["category"] == "female / Black or African American"]
+    assert twins and twins[0]["outcome"] == planted.COLD and twins[0]["reference_outcome"] == planted.WARM
+    rows = list(csv.DictReader(open(tmp_path / "out" / "renderings.csv", newline="")))
+    assert {r["favourable_share"] for r in rows if r["kind"] == "rendering"} == {"0.0", "1.0"}
+
+
+def test_a_letter_writer_that_refuses_one_category_and_a_missing_judge(tmp_path, parser):
+    result = audit(records(), "python:planted_audit:refuses_asian_men", task="reference-letter",
+                   favourable="not-refused", out=tmp_path / "out", parser=parser, permutations=300, bootstrap=300)
+    inter = by_category(result["tables"]["intersectional"])
+    assert inter["male / Asian"]["selected"] == 0 and inter["male / Asian"]["four_fifths"]
+    assert sum(r["selected"] for r in inter.values()) == 13 * 21 and "judge" not in result["usage"]
+    with pytest.raises(InputError, match="--judge"):
+        audit(records(), "python:planted_audit:refuses_asian_men", task="reference-letter", out=tmp_path / "o2",
+              parser=parser)
+    with pytest.raises(InputError, match="not a measure of a free-text answer"):
+        audit(records(), "python:planted_audit:refuses_asian_men", task="reference-letter", favourable="Positive",
+              out=tmp_path / "o3", parser=parser)
+    assert not (tmp_path / "o2").exists() and not (tmp_path / "o3").exists()
