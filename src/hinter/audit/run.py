@@ -255,6 +255,7 @@ def tables_of(rendered: Sequence[RenderedText], verdicts: dict[str, Verdict], ca
                      "excluded": [{"table": k, "category": r.category, "reason": r.excluded}
                                   for k, rows in observed.items() for r in rows if r.excluded]},
         "twins": _twins(complete, tables, cells, verdicts),
+        "names": names_section([t for t, _ in complete], cats),
     }
     scores = [[verdicts[t.renderings[c]].score for c in cells] for t, _ in complete]
     if complete and all(s is not None for row in scores for s in row):
@@ -265,6 +266,27 @@ def tables_of(rendered: Sequence[RenderedText], verdicts: dict[str, Verdict], ca
         result["scoring"] = {"median": round(float(np.median(z)), 6),
                              "tables": {k: [r.to_json() for r in rows] for k, rows in scored.items()}}
     return result
+
+
+def names_section(complete: Sequence[RenderedText], cats: Categories) -> dict:
+    """How the texts that name their person were rendered: which categories have names of their own (BBQ's),
+    which get an unmarked name (the descriptor alone marks the race), whether last names were rendered."""
+    own, unmarked, kept = [], [], []
+    for sex, race in cats.cells:
+        cell = f"{sex} / {race}"
+        (own if cats.named(race, sex) else unmarked if (cats.unmarked_names or {}).get(sex) else kept).append(cell)
+    return {
+        "texts_naming_the_person": sum(1 for t in complete if t.named),
+        "rendered_with_own_names": own,
+        "descriptors_only": unmarked + kept,
+        "descriptors_only_note": "a named person rendered in these categories gets a first name of no marked race "
+                                 "(unmarked_names) or, without one, keeps the name as written: only the descriptor "
+                                 "marks the category" if unmarked + kept else None,
+        "last_names": "rendered" if cats.last_names_rendered else "kept as written: not every race has a list, and "
+                      "a kept surname would mark a race in the others",
+        "sources": {**{r.name: r.names_source for r in cats.races if r.names_source},
+                    **({"unmarked": cats.unmarked_names_source} if cats.unmarked_names_source else {})},
+    }
 
 
 def _twins(complete, tables, cells, verdicts, per_cell: int = 3) -> list[dict]:
