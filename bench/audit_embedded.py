@@ -56,8 +56,8 @@ def timed(name, **kw):
 if __name__ == "__main__":
     timed("imdb", dataset="imdb", model="gguf:default", task="imdb", favourable="Positive", limit=N,
           out=OUT / "imdb")
-    timed("reference-letter on bios", dataset="bios", model="gguf:default", task=str(HERE / "reference-letter-audit.yaml"),
-          out=OUT / "bios")
+    timed("reference-letter on bios", dataset="bios", model="gguf:default",
+          task=str(HERE / "reference-letter-audit.yaml"), out=OUT / "bios")
     import planted_audit
     data = OUT / "applications.jsonl"
     data.parent.mkdir(parents=True, exist_ok=True)

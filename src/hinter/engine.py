@@ -312,7 +312,8 @@ class ModelSession:
 
     def ask(self, texts: Sequence[str], samples: int = 1) -> dict[str, tuple[Outcome, ...]]:
         """Each distinct text's answers, one per sample (a generative task's `samples`), stored as they come."""
-        by_repeat = self._budgeted(lambda: self.cache.predict_repeats(texts, tuple(range(samples))), len(texts) * samples)
+        by_repeat = self._budgeted(lambda: self.cache.predict_repeats(texts, tuple(range(samples))),
+                                   len(texts) * samples)
         return {t: tuple(answers[text_key(t)] for answers in by_repeat) for t in texts}
 
     def judge(self, spec: str, answers: Sequence[str]) -> list[float]:
