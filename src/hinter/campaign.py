@@ -1,7 +1,9 @@
 """A campaign: everything a run needs, resolved once, and `Campaign.run()`, the only way a run happens.
 
 `hinter run`, `hinter resume`, `hinter demo`, `hinter.run`, `hinter study` and suite runs all build a Campaign and
-call `run()`; they differ only in how they read their inputs and show progress. So every behaviour around the
+call `run()`; they differ only in how they read their inputs and show progress. `hinter audit` and `hinter.audit`,
+which make their own texts (renderings, not mutants), take the model stage alone (`model_session`: the same
+model-changed check, executor, outcome cache, usage meter and budget). So every behaviour around the
 pipeline exists once: the task checked, the model-changed check, the budget stop and its record, the analysis
 settings the findings read (a multi-label task analyses every label, whichever way the run was started), the
 model-identity note, the reuse message and the outputs. Messages for the user go to `notify(message)`: the CLI
