@@ -8,7 +8,9 @@
 
 Each prints its wall and CPU time (this process and its children) and the rows the audit finds.
 
-    PYTHONPATH=src:tests python bench/audit_embedded.py [N] [M] [OUT]
+    PYTHONPATH=src:tests python bench/audit_embedded.py [N] [M] [OUT] [PARTS]
+
+PARTS: a comma-separated subset of imdb,bios,letters (default: all three, one after the other).
 """
 import json
 import resource
@@ -22,6 +24,7 @@ from hinter.errors import InputError
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 100
 M = int(sys.argv[2]) if len(sys.argv) > 2 else 5
 OUT = Path(sys.argv[3]) if len(sys.argv) > 3 else Path("runs/audit-bench")
+PARTS = sys.argv[4].split(",") if len(sys.argv) > 4 else ["imdb", "bios", "letters"]
 HERE = Path(__file__).parent
 
 
@@ -54,10 +57,14 @@ def timed(name, **kw):
 
 
 if __name__ == "__main__":
-    timed("imdb", dataset="imdb", model="gguf:default", task="imdb", favourable="Positive", limit=N,
-          out=OUT / "imdb")
-    timed("reference-letter on bios", dataset="bios", model="gguf:default",
-          task=str(HERE / "reference-letter-audit.yaml"), out=OUT / "bios")
+    if "imdb" in PARTS:
+        timed(f"imdb, first {N} reviews", dataset="imdb", model="gguf:default", task="imdb", favourable="Positive",
+              limit=N, out=OUT / "imdb")
+    if "bios" in PARTS:
+        timed("reference-letter on bios", dataset="bios", model="gguf:default",
+              task=str(HERE / "reference-letter-audit.yaml"), out=OUT / "bios")
+    if "letters" not in PARTS:
+        sys.exit(0)
     import planted_audit
     data = OUT / "applications.jsonl"
     data.parent.mkdir(parents=True, exist_ok=True)
