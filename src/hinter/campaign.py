@@ -1,7 +1,9 @@
 """A campaign: everything a run needs, resolved once, and `Campaign.run()`, the only way a run happens.
 
 `hinter run`, `hinter resume`, `hinter demo`, `hinter.run`, `hinter study` and suite runs all build a Campaign and
-call `run()`; they differ only in how they read their inputs and show progress. So every behaviour around the
+call `run()`; they differ only in how they read their inputs and show progress. `hinter audit` and `hinter.audit`,
+which make their own texts (renderings, not mutants), take the model stage alone (`model_session`: the same
+model-changed check, executor, outcome cache, usage meter and budget). So every behaviour around the
 pipeline exists once: the task checked, the model-changed check, the budget stop and its record, the analysis
 settings the findings read (a multi-label task analyses every label, whichever way the run was started), the
 model-identity note, the reuse message and the outputs. Messages for the user go to `notify(message)`: the CLI
@@ -16,7 +18,7 @@ from typing import Any, Callable, Sequence
 
 from .config import DERIVED_NAMES, Execution, RunConfig
 from .dictionary import Dictionary
-from .engine import Run, execute
+from .engine import ModelSession, Run, execute
 from .errors import InputError
 from .estimate import incomplete_cells
 from .executor import Executor, make_executor
@@ -152,6 +154,15 @@ class Campaign:
                 notify(f"Note: {limit}; pass --overwrite to ask it again.")
         store.save_settings(analysis)
         return CampaignResult(run, write_outputs(run), stored, tally.calls)
+
+    def model_session(self, settings: dict, progress: Progress | None = None) -> ModelSession:
+        """The model stage alone, for a campaign that makes its own texts (`hinter audit`): the same model-changed
+        check, executor, store, outcome cache, usage meter and --budget as `run()` (engine.model_stage), the
+        answers kept in `out`/run.sqlite under `settings`. A context manager."""
+        if not self.overwrite:
+            self.check_model_unchanged()
+        return ModelSession(self.config, self.model, self.out, settings, executor=self.executor or self.new_executor(),
+                            parser=self.parser, overwrite=self.overwrite, progress=progress)
 
     def check_model_unchanged(self) -> None:
         """Refuse to continue a run whose python: model changed since (its code is in its fingerprint), as for any

@@ -29,7 +29,7 @@ from .records import Replacement, TextRecord, dictionary_replacements, text_key,
 from .runlock import lock_run_folder
 from .store import MAX_TRIES, RunStore, empty_run_error, lost_run, unseal
 from .tasks import is_generative
-from .usage import JUDGE_ACCOUNT, Meter, Prices, parse_budget
+from .usage import JUDGE_ACCOUNT, BudgetReached, Meter, Prices, parse_budget, summary_section
 from .validity import Parser
 
 log = logging.getLogger("hinter")
@@ -227,15 +227,7 @@ def execute(config: RunConfig, texts: Sequence[str | TextRecord], model, *, dict
         again = _ask_again(store, config)
         if config.adaptive:  # kept as they are (_ask_again)
             done |= set(store.again_text_ids())
-        meter = usage_meter(config, model, store, report, loaded_here)
-        cache = OutcomeCache(model, store, meter=meter, labels=task_labels(task_of(config)))
-
-        def judge_cache(judge_model):
-            """A judge model's cache: its calls metered apart (usage.judge), against the run's budget."""
-            judge_meter = usage_meter(config, judge_model, store, since_load=False, account=JUDGE_ACCOUNT)
-            meter.share_budget(judge_meter)
-            return OutcomeCache(judge_model, meter=judge_meter)
-
+        cache, judge_cache = model_stage(config, model, store, report, loaded_here)
         plan = adaptive_plan(config, store, model, d, suite)
         run_pipeline(text_batches(records, done, config.batch_texts), source, StoreSink(store), config,
                      cache=cache, total=len(records), done=len(done), report=report, plan=plan,
@@ -244,6 +236,110 @@ def execute(config: RunConfig, texts: Sequence[str | TextRecord], model, *, dict
     finally:
         executor.close()
         lock.release()
+
+
+def model_stage(config: RunConfig, model, store: RunStore, report=None, loaded_here: bool = True):
+    """The model stage of every path that asks a model (a run, a suite run, an audit): the run's outcome cache
+    (answers stored under the model's fingerprint, the task's labels, retries) metered by --budget and the prices
+    (usage.*), and `judge_cache(judge_model)`: a judge model's cache, metered apart (usage.judge) against the same
+    budget."""
+    meter = usage_meter(config, model, store, report, loaded_here)
+    cache = OutcomeCache(model, store, meter=meter, labels=task_labels(task_of(config)))
+
+    def judge_cache(judge_model):
+        """A judge model's cache: its calls metered apart (usage.judge), against the run's budget."""
+        judge_meter = usage_meter(config, judge_model, store, since_load=False, account=JUDGE_ACCOUNT)
+        meter.share_budget(judge_meter)
+        return OutcomeCache(judge_model, meter=judge_meter)
+    return cache, judge_cache
+
+
+class ModelSession:
+    """The model stage alone, as a run has it, for a campaign that makes its own texts (`hinter audit`): the folder
+    locked, the model started by the executor, its answers stored in `out`/run.sqlite under `settings` (compared
+    on reopening as a run's are: another model or task is refused, --overwrite replaces it), asked through
+    `model_stage` (usage, --budget, the judge's account). A context manager; `ask` and `judge` return answers."""
+
+    def __init__(self, config: RunConfig, model, out: str | Path, settings: dict, *, executor: Executor | None = None,
+                 parser: Parser | None = None, overwrite: bool = False,
+                 progress: Callable[[str, int, int], None] | None = None):
+        self.config, self.model, self.out, self.settings = config, model, Path(out), settings
+        self.executor = executor or LocalExecutor()
+        self.parser, self.overwrite = parser, overwrite
+        self.report = progress or (lambda stage, done, total: None)
+        self.store: RunStore | None = None
+        self.stored_at_start = 0
+
+    def __enter__(self) -> "ModelSession":
+        if self.out.exists() and not self.out.is_dir():
+            raise InputError("the output folder is a file", where=str(self.out), fix="Give --out a folder's path.")
+        self.out.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self.lock = lock_run_folder(self.out)
+        try:
+            self.report("load", 0, 1)
+            loaded_here = isinstance(self.model, (str, ModelSpec))
+            self.model = self.executor.start(self.model, self.parser,
+                                             spacy_model=get_language(self.config.language).spacy_model)
+            self.report("load", 1, 1)
+            self.store = _open_store(self.out, {**self.settings, "model": self.model.fingerprint}, self.overwrite)
+            self.stored_at_start = self.store.outcome_count()
+            self.cache, self._judge_cache = model_stage(self.config, self.model, self.store, self.report,
+                                                        loaded_here)
+            self._judges: dict = {}
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        try:
+            if self.store is not None:
+                self.store.close()
+                self.store = None
+        finally:
+            self.executor.close()
+            self.lock.release()
+
+    def _budgeted(self, ask, total: int):
+        try:
+            return ask()
+        except BudgetReached:  # everything asked so far is kept; the folder records the stop
+            self.store.save_settings({"checks.budget": {"budget": self.config.budget, "reached": True,
+                                                        "incomplete_cells": [],
+                                                        "texts_done": self.store.outcome_count(),
+                                                        "texts_total": total}})
+            raise
+
+    def ask(self, texts: Sequence[str], samples: int = 1) -> dict[str, tuple[Outcome, ...]]:
+        """Each distinct text's answers, one per sample (a generative task's `samples`), stored as they come."""
+        by_repeat = self._budgeted(lambda: self.cache.predict_repeats(texts, tuple(range(samples))),
+                                   len(texts) * samples)
+        return {t: tuple(answers[text_key(t)] for answers in by_repeat) for t in texts}
+
+    def judge(self, spec: str, answers: Sequence[str]) -> list[float]:
+        """The judge model of `spec` (the judge aspect's rubric, hinter.generative.judge_aspect) on `answers`: 1 for
+        yes, 0 for no; its calls metered apart (usage.judge), against the same budget."""
+        from .generative.judge_aspect import JudgeScorer, judge_model
+        if spec not in self._judges:
+            model = judge_model(spec)
+            self._judges[spec] = JudgeScorer(model, self._judge_cache(model))
+        return self._budgeted(lambda: self._judges[spec](list(answers)), len(answers))
+
+    def finish(self) -> dict:
+        """Record a finished session's budget (not reached, replacing an earlier stop); return the usage."""
+        if self.config.budget is not None or "checks.budget" in self.store.settings():
+            self.store.save_settings({"checks.budget": {"budget": self.config.budget, "reached": False,
+                                                        "incomplete_cells": [], "texts_done": None,
+                                                        "texts_total": None}})
+        return self.usage()
+
+    def usage(self) -> dict:
+        """summary.json's `usage` for this folder: every session summed (the judge's apart)."""
+        return summary_section(self.store.stats(), self.store.settings())
+
+    @property
+    def calls(self) -> int:
+        return self.cache.calls
 
 
 def _ask_again(store: RunStore, config: RunConfig) -> frozenset[int]:

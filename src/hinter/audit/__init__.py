@@ -4,6 +4,6 @@ ratios that NYC Local Law 144 and the EEOC's four-fifths rule read. Stages: cate
 render.py (renderings and their validity), run.py (asking, the outputs), tables.py (pure statistics), page.py
 (audit.html)."""
 from .categories import Categories, load_categories
-from .run import ask, audit
+from .run import audit
 
-__all__ = ["Categories", "ask", "audit", "load_categories"]
+__all__ = ["Categories", "audit", "load_categories"]

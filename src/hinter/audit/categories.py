@@ -15,8 +15,9 @@ from ..errors import InputError
 
 PRONOUN_FORMS = ("subject", "object", "possessive", "independent", "reflexive")
 SEX_FIELDS = ("nouns", "pronouns")
-RACE_FIELDS = ("descriptor", "article", "words", "names")
-TOP_FIELDS = ("sex", "race")
+RACE_FIELDS = ("descriptor", "article", "words", "names", "last_names", "names_source")
+TOP_FIELDS = ("sex", "race", "unmarked_names", "unmarked_names_source")
+REQUIRED_TOP = ("sex", "race")
 
 
 @dataclass(frozen=True)
@@ -32,7 +33,9 @@ class Race:
     descriptor: str  # inserted before the person noun: "the Black woman"
     article: str  # "a" or "an" before the descriptor
     words: tuple[str, ...]  # identity words marking the category in a text as it is (lower case)
-    names: dict  # sex -> first names (capitalised), for the observed category only
+    names: dict  # sex -> first names (capitalised): the observed category, and a named person's rendering
+    last_names: tuple[str, ...] = ()  # capitalised; rendered only where every category has some
+    names_source: str | None = None  # the names' provenance, as the file gives it
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,26 @@ class Categories:
     races: tuple[Race, ...]
     source: str  # the file read
     sha256: str  # of its bytes: the audit's manifest records it
+    unmarked_names: dict = None  # sex -> first names of no marked race: a named person in a category without names
+    unmarked_names_source: str | None = None
+
+    def identity_words(self) -> set[str]:
+        """Every word that says who a person is in this file (descriptors, race words, nouns, pronouns, names):
+        what a judge model's input has masked."""
+        out = {w for r in self.races for w in (r.descriptor, *r.words, *r.last_names,
+                                               *(n for ns in r.names.values() for n in ns))}
+        out |= {w for s in self.sexes for w in (*s.nouns, *s.pronouns.values())}
+        out |= {n for ns in (self.unmarked_names or {}).values() for n in ns}
+        return out
+
+    def named(self, race: str, sex: str) -> bool:
+        """Whether the category (sex, race) has first names of its own."""
+        return bool(next(r for r in self.races if r.name == race).names.get(sex))
+
+    @property
+    def last_names_rendered(self) -> bool:
+        """Last names are rendered only where every race has a list: otherwise a kept surname would mark a race."""
+        return all(r.last_names for r in self.races)
 
     @property
     def cells(self) -> list[tuple[str, str]]:
@@ -110,7 +133,7 @@ def load_categories(path: str | Path | None = None) -> Categories:
     if root is None:
         raise InputError("the category file is empty", where=where, fix="Give it `sex:` and `race:` sections.")
     top = _mapping(root, where, "the category file")
-    _check_keys(top, TOP_FIELDS, TOP_FIELDS, where, "the category file")
+    _check_keys(top, TOP_FIELDS, REQUIRED_TOP, where, "the category file")
 
     sexes = []
     for name, (knode, vnode) in _mapping(top["sex"][1], where, "`sex`").items():
@@ -148,9 +171,24 @@ def load_categories(path: str | Path | None = None) -> Categories:
                                      where=f"{where}, line {_line(sk)}",
                                      fix=f"Name one of the sexes: {', '.join(sorted(sex_names))}.")
                 names[str(sex)] = _words(sv, where, f"the {sex} names of race {name!r}", lower=False)
+        last = _words(fields["last_names"][1], where, f"the last names of race {name!r}", lower=False) \
+            if "last_names" in fields else ()
+        source = _text(fields["names_source"][1], where, f"the names_source of race {name!r}") \
+            if "names_source" in fields else None
         races.append(Race(str(name), _text(fields["descriptor"][1], where, f"the descriptor of race {name!r}"),
-                          article, _words(fields["words"][1], where, f"the words of race {name!r}"), names))
+                          article, _words(fields["words"][1], where, f"the words of race {name!r}"), names, last,
+                          source))
     if len(races) < 2:
         raise InputError("an audit needs at least two races/ethnicities", where=where,
                          fix="List at least two under `race:`.")
-    return Categories(tuple(s for s, _ in sexes), tuple(races), where, hashlib.sha256(raw).hexdigest())
+    unmarked: dict[str, tuple[str, ...]] = {}
+    if "unmarked_names" in top:
+        for sex, (sk, sv) in _mapping(top["unmarked_names"][1], where, "`unmarked_names`").items():
+            if sex not in sex_names:
+                raise InputError(f"unmarked names for an unknown sex {sex!r}", where=f"{where}, line {_line(sk)}",
+                                 fix=f"Name one of the sexes: {', '.join(sorted(sex_names))}.")
+            unmarked[str(sex)] = _words(sv, where, f"the unmarked {sex} names", lower=False)
+    unmarked_source = _text(top["unmarked_names_source"][1], where, "unmarked_names_source") \
+        if "unmarked_names_source" in top else None
+    return Categories(tuple(s for s, _ in sexes), tuple(races), where, hashlib.sha256(raw).hexdigest(), unmarked,
+                      unmarked_source)

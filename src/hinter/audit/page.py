@@ -52,13 +52,21 @@ def render_page(result: dict, cats: Categories) -> str:
     parts = [f"<!doctype html><html lang=en><head><meta charset=utf-8><title>Bias audit</title><style>{CSS}</style>"
              "</head><body><h1>Bias audit: selection rates and impact ratios</h1>"]
     # --- LL144 layout
+    extra = []
+    m = result.get("measure")
+    if m:
+        extra.append(("Measure of a free-text answer", f"{m['favourable']} ({m['rule']}; {m['samples']} samples"
+                      + (f"; judge {m['judge']}" if m.get("judge") else "") + ")"))
+    if "usage" in result:
+        extra.append(("Model calls (this folder, every session)", result["usage"]["calls"]))
     parts.append("<h2>Summary (NYC Local Law 144 layout)</h2><table>" + "".join(
         f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in (
             ("Date of the audit", man.get("date")), ("Data source", man.get("data_source")),
             ("Model", man.get("model")), ("Task", man.get("task")), ("Favourable outcome", result["favourable"]),
             ("Texts read", counts["texts"]), ("Texts rendered in every category", counts["rendered"]),
             ("Renderings asked", counts["renderings"]),
-            ("Unknown (not rendered or unanswered)", result["unknown"]))) + "</table>")
+            ("Unknown (not rendered or unanswered)", result["unknown"]),
+            *extra)) + "</table>")
     parts.append("<p class=note>Each rendered text is read by the model once in every category below: the counts "
                  "per category are equal by design (n per sex and per race counts renderings). The unknown count "
                  "is of texts that could not be rendered (" + _e(", ".join(
@@ -114,12 +122,25 @@ def render_page(result: dict, cats: Categories) -> str:
         "reference is the most selected category of the same data. p-values: a permutation test within texts, "
         "against the smallest ratio of each permutation, for the same reason. The four-fifths flag alone is "
         "not evidence on few texts: read it with the interval and the p-value.</p><p>Limits: descriptors are explicit words; a model may react "
-        "differently to implicit markers (names, dialect). The category words are a list, not an understanding "
+        "differently to implicit markers (dialect, schools; names only where the text names its person, and "
+        "only for the categories with names of their own). The category words are a list, not an understanding "
         "of the text: a second person of the same sex is changed too; identity words elsewhere in the text are "
         "left as they are. One word per descriptor keeps the renderings comparable, so \"Hawaiian\" stands for "
         "Native Hawaiian or Other Pacific Islander and \"Indigenous\" for American Indian or Alaska Native. The "
         "model is audited on these texts only: another population of applications can give other rates.</p>"
         f"<table><tr><th>category</th><th>descriptor</th><th>words (observed category)</th></tr>{words}</table>")
+    names = result.get("names")
+    if names:
+        parts.append(
+            f"<h3>Names</h3><p>{_e(names['texts_naming_the_person'])} rendered texts name their person with a first "
+            "name of the category file (of the person's sex); each rendering gives the person a first name of its "
+            "category. With names of their own (" + _e(", ".join(names["sources"].get(r.name, "") and r.name
+                                                                for r in cats.races if r.names_source) or "none") +
+            "): " + _e(", ".join(names["rendered_with_own_names"]) or "none") + ". <b>Rendered by descriptors only"
+            "</b>: " + _e(", ".join(names["descriptors_only"]) or "none") + (
+                f" ({_e(names['descriptors_only_note'])})" if names["descriptors_only_note"] else "") +
+            f". Last names: {_e(names['last_names'])}.</p><p class=note>Sources: " + _e("; ".join(
+                f"{k}: {v}" for k, v in names["sources"].items()) or "none") + ".</p>")
     # --- EU AI Act
     inter = result["tables"].get("intersectional", [])
     worst = min((r for r in inter if r["impact_ratio"] is not None), key=lambda r: r["impact_ratio"], default=None)

@@ -11,6 +11,7 @@ one another (each against the first: all are built the same way), never with the
 """
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
@@ -47,6 +48,8 @@ class Person:
     observed_sex: str | None = None
     observed_race: str | None = None
     possessive: dict = field(default_factory=dict)  # (start, end) of each her/his -> tagged possessive (PRP$)
+    names: tuple[tuple[int, int, str], ...] = ()  # (start, end, name) of the person's first names (its sex)
+    last_names: tuple[tuple[int, int], ...] = ()  # (start, end) of a last name of the lists right after one
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,7 @@ class RenderedText:
     observed_race: str | None
     renderings: dict = field(default_factory=dict)  # (sex, race) -> text; empty when not rendered
     reason: str | None = None  # why not rendered (NOT_RENDERED_REASONS, with the validity reason for NOT_VALID)
+    named: bool = False  # the text names the person (a first name of the category file, of the person's sex)
 
 
 class Finder:
@@ -74,10 +78,14 @@ class Finder:
             self.pronoun_sex = {p: s for p, s in self.pronoun_sex.items() if p not in shared}
         self.race_of = {w: r.name for r in cats.races for w in r.words}
         self.name_of = {n: (sex, r.name) for r in cats.races for sex, ns in r.names.items() for n in ns}
+        # names of no marked race: they say the sex only (a name of a race's list wins)
+        self.first_names = {**{n: (sex, None) for sex, ns in (cats.unmarked_names or {}).items() for n in ns},
+                            **self.name_of}
+        self.last_names = {n for r in cats.races for n in r.last_names}
         self.nouns = WordMatcher(self.noun_of)
         self.pronouns = WordMatcher(self.pronoun_sex)
         self.races = WordMatcher(self.race_of)
-        self.names = WordMatcher(self.name_of)
+        self.names = WordMatcher(self.first_names)
 
     def _descriptor_before(self, text: str, start: int, race_spans: list[tuple[int, int, str]]) -> tuple[int, str] | None:
         """The identity word ending right before `start` (past spaces), longest first: (its start, race)."""
@@ -110,8 +118,9 @@ class Finder:
                                                                        else [])}
         race_spans = [(s, e, self.race_of[w]) for w, spans in self.races.find(text).items() for s, e in spans]
         # only as written in the file, capitalised: "Mark", not "mark"
-        names = [(s, e, self.name_of[text[s:e]]) for spans in self.names.find(text).values() for s, e in spans
-                 if text[s:e] in self.name_of]
+        found = sorted((s, e, text[s:e]) for spans in self.names.find(text).values() for s, e in spans
+                       if text[s:e] in self.first_names)
+        names = [(s, e, self.name_of[n]) for s, e, n in found if n in self.name_of]
         sexes = {self.noun_of[w][0] for _, _, w in nouns} | {self.pronoun_sex[w] for _, _, w in pronouns}
         descriptors = []
         for s, _, _ in nouns:
@@ -127,12 +136,19 @@ class Finder:
         if len(sexes) > 1:
             return Person(None, BOTH_SEXES, observed_sex=None, observed_race=observed_race)
         sex = sexes.pop()
+        own = tuple((s, e, n) for s, e, n in found if self.first_names[n][0] == sex)
+        last = []
+        for _, e, _ in own:  # "Jamal Washington": a last name of the lists right after the first name
+            m = re.match(r"\s+([A-Z][\w'-]*)", text[e:])
+            if m and m.group(1) in self.last_names:
+                last.append((e + m.start(1), e + m.end(1)))
         return Person(sex, None, tuple((s, e, self.noun_of[w][1]) for s, e, w in nouns),
-                      tuple(descriptors), tuple(pronouns), observed_sex, observed_race, possessive)
+                      tuple(descriptors), tuple(pronouns), observed_sex, observed_race, possessive, own, tuple(last))
 
 
-def edits_for(text: str, person: Person, cats: Categories, sex: str, race: str) -> list[tuple[int, int, str]]:
-    """The edits that render `text` as a person of (`sex`, `race`)."""
+def edits_for(text: str, person: Person, cats: Categories, sex: str, race: str, names: bool = True
+              ) -> list[tuple[int, int, str]]:
+    """The edits that render `text` as a person of (`sex`, `race`); `names`: with the person's names rendered."""
     target = next(s for s in cats.sexes if s.name == sex)
     source = next(s for s in cats.sexes if s.name == person.sex)
     r = next(x for x in cats.races if x.name == race)
@@ -158,6 +174,27 @@ def edits_for(text: str, person: Person, cats: Categories, sex: str, race: str) 
             forms = [f for f in forms if (f == "possessive") == poss] or forms
         if forms:
             edits.append((s, e, target.pronouns[forms[0]]))
+    if names:
+        edits += name_edits(text, person, cats, sex, r)
+    return edits
+
+
+def name_edits(text: str, person: Person, cats: Categories, sex: str, race) -> list[tuple[int, int, str]]:
+    """The person's first names rendered as names of (`sex`, `race`): the category's own list (BBQ's names), else,
+    for a category without one, the file's unmarked names of that sex (its descriptor alone then marks the
+    race), else kept as written. The same position in the lists for every category of a text (from a hash of the
+    text, one position per distinct name), so the renderings differ in the category only. Last names right after
+    a first name are rendered only when every race has a list (`Categories.last_names_rendered`)."""
+    if not person.names:
+        return []
+    pool = race.names.get(sex) or (cats.unmarked_names or {}).get(sex)
+    base = int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "big")
+    distinct = list(dict.fromkeys(n for _, _, n in person.names))
+    edits = []
+    if pool:
+        edits += [(s, e, pool[(base + distinct.index(n)) % len(pool)]) for s, e, n in person.names]
+    if cats.last_names_rendered:
+        edits += [(s, e, race.last_names[base % len(race.last_names)]) for s, e in person.last_names]
     return edits
 
 
@@ -193,9 +230,14 @@ def render_texts(records: Sequence, cats: Categories, validate: Callable, tagger
                                     reason=person.reason))
             continue
         renderings = {c: apply_replacements(text, edits_for(text, person, cats, *c)) for c in cells}
-        first = renderings[cells[0]]
-        pending.append((len(out), [changed_sentences(first, renderings[c]) for c in cells[1:]]))
-        out.append(RenderedText(i, rec.source_id, text, person.observed_sex, person.observed_race, renderings))
+        # the invariant on the renderings with the person's name as written: a name swap puts one proper noun for
+        # another, and the parser's reading of a rare name varies with the name (docs/audit.md)
+        checked = {c: apply_replacements(text, edits_for(text, person, cats, *c, names=False)) for c in cells} \
+            if person.names else renderings
+        first = checked[cells[0]]
+        pending.append((len(out), [changed_sentences(first, checked[c]) for c in cells[1:]]))
+        out.append(RenderedText(i, rec.source_id, text, person.observed_sex, person.observed_race, renderings,
+                                named=bool(person.names)))
     # one call for every text: the validator parses each distinct sentence once
     flat = [p for _, pairs in pending for p in pairs]
     reasons = validate(flat) if flat else []
@@ -206,5 +248,5 @@ def render_texts(records: Sequence, cats: Categories, validate: Callable, tagger
         if failed is not None:
             t = out[index]
             out[index] = RenderedText(t.index, t.source_id, t.text, t.observed_sex, t.observed_race,
-                                      reason=f"{NOT_VALID} ({failed})")
+                                      reason=f"{NOT_VALID} ({failed})", named=t.named)
     return out

@@ -6,17 +6,21 @@ import csv
 import datetime
 import hashlib
 import json
-from dataclasses import asdict, is_dataclass
+import logging
+from dataclasses import asdict, dataclass, is_dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
+from ..campaign import Campaign
+from ..config import Execution, RunConfig
 from ..datasets import BUNDLED, bundled_path, load_dataset
 from ..errors import InputError
-from ..models import ModelSpec, OutcomeCache, resolve_model
-from ..records import Outcome, TextRecord, text_key
-from ..store import RunStore
+from ..generative.aspects import refusal
+from ..generative.judge_aspect import RUBRIC, judge_settings
+from ..generative.masking import IdentityTerms
+from ..records import Outcome, TextRecord
 from ..tasks import get_task, is_generative
 from ..validity import SpacyParser, Validator
 from ..version import __version__
@@ -25,14 +29,22 @@ from .page import render_page
 from .render import NOT_RENDERED_REASONS, RenderedText, render_texts
 from .tables import BOOTSTRAP, PERMUTATIONS, counterfactual_tables, observed_tables
 
+log = logging.getLogger("hinter")
 
-def ask(model, texts: Sequence[str], store: RunStore | None = None) -> list[Outcome]:
-    """The model's outcome for each text, through hinter's outcome cache (each distinct text asked once, failed
-    batches retried, then recorded as errors). The one place the audit asks a model. `store`: answers kept under
-    the model's fingerprint, so that a rerun asks only what it has not stored (a changed model asks again)."""
-    cache = OutcomeCache(model, store)
-    answers = cache.predict(list(texts))
-    return [answers[text_key(t)] for t in texts]
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the tables read of one text's answers: selected (None: no usable answer), what is shown of the
+    answer, the favourable label's score (None: no scores), and for a free-text task the share of its samples
+    judged favourable."""
+
+    selected: bool | None
+    shown: str | None
+    score: float | None = None
+    share: float | None = None
+
+
+GENERATIVE_MEASURES = ("judge", "not-refused")
 
 
 def favourable_of(outcome: Outcome, favourable: str) -> bool | None:
@@ -68,15 +80,22 @@ def _check_favourable(task, model, favourable: str) -> None:
                          where="--favourable", fix=f"Choose one of: {', '.join(labels)}.")
 
 
-def audit(dataset, model, *, task=None, favourable: str, out: str | Path, categories: str | Path | None = None,
-          text_field: str = "text", label_field: str | None = "label", id_field: str = "id", limit: int | None = None,
-          seed: int = 0, bootstrap: int = BOOTSTRAP, permutations: int = PERMUTATIONS, parser=None,
-          tagger=None) -> dict:
+def audit(dataset, model, *, task=None, favourable: str | None = None, out: str | Path,
+          categories: str | Path | None = None, text_field: str = "text", label_field: str | None = "label",
+          id_field: str = "id", limit: int | None = None, seed: int = 0, bootstrap: int = BOOTSTRAP,
+          permutations: int = PERMUTATIONS,
+          parser=None, tagger=None, judge: str | None = None, budget: str | None = None,
+          price_in: float | None = None, price_out: float | None = None, overwrite: bool = False,
+          execution: Execution | None = None, executor=None, progress=None,
+          notify: Callable[[str], None] = log.info) -> dict:
     """Audit `model` on `dataset` (a path, a bundled dataset's name, or a list of texts / TextRecords): every text
     that describes a person rendered in every sex x race/ethnicity category of `categories` (default: the EEO-1
     file), the model asked about each rendering and each original, and the tables written into `out`
-    (audit.json, audit.csv, renderings.csv, audit.html; outcomes.sqlite keeps the answers for a rerun). Returns
-    audit.json's content."""
+    (audit.json, audit.csv, renderings.csv, audit.html). The model is asked through the run's Campaign
+    (`Campaign.model_session`): the answers kept in `out`/run.sqlite under the model's fingerprint (a rerun asks
+    nothing again; a changed model is refused unless `overwrite`), usage counted as a run's, `budget` as --budget.
+    A free-text task (reference-letter) reads `favourable` as a measure: `judge` (the judge model, `judge` or the
+    task's, says the masked letter is favourable; the default) or `not-refused`. Returns audit.json's content."""
     cats = load_categories(categories)
     if isinstance(dataset, (str, Path)):
         records = load_dataset(dataset, text_field=text_field, label_field=label_field, id_field=id_field,
@@ -86,35 +105,72 @@ def audit(dataset, model, *, task=None, favourable: str, out: str | Path, catego
     else:
         records = [r if isinstance(r, TextRecord) else TextRecord(str(r)) for r in dataset][:limit]
         data_source, data_file = "texts given in Python", None
+    if task is not None and not isinstance(task, str):
+        task = getattr(task, "name", task)
     task_obj = get_task(task) if task is not None else None
-    if is_generative(task_obj):
-        raise InputError("the audit reads a label task's outcomes; a free-text task has no favourable label yet",
-                         where="--task", fix="Audit a label task (e.g. imdb), or a python: model that returns labels.")
-    m = ModelSpec(model, task_obj).load() if isinstance(model, str) else resolve_model(model)
-    _check_favourable(task_obj, m, favourable)
+    generative = is_generative(task_obj)
+    judge_spec = None
+    if generative:
+        favourable = favourable or "judge"
+        if favourable not in GENERATIVE_MEASURES:
+            raise InputError(f"the favourable outcome {favourable!r} is not a measure of a free-text answer",
+                             where="--favourable", fix="For a free-text task give --favourable judge (the judge model "
+                             "finds the letter favourable) or --favourable not-refused.")
+        judge_spec = judge or task_obj.judge
+        if favourable == "judge" and not judge_spec:
+            raise InputError(f"--favourable judge needs a judge model, and the task {task_obj.name} names none",
+                             where="--judge", fix="Give --judge SPEC (any --model spec: gguf:default, "
+                             "python:module:function, openai-chat:MODEL@URL), or --favourable not-refused.")
+    elif favourable is None:
+        raise InputError("the audit needs the favourable label", where="--favourable",
+                         fix="Give --favourable LABEL, one of the task's labels (e.g. Positive).")
+    else:
+        _check_favourable(task_obj, None, favourable)
+    config = RunConfig(model=model if isinstance(model, str) else None, task=task, budget=budget,
+                       price_in=price_in, price_out=price_out)
 
     own_parser = parser is None
     parser = parser or SpacyParser()
     try:
         rendered = render_texts(records, cats, Validator(parser).reasons, tagger)
+        usable = [t for t in rendered if t.renderings]
+        if not usable:
+            counts = _reasons(rendered)
+            raise InputError("no text describes a person the audit can render (" + ", ".join(
+                f"{n} {r}" for r, n in counts.items() if n) + ")", where=f"--dataset {data_source}",
+                fix="Give texts that name a person with a noun of the category file (man, woman, actor, "
+                    "mother...), of one sex per text.")
+        texts = list(dict.fromkeys([t.text for t in rendered] + [r for t in usable for r in t.renderings.values()]))
+        campaign = Campaign(config, [], model, Path(out), parser=parser, overwrite=overwrite,
+                            execution=execution or Execution(), executor=executor)
+        settings = {"audit": {"task": getattr(task_obj, "name", None), **_task_hashes(task_obj),
+                              "measure": favourable if generative else None},
+                    **({"judge_model": judge_settings(judge_spec)["judge_model"]} if generative and
+                       favourable == "judge" else {})}
+        with campaign.model_session(settings, progress) as session:
+            if not generative:
+                _check_favourable(task_obj, session.model, favourable)
+            samples = task_obj.samples if generative else 1
+            answers = session.ask(texts, samples)
+            if generative:
+                verdicts = _judged(answers, cats, favourable, judge_spec, session)
+            else:
+                verdicts = {t: _label_verdict(a[0], favourable) for t, a in answers.items()}
+            usage = session.finish()
+            fingerprint = session.model.fingerprint
+            if session.stored_at_start:
+                notify(f"{session.stored_at_start} answers were already stored in {out}: reused, not asked again "
+                       f"({session.calls} asked now); pass --overwrite to ask again.")
     finally:
         if own_parser:
             parser.close()
-    usable = [t for t in rendered if t.renderings]
-    if not usable:
-        counts = _reasons(rendered)
-        raise InputError("no text describes a person the audit can render (" + ", ".join(
-            f"{n} {r}" for r, n in counts.items() if n) + ")", where=f"--dataset {data_source}",
-            fix="Give texts that name a person with a noun of the category file (man, woman, actor, mother...), "
-                "of one sex per text.")
-    texts = [t.text for t in rendered] + [r for t in usable for r in t.renderings.values()]
-    store = RunStore(Path(out) / "outcomes.sqlite")
-    try:
-        answers = dict(zip(texts, ask(m, texts, store)))
-    finally:
-        store.close()
-    result = tables_of(rendered, answers, cats, favourable, seed=seed, bootstrap=bootstrap,
-                       permutations=permutations)
+    result = tables_of(rendered, verdicts, cats, seed=seed, bootstrap=bootstrap, permutations=permutations)
+    result["favourable"] = favourable
+    if generative:
+        result["measure"] = {"task": task_obj.name, "favourable": favourable, "samples": samples,
+                             "judge": judge_spec if favourable == "judge" else None,
+                             "rule": "a rendering is selected when more than half of its samples are favourable"}
+    result["usage"] = usage
     result["manifest"] = {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "hinter_version": __version__,
@@ -124,11 +180,38 @@ def audit(dataset, model, *, task=None, favourable: str, out: str | Path, catego
         "categories_file": cats.source, "categories_sha256": cats.sha256,
         **{f"{k}_sha256": v for k, v in _task_hashes(task_obj).items()},
         "task": getattr(task_obj, "name", None), "favourable": favourable,
-        "model": m.fingerprint, "seed": seed, "bootstrap": bootstrap, "permutations": permutations,
+        "model": fingerprint, "seed": seed, "bootstrap": bootstrap, "permutations": permutations,
         "parser": getattr(parser, "fingerprint", type(parser).__name__),
+        **({"judge_model": settings["judge_model"], "judge_rubric": RUBRIC} if "judge_model" in settings else {}),
     }
-    write_outputs(Path(out), result, rendered, answers, favourable, cats)
+    write_outputs(Path(out), result, rendered, verdicts, cats)
     return result
+
+
+def _label_verdict(outcome: Outcome, favourable: str) -> Verdict:
+    return Verdict(favourable_of(outcome, favourable), outcome.encode(), outcome.score(favourable))
+
+
+def _judged(answers: dict, cats: Categories, measure: str, judge_spec: str | None, session) -> dict[str, Verdict]:
+    """A free-text task's verdicts: each sample measured (the judge's yes on the letter with the category words
+    masked, or not a refusal), and the rendering selected when more than half of its samples are favourable."""
+    terms = IdentityTerms.of([(w, w) for w in cats.identity_words()])
+    letters = {t: [a.value if isinstance(a.value, str) and not a.error else None for a in outs]
+               for t, outs in answers.items()}
+    written = [x for xs in letters.values() for x in xs if x is not None]
+    if measure == "judge":
+        masked = terms.mask_all(written)
+        values = dict(zip(written, session.judge(judge_spec, masked))) if written else {}
+    else:
+        values = {x: 1.0 - refusal(x) for x in written}
+    out = {}
+    for t, xs in letters.items():
+        if any(x is None for x in xs):
+            out[t] = Verdict(None, None)
+            continue
+        share = sum(values[x] for x in xs) / len(xs)
+        out[t] = Verdict(share > 0.5, xs[0], share=round(share, 6))
+    return out
 
 
 def _reasons(rendered: Sequence[RenderedText]) -> dict[str, int]:
@@ -139,16 +222,16 @@ def _reasons(rendered: Sequence[RenderedText]) -> dict[str, int]:
     return counts
 
 
-def tables_of(rendered: Sequence[RenderedText], answers: dict[str, Outcome], cats: Categories, favourable: str, *,
+def tables_of(rendered: Sequence[RenderedText], verdicts: dict[str, Verdict], cats: Categories, *,
               seed: int = 0, bootstrap: int = BOOTSTRAP, permutations: int = PERMUTATIONS) -> dict:
-    """audit.json's content (less the manifest) from the rendered texts and the model's answers."""
+    """audit.json's content (less the manifest) from the rendered texts and the verdicts on the model's answers."""
     sexes, races = [s.name for s in cats.sexes], [r.name for r in cats.races]
     cells = cats.cells
     complete, unparseable = [], 0
     for t in rendered:
         if not t.renderings:
             continue
-        sel = [favourable_of(answers[t.renderings[c]], favourable) for c in cells]
+        sel = [verdicts[t.renderings[c]].selected for c in cells]
         if any(v is None for v in sel):  # a text stays only with every category answered: the design is paired
             unparseable += 1
             continue
@@ -156,13 +239,12 @@ def tables_of(rendered: Sequence[RenderedText], answers: dict[str, Outcome], cat
     y = np.array([sel for _, sel in complete], dtype=float).reshape(len(complete), len(sexes), len(races))
     tables = counterfactual_tables(y, sexes, races, seed=seed, draws=bootstrap, permutations=permutations) \
         if complete else {}
-    obs = [(t, favourable_of(answers[t.text], favourable)) for t in rendered]
+    obs = [(t, verdicts[t.text].selected) for t in rendered]
     obs_known = [(t, v) for t, v in obs if v is not None]
     observed, observed_unknown = observed_tables([t.observed_sex for t, _ in obs_known],
                                                  [t.observed_race for t, _ in obs_known],
                                                  [v for _, v in obs_known], sexes, races, seed=seed, draws=bootstrap)
     result = {
-        "favourable": favourable,
         "counts": {"texts": len(rendered), "rendered": len(complete),
                    "not_rendered": {**_reasons(rendered), "unparseable answer": unparseable},
                    "renderings": len(complete) * len(cells)},
@@ -174,9 +256,10 @@ def tables_of(rendered: Sequence[RenderedText], answers: dict[str, Outcome], cat
                      "unknown": observed_unknown, "unparseable": len(obs) - len(obs_known),
                      "excluded": [{"table": k, "category": r.category, "reason": r.excluded}
                                   for k, rows in observed.items() for r in rows if r.excluded]},
-        "twins": _twins(complete, tables, cells, answers),
+        "twins": _twins(complete, tables, cells, verdicts),
+        "names": names_section([t for t, _ in complete], cats),
     }
-    scores = [[answers[t.renderings[c]].score(favourable) for c in cells] for t, _ in complete]
+    scores = [[verdicts[t.renderings[c]].score for c in cells] for t, _ in complete]
     if complete and all(s is not None for row in scores for s in row):
         # a scored model: the scoring rate (above the sample's median score) and its ratios, LL144's second table
         z = np.array(scores, dtype=float)
@@ -187,7 +270,28 @@ def tables_of(rendered: Sequence[RenderedText], answers: dict[str, Outcome], cat
     return result
 
 
-def _twins(complete, tables, cells, answers, per_cell: int = 3) -> list[dict]:
+def names_section(complete: Sequence[RenderedText], cats: Categories) -> dict:
+    """How the texts that name their person were rendered: which categories have names of their own (BBQ's),
+    which get an unmarked name (the descriptor alone marks the race), whether last names were rendered."""
+    own, unmarked, kept = [], [], []
+    for sex, race in cats.cells:
+        cell = f"{sex} / {race}"
+        (own if cats.named(race, sex) else unmarked if (cats.unmarked_names or {}).get(sex) else kept).append(cell)
+    return {
+        "texts_naming_the_person": sum(1 for t in complete if t.named),
+        "rendered_with_own_names": own,
+        "descriptors_only": unmarked + kept,
+        "descriptors_only_note": "a named person rendered in these categories gets a first name of no marked race "
+                                 "(unmarked_names) or, without one, keeps the name as written: only the descriptor "
+                                 "marks the category" if unmarked + kept else None,
+        "last_names": "rendered" if cats.last_names_rendered else "kept as written: not every race has a list, and "
+                      "a kept surname would mark a race in the others",
+        "sources": {**{r.name: r.names_source for r in cats.races if r.names_source},
+                    **({"unmarked": cats.unmarked_names_source} if cats.unmarked_names_source else {})},
+    }
+
+
+def _twins(complete, tables, cells, verdicts, per_cell: int = 3) -> list[dict]:
     """For each intersectional cell under four-fifths, a few texts whose rendering in that cell lost the favourable
     outcome that the reference cell's rendering got: the same application, two categories, two outcomes."""
     rows = tables.get("intersectional", [])
@@ -206,7 +310,7 @@ def _twins(complete, tables, cells, answers, per_cell: int = 3) -> list[dict]:
                 a, b = t.renderings[cells[k_ref]], t.renderings[cells[k]]
                 out.append({"category": row.category, "reference": ref.category, "text_index": t.index,
                             "source_id": t.source_id, "reference_text": a, "text": b,
-                            "reference_outcome": answers[a].encode(), "outcome": answers[b].encode()})
+                            "reference_outcome": verdicts[a].shown, "outcome": verdicts[b].shown})
                 shown += 1
     return out
 
@@ -228,7 +332,7 @@ def _csv_rows(design: str, tables: dict) -> list[dict]:
     return out
 
 
-def write_outputs(out: Path, result: dict, rendered, answers, favourable: str, cats: Categories) -> None:
+def write_outputs(out: Path, result: dict, rendered, verdicts: dict[str, Verdict], cats: Categories) -> None:
     out.mkdir(parents=True, exist_ok=True)
     (out / "audit.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     rows = _csv_rows("counterfactual", result["tables"]) + _csv_rows("observed", result["observed"]["tables"])
@@ -241,13 +345,13 @@ def write_outputs(out: Path, result: dict, rendered, answers, favourable: str, c
     # one row per rendering (and per original): what the tables count, for a reader to recount them
     with open(out / "renderings.csv", "w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
-        w.writerow(["text_index", "source_id", "kind", "sex", "race", "outcome", "favourable", "text"])
+        w.writerow(["text_index", "source_id", "kind", "sex", "race", "outcome", "favourable", "favourable_share",
+                    "text"])
         for t in rendered:
-            a = answers.get(t.text)
+            v = verdicts.get(t.text)
             w.writerow([t.index, t.source_id, "original", t.observed_sex or "unknown", t.observed_race or "unknown",
-                        a.encode() if a else None, favourable_of(a, favourable) if a else None, t.text])
+                        v.shown if v else None, v.selected if v else None, v.share if v else None, t.text])
             for (sex, race), text in t.renderings.items():
-                a = answers[text]
-                w.writerow([t.index, t.source_id, "rendering", sex, race, a.encode(), favourable_of(a, favourable),
-                            text])
+                v = verdicts[text]
+                w.writerow([t.index, t.source_id, "rendering", sex, race, v.shown, v.selected, v.share, text])
     (out / "audit.html").write_text(render_page(result, cats), encoding="utf-8")
