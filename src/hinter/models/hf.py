@@ -377,17 +377,7 @@ class HFClassifier:
         return self.model(input_ids=ids_d, attention_mask=mask).logits
 
     def _attention(self):
-        """On CUDA, attention by any kernel but cuDNN's: cuDNN builds a plan for each new batch shape (the rows
-        and width vary from batch to batch here), which made the half-precision model stage of a suite run on an
-        H200 four times slower than the same texts given in one call (bench/gpu.py)."""
-        from contextlib import nullcontext
-        if not self.device.startswith("cuda"):
-            return nullcontext()
-        try:
-            from torch.nn.attention import SDPBackend, sdpa_kernel
-        except ImportError:  # an older torch, without cuDNN attention either
-            return nullcontext()
-        return sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH])
+        return attention_without_cudnn(self.device)
 
     def _warm_up(self) -> None:
         """CUDA loads a kernel the first time it runs, and the matrix library picks kernels by shape: a forward
@@ -499,6 +489,22 @@ class _Batches:
             for width in sorted(self.waiting):
                 self._launch(width)
         return self.model.torch.cat(self.outputs), np.concatenate(self.positions)
+
+
+def attention_without_cudnn(device: str):
+    """On CUDA, attention by any kernel but cuDNN's: cuDNN builds a plan for each new batch shape (a classifier's
+    rows and width vary from batch to batch, a generate call's key length grows at every token), which made the
+    half-precision model stage of a suite run on an H200 four times slower than the same texts given in one call
+    (bench/gpu.py), and a generative run's model stage half as fast as the same generate calls at shapes seen
+    before (bench/generation_gpu.py)."""
+    from contextlib import nullcontext
+    if not device.startswith("cuda"):
+        return nullcontext()
+    try:
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+    except ImportError:  # an older torch, without cuDNN attention either
+        return nullcontext()
+    return sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH])
 
 
 def use_device(torch, device: str | None, where: str) -> str:

@@ -29,7 +29,7 @@ from typing import Sequence
 from ..errors import ModelError
 from ..tasks import Task
 from .base import Outcome
-from .hf import DEVICE, DTYPES, folder_fingerprint, load_pretrained, use_device
+from .hf import DEVICE, DTYPES, attention_without_cudnn, folder_fingerprint, load_pretrained, use_device
 from .reading import read_extent
 from .registry import Backend, Option, register_backend
 
@@ -88,7 +88,7 @@ class HFCausalLM:
         row = self._head + self._encode("A short text.") + self._tail
         pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else (
             self.tokenizer.eos_token_id if self.tokenizer.eos_token_id is not None else 0)
-        with torch.inference_mode():
+        with torch.inference_mode(), attention_without_cudnn(self.device):
             for rows in sorted({1, self.batch_size}):
                 ids = torch.tensor([row] * rows, device=self.device)
                 self.model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=4, do_sample=False,
@@ -140,7 +140,7 @@ class HFCausalLM:
         sampling = self.task.temperature > 0
         kwargs = dict(do_sample=True, temperature=self.task.temperature, top_k=0, top_p=1.0) if sampling else dict(
             do_sample=False)
-        with torch.inference_mode():
+        with torch.inference_mode(), attention_without_cudnn(self.device):  # a new key length at every token
             out = self.model.generate(ids, attention_mask=mask, max_new_tokens=self.max_answer_tokens,
                                       pad_token_id=pad, **kwargs)
         outcomes = []
