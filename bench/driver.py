@@ -37,12 +37,13 @@ sys.path[:0] = [str(ROOT / "src")]
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 PHASES = (  # (module, function, phase): each wrapped function's time is its phase's
+    # where the run's code calls them (campaign.py and cli/campaign.py import them by name)
     ("hinter.suite", "load_suite", "suite reading"),
     ("hinter.executor", "LocalExecutor.start", "model load"),
-    ("hinter.engine", "execute", "campaign"),
-    ("hinter.report", "write_outputs", "summary, findings, biases.csv"),
-    ("hinter.report", "write_report", "report.html"),
-    ("hinter.cli.gate", "gate", "gate"),
+    ("hinter.campaign", "execute", "campaign"),
+    ("hinter.campaign", "write_outputs", "summary, findings, biases.csv"),
+    ("hinter.cli.campaign", "write_report", "report.html"),
+    ("hinter.cli.campaign", "gate", "gate"),
     # inside the model load (hf: only): its parts, reported apart
     ("hinter.models.hf", "load_pretrained", "load: tokenizer and weights"),
     ("hinter.models.hf", "HFClassifier._warm_up", "load: warm-up"),
