@@ -82,8 +82,8 @@ class HFCausalLM:
 
     def _warm_up(self) -> None:
         """CUDA loads its kernels and libraries on first use: a short greedy generate at one row and at a full
-        batch takes that at load, not in the run's first batch (on an H200 the run's model stage had been at 47%
-        of the raw batched pass while the same stage, warmed, was at 106%). Greedy: no random draw is spent."""
+        batch takes that at load (about 1.5 s with the model's load, on an H200), not in the run's first batch.
+        Greedy: no random draw is spent."""
         torch = self.torch
         row = self._head + self._encode("A short text.") + self._tail
         pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else (
