@@ -37,12 +37,16 @@ sys.path[:0] = [str(ROOT / "src")]
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 PHASES = (  # (module, function, phase): each wrapped function's time is its phase's
+    # where the run's code calls them (campaign.py and cli/campaign.py import them by name)
     ("hinter.suite", "load_suite", "suite reading"),
     ("hinter.executor", "LocalExecutor.start", "model load"),
-    ("hinter.engine", "execute", "campaign"),
-    ("hinter.report", "write_outputs", "summary, findings, biases.csv"),
-    ("hinter.report", "write_report", "report.html"),
-    ("hinter.cli.gate", "gate", "gate"),
+    ("hinter.campaign", "execute", "campaign"),
+    ("hinter.campaign", "write_outputs", "summary, findings, biases.csv"),
+    ("hinter.cli.campaign", "write_report", "report.html"),
+    ("hinter.cli.campaign", "gate", "gate"),
+    # inside the model load (hf: only): its parts, reported apart
+    ("hinter.models.hf", "load_pretrained", "load: tokenizer and weights"),
+    ("hinter.models.hf", "HFClassifier._warm_up", "load: warm-up"),
 )
 
 
@@ -113,6 +117,11 @@ def table(times: dict[str, float], stats: dict, summary: dict) -> list[str]:
              "| phase | seconds | share |", "|---|---|---|"]
     lines += [f"| {name} | {s:.2f} | {s / whole:.0%} |" for name, s in rows]
     lines.append(f"| **whole process** | **{whole:.2f}** | 100% |")
+    if "load: tokenizer and weights" in times:
+        weights, warm = times["load: tokenizer and weights"], times.get("load: warm-up", 0.0)
+        lines.append(f"\nmodel load {times.get('model load', 0.0):.2f} s: tokenizer and weights (load_pretrained) "
+                     f"{weights:.2f} s, warm-up {warm:.2f} s, the rest (importing torch and transformers, CUDA's "
+                     f"start, the copy to the device) {times.get('model load', 0.0) - weights - warm:.2f} s")
     start_up = times["import hinter"] + times.get("model load", 0.0)
     lines.append(f"\nwhole run / (model stage + start-up {start_up:.2f} s): {whole / (model + start_up):.2f}x")
     return lines

@@ -17,6 +17,12 @@ Tokens are counted as the generate calls return them, up to each row's end of se
 writes generation.json to --out.
 
     python bench/generation_gpu.py --gguf .gpu/smol.gguf --suite .gpu/bios.suite --out /tmp/gen
+
+The GGUF file (98 MB) is larger than what a lent GPU machine takes along (64 MiB): `--shape FOLDER` takes
+SmolLM2's config and tokenizer alone (3.4 MB, written from the GGUF here) and builds the model with random weights
+there (seeded). Its answers are noise, but the work per generated token is the real model's (the same layers and
+vocabulary; it writes the task's full max_tokens as often as the real one nearly did): a speed measure only, its
+findings mean nothing.
 """
 from __future__ import annotations
 
@@ -48,6 +54,18 @@ def dequantize(gguf: Path, folder: Path) -> None:
     model.load_state_dict(loaded.state_dict())
     model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
+
+
+def random_weights(shape: Path, folder: Path) -> None:
+    """A model of `shape`'s config with random weights (seed 0), saved beside its tokenizer."""
+    if (folder / "config.json").exists():
+        return
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+    torch.manual_seed(0)
+    model = AutoModelForCausalLM.from_config(AutoConfig.from_pretrained(shape))
+    model.save_pretrained(folder)
+    AutoTokenizer.from_pretrained(shape).save_pretrained(folder)
 
 
 def asked_prompts(run: Path) -> list[str]:
@@ -87,7 +105,8 @@ def raw_pass(model, tokenizer, torch, prompts: list[list[int]], batch: int, task
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--gguf", type=Path, required=True)
+    ap.add_argument("--gguf", type=Path, default=None)
+    ap.add_argument("--shape", type=Path, default=None, help="config and tokenizer: random weights (speed only)")
     ap.add_argument("--suite", type=Path, required=True)
     ap.add_argument("--task", default="reference-letter")
     ap.add_argument("--aspects", default="sentiment,refusal,length",
@@ -104,10 +123,15 @@ def main() -> None:
     from hinter.models.hf_causal import HFCausalLM
     from hinter.tasks import get_task, load_task_file
 
-    folder = Path("/tmp/smollm2-hf")
     t0 = time.perf_counter()
-    dequantize(args.gguf.resolve(), folder)
-    print(f"dequantized in {time.perf_counter() - t0:.1f} s", flush=True)
+    if args.shape is not None:
+        folder = Path("/tmp/smollm2-shape")
+        random_weights(args.shape.resolve(), folder)
+        print(f"random weights of {args.shape}'s shape in {time.perf_counter() - t0:.1f} s", flush=True)
+    else:
+        folder = Path("/tmp/smollm2-hf")
+        dequantize(args.gguf.resolve(), folder)
+        print(f"dequantized in {time.perf_counter() - t0:.1f} s", flush=True)
     base = get_task(args.task)
     task_file = args.out / "task.yaml"
     import yaml
@@ -134,7 +158,9 @@ def main() -> None:
     print(f"{len(prompts)} distinct texts asked, {samples} samples each", flush=True)
 
     # hinter's stage alone, over the same prompts
-    m = HFCausalLM(folder, task)
+    t0 = time.perf_counter()
+    m = HFCausalLM(folder, task)  # its warm-up included
+    load_s = time.perf_counter() - t0
     tok = m.tokenizer
     m.predict(prompts[:m.batch_size])  # warm-up: CUDA's first-use costs
     torch.cuda.synchronize()
@@ -174,6 +200,7 @@ def main() -> None:
     lines.append(f"| hinter's whole run's model stage (seconds_model, --batch-texts {args.batch_texts}) | "
                  f"{round(n / run_stage, 1):,} | | {run_stage} |")
     share = hinter_stage["prompts_per_s"] / best["prompts_per_s"]
+    lines.append(f"\nmodel load in this process (HFCausalLM, its CUDA warm-up included): {load_s:.2f} s")
     lines.append(f"\nhinter's stage: {share:.0%} of the best raw pass's prompts/s; the run's model stage "
                  f"{(n / run_stage) / best['prompts_per_s']:.0%}; the whole run {whole:.1f} s "
                  f"({summary['seconds']}).")
@@ -194,7 +221,7 @@ def main() -> None:
     (args.out / "generation.json").write_text(json.dumps(
         {"raw": raw, "hinter_stage": hinter_stage, "run_model_seconds": run_stage, "whole_run_s": whole,
          "prompts": len(prompts), "samples": samples, "share": share, "findings": findings,
-         "bytes_per_answer": per_answer, "summary_totals": summary["totals"]}, indent=1))
+         "bytes_per_answer": per_answer, "load_s": load_s, "summary_totals": summary["totals"]}, indent=1))
 
 
 if __name__ == "__main__":

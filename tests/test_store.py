@@ -229,3 +229,30 @@ def test_json_form_round_trips(reps):
         assert list(r.to_json()) == ["attribute", "source_group", "target_group", "word", "replacement", "spans"]
         assert r.pair_id == Pair(r.attribute, r.source_group, r.target_group, r.word, r.replacement).id
     assert replacements_from_json(replacements_to_json(reps)) == tuple(reps)
+
+
+def test_scores_written_as_json_writes_them(tmp_path):
+    """scores_to_json writes its own JSON for finite floats (speed): the bytes json.dumps gives, also for labels
+    json escapes, and json's own output for anything else (NaN, infinities, ints, bools)."""
+    import json
+    import math
+    import random
+
+    from hinter.rows import scores_to_json
+    rng = random.Random(0)
+    labels = ["Negative", "Positive", 'é "q"', "a\\b", "日本", "x\n"]
+    values = [lambda: rng.uniform(-50, 50), lambda: rng.random() * 1e-7, lambda: 1e300, lambda: -0.0,
+              lambda: math.inf, lambda: math.nan, lambda: 3, lambda: True, lambda: float(rng.randint(-3, 3))]
+    for _ in range(3000):
+        scores = tuple((rng.choice(labels), rng.choice(values)()) for _ in range(rng.randint(0, 4)))
+        assert scores_to_json(scores) == json.dumps([list(x) for x in scores], separators=(",", ":"))
+    assert scores_to_json(None) is None
+
+
+def test_stats_added_together(tmp_path):
+    store = RunStore(tmp_path / "run.sqlite")
+    store.add_stats({"usage.calls": 2, "usage.tokens_in": 10})
+    store.add_stats({"usage.calls": 3})
+    store.add_stats({})
+    assert store.stats() == {"usage.calls": 5.0, "usage.tokens_in": 10.0}
+    store.close()

@@ -17,6 +17,7 @@ from .config import RunConfig
 from .dictionary import Dictionary, load_dictionary, with_packs
 from .errors import InputError
 from .executor.base import with_grammar_check
+from .gcpause import per_batch
 from .generative.judge import judge_of
 from .lint import evaluative_check
 from .models.base import Outcome, OutcomeCache
@@ -404,9 +405,17 @@ def run_pipeline(batches: Batches, source: VerdictSource, sink: Sink, config: Ru
     asks and learns from its answers. `decide`: the oracle (default: the task's, `judge_for`). `again`: stored
     texts asked again (their answers had model errors): their mutation counters were counted when first stored."""
     decide = decide or judge_for(config)
+    with per_batch() as next_batch:
+        _run_batches(batches, source, sink, config, cache, total, done, report, plan, decide, again, next_batch)
+
+
+def _run_batches(batches, source, sink, config, cache, total, done, report, plan, decide, again, next_batch) -> None:
     report("texts", done, total)
     t1 = time.perf_counter()
     for batch, verdicts in source.verdicts(batches):
+        # one young collection a batch, and what earlier batches left alive (the outcome cache, the store's
+        # tables, the model) out of later ones: a large campaign's collections had cost more than its model stage
+        next_batch()
         # a batch is stored whole: its texts are all new, or all asked again (the counters then counted already)
         counted = not (batch.texts and batch.texts[0][0] in again)
         stats = {**(batch.counters if counted else {}), "sentences_tagged": verdicts.sentences_tagged,

@@ -11,7 +11,7 @@ import json
 import numbers
 import operator
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Iterable, Sequence
 
 Span = tuple[int, int]
@@ -115,6 +115,7 @@ def _capitalised_words(replacement: str) -> str:
     return re.sub(r"(^|[\s\-‐‑/])([^\s\-‐‑/]+)", up, replacement)
 
 
+@lru_cache(maxsize=1 << 16)  # a campaign asks the same few words in the same cases over and over
 def match_case(original: str, replacement: str, mid_sentence: bool = False) -> str:
     """Give `replacement` the case of `original`: MAN -> WOMAN, Man -> Woman, man -> woman; the replacement's own
     capitals are kept (man -> South African). A capitalised word inside a sentence (`mid_sentence`) is a proper

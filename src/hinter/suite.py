@@ -27,6 +27,7 @@ from typing import Callable, Iterator, Sequence
 from .config import MODEL, RunConfig, option_fields
 from .engine import build_verdicts
 from .errors import InputError
+from .gcpause import keeping
 from .mutation import Mutant
 from .pipeline import TextBatch, Verdicts
 from .records import Replacement, TextRecord, texts_fingerprint
@@ -238,6 +239,11 @@ def build_suite(texts: Sequence | None = None, *, out: str | Path, config: RunCo
 def load_suite(path: str | Path, where: str | None = None) -> Suite:
     """Read a suite, checking that it is whole and that this hinter can run it; InputError naming the file and
     what to do otherwise."""
+    with keeping():  # its mutants live as long as the run: collections over them were most of its reading
+        return _load_suite(path, where)
+
+
+def _load_suite(path: str | Path, where: str | None = None) -> Suite:
     path = Path(path)
     where = where or str(path)
     if not path.is_file():

@@ -275,9 +275,7 @@ class Meter:
         for k, v in delta.items():
             self.session[k] = self.session.get(k, 0) + v
         if self.store is not None:
-            for k, v in delta.items():
-                if v:
-                    self.store.add_stat(self.prefix + k, v)
+            self.store.add_stats({self.prefix + k: v for k, v in delta.items() if v})
         if self.report is not None:
             spent = self.spent()
             self.report("tokens~" if spent.get("estimated_calls") else "tokens",

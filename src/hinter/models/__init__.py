@@ -5,6 +5,7 @@ import builtins
 from dataclasses import dataclass
 
 from ..errors import HinterError, InputError
+from ..gcpause import keeping
 from .base import BatchSpreadingModel, Model, Outcome, OutcomeCache, normalise
 from .registry import (Backend, Option, canonical_spec, find_backend, help_text, load_backend_model, parse_model_spec,
                        register_backend)
@@ -17,7 +18,8 @@ def load_model(spec: str, task=None, concurrency: int | None = None, threads: in
     classifiers whether the task is multi-label. `concurrency`: API models' requests at once (default 4);
     `threads`: llama.cpp's CPU threads (default: all). Given here, these two win over the spec's options of the
     same name (the Ray executor gives each worker its share)."""
-    return load_backend_model(spec, task, concurrency, threads)
+    with keeping():  # the modules it imports and the model live on: no collection over them while they load
+        return load_backend_model(spec, task, concurrency, threads)
 
 
 def __getattr__(name: str):

@@ -67,9 +67,10 @@ def folder_fingerprint(path: Path) -> str:
     return h.hexdigest()[:16]
 
 
-def load_pretrained(path: Path, spec: str, model_class: str, kind: str):
+def load_pretrained(path: Path, spec: str, model_class: str, kind: str, dtype: str | None = None):
     """(torch, tokenizer, model) from a save_pretrained() folder, with errors that say what to do; transformers'
-    load reports and progress bars are silenced (they would drown the CLI's output)."""
+    load reports and progress bars are silenced (they would drown the CLI's output). `dtype`: the weights are
+    loaded in it (not as float32 first, then converted: start-up time)."""
     if not (path / "config.json").is_file():
         raise InputError("no Hugging Face model folder here (no config.json)", where=f"--model {spec}:{path}",
                          fix="Give a folder written by save_pretrained() holding config.json, the weights and "
@@ -84,7 +85,8 @@ def load_pretrained(path: Path, spec: str, model_class: str, kind: str):
     hf_logging.disable_progress_bar()
     try:
         tokenizer = transformers.AutoTokenizer.from_pretrained(path, local_files_only=True)
-        model = getattr(transformers, model_class).from_pretrained(path, local_files_only=True)
+        model = getattr(transformers, model_class).from_pretrained(
+            path, local_files_only=True, **({"dtype": getattr(torch, dtype)} if dtype else {}))
     except (OSError, ValueError, KeyError) as e:
         raise ModelError(f"transformers cannot load {path} ({str(e).splitlines()[0]})",
                          fix=f"Check that the folder holds a {kind} and its tokenizer.") from None
@@ -164,14 +166,15 @@ class HFClassifier:
     def __init__(self, path: str | Path, task: Task | None = None, batch_size: int | None = None,
                  max_length: int | None = None, device: str | None = None, dtype: str | None = None):
         path = Path(path)
-        torch, self.tokenizer, self.model = load_pretrained(path, "hf", "AutoModelForSequenceClassification",
-                                                            "sequence-classification model")
-        self.torch = torch
+        import torch  # load() checked that it is there
         self.device = use_device(torch, device, f"hf:{path}")
         if dtype is not None and dtype not in DTYPES:
             raise InputError(f"unknown dtype {dtype!r}", where=f"--model hf:{path}",
                              fix=f"Give one of {', '.join(DTYPES)}.")
         self.dtype = dtype or default_dtype(self.device)
+        torch, self.tokenizer, self.model = load_pretrained(path, "hf", "AutoModelForSequenceClassification",
+                                                            "sequence-classification model", self.dtype)
+        self.torch = torch
         self.model.to(self.device, dtype=getattr(torch, self.dtype)).eval()
         config = self.model.config
         self.labels = [str(config.id2label[i]) for i in range(config.num_labels)]
@@ -375,16 +378,7 @@ class HFClassifier:
         return self.model(input_ids=ids_d, attention_mask=mask).logits
 
     def _attention(self):
-        """On CUDA, attention by any kernel but cuDNN's: cuDNN builds a plan for each new batch shape (the rows
-        and width vary from batch to batch here), which made the half-precision model stage of a suite run on an
-        H200 four times slower than the same texts given in one call (bench/gpu.py)."""
-        if not self.device.startswith("cuda"):
-            return nullcontext()
-        try:
-            from torch.nn.attention import SDPBackend, sdpa_kernel
-        except ImportError:  # an older torch, without cuDNN attention either
-            return nullcontext()
-        return sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH])
+        return attention_without_cudnn(self.device)
 
     def _warm_up(self) -> None:
         """CUDA loads a kernel the first time it runs, and the matrix library picks kernels by shape: a forward
@@ -496,6 +490,21 @@ class _Batches:
             for width in sorted(self.waiting):
                 self._launch(width)
         return self.model.torch.cat(self.outputs), np.concatenate(self.positions)
+
+
+def attention_without_cudnn(device: str):
+    """On CUDA, attention by any kernel but cuDNN's: cuDNN builds a plan for each new batch shape (a classifier's
+    rows and width vary from batch to batch, a generate call's key length grows at every token), which made the
+    half-precision model stage of a suite run on an H200 four times slower than the same texts given in one call
+    (bench/gpu.py), and a generative run's model stage half as fast as the same generate calls at shapes seen
+    before (bench/generation_gpu.py)."""
+    if not device.startswith("cuda"):
+        return nullcontext()
+    try:
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+    except ImportError:  # an older torch, without cuDNN attention either
+        return nullcontext()
+    return sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH])
 
 
 def use_device(torch, device: str | None, where: str) -> str:

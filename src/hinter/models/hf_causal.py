@@ -29,7 +29,7 @@ from typing import Sequence
 from ..errors import ModelError
 from ..tasks import Task, get_task
 from .base import Outcome
-from .hf import DEVICE, DTYPES, folder_fingerprint, load_pretrained, use_device
+from .hf import DEVICE, DTYPES, attention_without_cudnn, folder_fingerprint, load_pretrained, use_device
 from .reading import read_extent
 from .registry import Backend, Option, register_backend
 
@@ -46,15 +46,16 @@ class HFCausalLM:
     def __init__(self, path: str | Path, task: Task, max_answer_tokens: int = 48, device: str | None = None,
                  dtype: str | None = None, batch_size: int | None = None):
         path = Path(path)
-        torch, self.tokenizer, self.model = load_pretrained(path, "hf-causal", "AutoModelForCausalLM",
-                                                            "causal language model")
+        import torch  # load() checked that it is there
         self.generative = bool(getattr(task, "generative", False))
-        if self.generative:
-            max_answer_tokens = task.max_tokens
-        self.torch, self.task, self.max_answer_tokens = torch, task, max_answer_tokens
         self.device = use_device(torch, device, f"hf-causal:{path}")
         cuda = self.device.startswith("cuda")
         self.dtype = dtype or (GEN_DTYPE if cuda and self.generative else "float32")
+        torch, self.tokenizer, self.model = load_pretrained(path, "hf-causal", "AutoModelForCausalLM",
+                                                            "causal language model", self.dtype)
+        if self.generative:
+            max_answer_tokens = task.max_tokens
+        self.torch, self.task, self.max_answer_tokens = torch, task, max_answer_tokens
         self.batch_size = batch_size or (CUDA_BATCH if cuda else CPU_BATCH)
         self.model.to(self.device, dtype=getattr(torch, self.dtype)).eval()
         head, tail = task.prompt_prefix_and_suffix()
@@ -76,6 +77,23 @@ class HFCausalLM:
                                                 ).hexdigest()[:12]
         precision = "" if self.dtype == "float32" else f":{self.dtype}"  # float32 runs keep their fingerprints
         self.fingerprint = f"hf-causal:{path.name}:{folder_fingerprint(path)}:{task.name}:{mode}{precision}"
+        if cuda and self.generative:
+            self._warm_up()
+
+    def _warm_up(self) -> None:
+        """CUDA loads its kernels and libraries on first use: a short greedy generate at one row and at a full
+        batch takes that at load (about 1.5 s with the model's load, on an H200), not in the run's first batch.
+        Greedy: no random draw is spent."""
+        torch = self.torch
+        row = self._head + self._encode("A short text.") + self._tail
+        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else (
+            self.tokenizer.eos_token_id if self.tokenizer.eos_token_id is not None else 0)
+        with torch.inference_mode(), attention_without_cudnn(self.device):
+            for rows in sorted({1, self.batch_size}):
+                ids = torch.tensor([row] * rows, device=self.device)
+                self.model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=4, do_sample=False,
+                                    pad_token_id=pad)
+        torch.cuda.synchronize(self.device)
 
     def _encode(self, text: str) -> list[int]:
         return self.tokenizer(text, add_special_tokens=False)["input_ids"]
@@ -122,7 +140,7 @@ class HFCausalLM:
         sampling = self.task.temperature > 0
         kwargs = dict(do_sample=True, temperature=self.task.temperature, top_k=0, top_p=1.0) if sampling else dict(
             do_sample=False)
-        with torch.inference_mode():
+        with torch.inference_mode(), attention_without_cudnn(self.device):  # a new key length at every token
             out = self.model.generate(ids, attention_mask=mask, max_new_tokens=self.max_answer_tokens,
                                       pad_token_id=pad, **kwargs)
         outcomes = []
