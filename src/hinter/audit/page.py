@@ -48,10 +48,22 @@ TITLES = (("sex", "Sex"), ("race", "Race/ethnicity"), ("intersectional", "Sex x 
 
 
 def render_page(result: dict, cats: Categories) -> str:
+    """audit.html: the LL144 layout, the twins under four-fifths, the observed rates, the method and its limits,
+    the EU AI Act section and the manifest, in that order."""
+    head = (f"<!doctype html><html lang=en><head><meta charset=utf-8><title>Bias audit</title><style>{CSS}</style>"
+            "</head><body><h1>Bias audit: selection rates and impact ratios</h1>")
+    parts = [head, *_summary(result), *_twins(result), *_observed(result), *_method(result, cats),
+             *_eu_ai_act(result, cats)]
+    man = result.get("manifest", {})
+    parts.append("<h2>Manifest</h2><table>" + "".join(f"<tr><th>{_e(k)}</th><td><code>{_e(v)}</code></td></tr>"
+                                                     for k, v in man.items()) + "</table></body></html>\n")
+    return "".join(parts)
+
+
+def _summary(result: dict) -> list[str]:
+    """The LL144 layout: date, data, counts, the three tables, the unknown count, exclusions, scoring."""
     man, counts = result.get("manifest", {}), result["counts"]
-    parts = [f"<!doctype html><html lang=en><head><meta charset=utf-8><title>Bias audit</title><style>{CSS}</style>"
-             "</head><body><h1>Bias audit: selection rates and impact ratios</h1>"]
-    # --- LL144 layout
+    parts = []
     extra = []
     m = result.get("measure")
     if m:
@@ -83,7 +95,12 @@ def render_page(result: dict, cats: Categories) -> str:
                      f"above the sample's median ({_e(result['scoring']['median'])}), and its ratios.</p>")
         for key, title in TITLES:
             parts.append(table_html(result["scoring"]["tables"][key], "Scoring rate: " + title))
-    # --- twins
+    return parts
+
+
+def _twins(result: dict) -> list[str]:
+    """The intersectional categories under four-fifths, each with its example twins."""
+    parts = []
     parts.append("<h2>Intersectional categories under four-fifths, with example twins</h2>")
     flagged = [r for r in result["tables"].get("intersectional", []) if r["four_fifths"]]
     if not flagged:
@@ -96,7 +113,12 @@ def render_page(result: dict, cats: Categories) -> str:
                          f"categories, two outcomes.</p><div class=twin><div><b>{_e(t['reference'])}</b>: "
                          f"{_e(t['reference_outcome'])}<p>{_e(t['reference_text'])}</p></div><div><b>"
                          f"{_e(t['category'])}</b>: {_e(t['outcome'])}<p>{_e(t['text'])}</p></div></div>")
-    # --- observed
+    return parts
+
+
+def _observed(result: dict) -> list[str]:
+    """The observed rates: the texts as they are, each in the category its words give."""
+    parts = []
     obs = result["observed"]
     parts.append("<h2>Observed rates: the texts as they are</h2><p>Each original text's category from the identity "
                  "words it holds (a race word right before a person noun, a first name of the category file, the "
@@ -106,7 +128,12 @@ def render_page(result: dict, cats: Categories) -> str:
                  _e(", ".join(f"{k} {v}" for k, v in obs["unknown"].items())) + ".</p>")
     for key, title in TITLES:
         parts.append(table_html(obs["tables"][key], "Observed: " + title))
-    # --- method
+    return parts
+
+
+def _method(result: dict, cats: Categories) -> list[str]:
+    """The method and its limits, the category words, and the names used."""
+    parts = []
     words = "".join(f"<tr><td>{_e(r.name)}</td><td>{_e(r.descriptor)}</td><td>{_e(', '.join(r.words))}</td></tr>"
                     for r in cats.races)
     parts.append(
@@ -141,7 +168,14 @@ def render_page(result: dict, cats: Categories) -> str:
                 f" ({_e(names['descriptors_only_note'])})" if names["descriptors_only_note"] else "") +
             f". Last names: {_e(names['last_names'])}.</p><p class=note>Sources: " + _e("; ".join(
                 f"{k}: {v}" for k, v in names["sources"].items()) or "none") + ".</p>")
-    # --- EU AI Act
+    return parts
+
+
+def _eu_ai_act(result: dict, cats: Categories) -> list[str]:
+    """The EU AI Act's Article 10 section: what was examined, with which data, how, what was found."""
+    man, counts = result.get("manifest", {}), result["counts"]
+    flagged = [r for r in result["tables"].get("intersectional", []) if r["four_fifths"]]
+    parts = []
     inter = result["tables"].get("intersectional", [])
     worst = min((r for r in inter if r["impact_ratio"] is not None), key=lambda r: r["impact_ratio"], default=None)
     parts.append(
@@ -163,6 +197,4 @@ def render_page(result: dict, cats: Categories) -> str:
         "population (Article 10(3)-(4)); the measures to prevent and mitigate the biases found (10(2)(g)); other "
         "protected characteristics (age, disability, religion...) and implicit markers; the record-keeping of "
         "this audit with the system's technical documentation.</td></tr></table>")
-    parts.append("<h2>Manifest</h2><table>" + "".join(f"<tr><th>{_e(k)}</th><td><code>{_e(v)}</code></td></tr>"
-                                                     for k, v in man.items()) + "</table></body></html>\n")
-    return "".join(parts)
+    return parts
