@@ -109,23 +109,7 @@ def audit(dataset, model, *, task=None, favourable: str | None = None, out: str 
         task = getattr(task, "name", task)
     task_obj = get_task(task) if task is not None else None
     generative = is_generative(task_obj)
-    judge_spec = None
-    if generative:
-        favourable = favourable or "judge"
-        if favourable not in GENERATIVE_MEASURES:
-            raise InputError(f"the favourable outcome {favourable!r} is not a measure of a free-text answer",
-                             where="--favourable", fix="For a free-text task give --favourable judge (the judge model "
-                             "finds the letter favourable) or --favourable not-refused.")
-        judge_spec = judge or task_obj.judge
-        if favourable == "judge" and not judge_spec:
-            raise InputError(f"--favourable judge needs a judge model, and the task {task_obj.name} names none",
-                             where="--judge", fix="Give --judge SPEC (any --model spec: gguf:default, "
-                             "python:module:function, openai-chat:MODEL@URL), or --favourable not-refused.")
-    elif favourable is None:
-        raise InputError("the audit needs the favourable label", where="--favourable",
-                         fix="Give --favourable LABEL, one of the task's labels (e.g. Positive).")
-    else:
-        _check_favourable(task_obj, None, favourable)
+    favourable, judge_spec = _favourable_of(task_obj, favourable, judge)
     config = RunConfig(model=model if isinstance(model, str) else None, task=task, budget=budget,
                        price_in=price_in, price_out=price_out)
 
@@ -186,6 +170,28 @@ def audit(dataset, model, *, task=None, favourable: str | None = None, out: str 
     }
     write_outputs(Path(out), result, rendered, verdicts, cats)
     return result
+
+
+def _favourable_of(task_obj, favourable: str | None, judge: str | None) -> tuple[str, str | None]:
+    """The favourable outcome the audit counts and, for a free-text task, its judge model's spec: a label of the
+    task, or a measure of a free-text answer (`judge`, the default, or `not-refused`); an InputError otherwise."""
+    if is_generative(task_obj):
+        favourable = favourable or "judge"
+        if favourable not in GENERATIVE_MEASURES:
+            raise InputError(f"the favourable outcome {favourable!r} is not a measure of a free-text answer",
+                             where="--favourable", fix="For a free-text task give --favourable judge (the judge model "
+                             "finds the letter favourable) or --favourable not-refused.")
+        judge_spec = judge or task_obj.judge
+        if favourable == "judge" and not judge_spec:
+            raise InputError(f"--favourable judge needs a judge model, and the task {task_obj.name} names none",
+                             where="--judge", fix="Give --judge SPEC (any --model spec: gguf:default, "
+                             "python:module:function, openai-chat:MODEL@URL), or --favourable not-refused.")
+        return favourable, judge_spec
+    if favourable is None:
+        raise InputError("the audit needs the favourable label", where="--favourable",
+                         fix="Give --favourable LABEL, one of the task's labels (e.g. Positive).")
+    _check_favourable(task_obj, None, favourable)
+    return favourable, None
 
 
 def _label_verdict(outcome: Outcome, favourable: str) -> Verdict:
