@@ -191,6 +191,24 @@ def _grammar_settings(config: RunConfig, suite) -> dict:
             else checker_fingerprint()}
 
 
+def _claim_folder(out_dir: Path):
+    """The run folder made and locked before any work (a second process on it stops at once); its lock."""
+    if out_dir.exists() and not out_dir.is_dir():
+        raise InputError("the output folder is a file", where=str(out_dir), fix="Give --out a folder's path.")
+    out_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    return lock_run_folder(out_dir)
+
+
+def _start_model(executor: Executor, model, parser: Parser | None, config: RunConfig, report):
+    """The model started where the executor runs it, with the parser of the run's language; (the model to ask,
+    whether it was loaded for this run: then all its usage counts is the run's)."""
+    report("load", 0, 1)
+    loaded_here = isinstance(model, (str, ModelSpec))
+    started = executor.start(model, parser, spacy_model=get_language(config.language).spacy_model)
+    report("load", 1, 1)
+    return started, loaded_here
+
+
 def execute(config: RunConfig, texts: Sequence[str | TextRecord], model, *, dictionary: Dictionary | None = None,
             out: str | Path | None = None, parser: Parser | None = None, overwrite: bool = False,
             progress: Callable[[str, int, int], None] | None = None, executor: Executor | None = None,
@@ -208,17 +226,11 @@ def execute(config: RunConfig, texts: Sequence[str | TextRecord], model, *, dict
             k: suite.settings[k] for k in ("dictionary", "dictionary_pairs", "dictionary_fingerprint")}
         parser = suite.parser()
     out_dir = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="hinter-run-"))
-    if out_dir.exists() and not out_dir.is_dir():
-        raise InputError("the output folder is a file", where=str(out_dir), fix="Give --out a folder's path.")
-    out_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-    lock = lock_run_folder(out_dir)  # before any work: a second process on this folder stops at once
+    lock = _claim_folder(out_dir)
     executor = executor or LocalExecutor()
     report = progress or (lambda stage, done, total: None)
     try:
-        report("load", 0, 1)
-        loaded_here = isinstance(model, (str, ModelSpec))  # loaded for this run: all it counts is the run's
-        model = executor.start(model, parser, spacy_model=get_language(config.language).spacy_model)
-        report("load", 1, 1)
+        model, loaded_here = _start_model(executor, model, parser, config, report)
         store = _open_store(out_dir, {**run_settings(config, model.fingerprint, _parser_fingerprint(executor, config),
                                                      derived, records, suite), **generative}, overwrite)
         _run_checks(store, model, records, config, d, suite)
@@ -271,16 +283,9 @@ class ModelSession:
         self.stored_at_start = 0
 
     def __enter__(self) -> "ModelSession":
-        if self.out.exists() and not self.out.is_dir():
-            raise InputError("the output folder is a file", where=str(self.out), fix="Give --out a folder's path.")
-        self.out.mkdir(parents=True, exist_ok=True, mode=0o700)
-        self.lock = lock_run_folder(self.out)
+        self.lock = _claim_folder(self.out)
         try:
-            self.report("load", 0, 1)
-            loaded_here = isinstance(self.model, (str, ModelSpec))
-            self.model = self.executor.start(self.model, self.parser,
-                                             spacy_model=get_language(self.config.language).spacy_model)
-            self.report("load", 1, 1)
+            self.model, loaded_here = _start_model(self.executor, self.model, self.parser, self.config, self.report)
             self.store = _open_store(self.out, {**self.settings, "model": self.model.fingerprint}, self.overwrite)
             self.stored_at_start = self.store.outcome_count()
             self.cache, self._judge_cache = model_stage(self.config, self.model, self.store, self.report,
