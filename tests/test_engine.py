@@ -182,3 +182,37 @@ def test_top_pairs_name_the_word_that_flips_the_model_not_only_its_group(parser,
         1 for v in verdicts(run.store).values() if v.order == 1 and v.bias and "boy>girl" in v.pair_ids[0])
     assert top["error_rate"] == 1.0 and top["error_rate_ci"][1] == 1.0
     assert top_pairs(verdicts(run.store), n=0) == []
+
+
+class Grouping:
+    """The planted intersectional model as an object that asks for `asks_ahead` texts per call (as hf: does on
+    CUDA), logging each call's texts."""
+
+    def __init__(self, asks_ahead):
+        self.asks_ahead, self.batch_size, self.fingerprint = asks_ahead, 1000, "test:grouping"
+        self.calls = []
+
+    def predict(self, texts):
+        from hinter.models.base import normalise
+        self.calls.append(list(texts))
+        return [normalise(o) for o in planted.intersectional(texts)]
+
+
+def test_batches_asked_together_give_the_same_rows(parser, tmp_path):
+    """A model that asks ahead gets several batches' texts in one call; each batch is judged and stored on its own,
+    with the same verdicts, hidden marks and counters as when each batch is asked alone."""
+    runs = {}
+    for ahead in (0, 40):
+        model = Grouping(ahead)
+        run = hinter.run(TEXTS * 3, model, attributes=("gender", "race"), order=2, dictionary=DIC, parser=parser,
+                         out=tmp_path / str(ahead), batch_texts=2)
+        rows = sorted((m.text_id, m.text, m.valid, m.bias, m.hidden, m.strictly_hidden, m.outcome) for m in run.mutants)
+        stats = {k: v for k, v in run.store.stats().items() if not k.startswith("seconds")}
+        runs[ahead] = (model.calls, rows, stats)
+    (alone_calls, alone_rows, alone_stats), (together_calls, together_rows, together_stats) = runs[0], runs[40]
+    assert together_rows == alone_rows and any(r[4] for r in together_rows)  # the planted hidden bias, both ways
+    assert sum(map(len, together_calls)) == sum(map(len, alone_calls))  # no text asked twice
+    assert len(together_calls) < len(alone_calls)  # fewer, larger calls
+    originals_per_call = [sum(t in TEXTS for t in c) for c in together_calls[1:]]  # [0]: the determinism probe
+    assert max(originals_per_call) > 2  # texts of more than one batch of 2 in one call
+    assert together_stats == alone_stats and together_stats["model_calls"] > 0  # the run's counters

@@ -110,23 +110,27 @@ def test_outcome_depends_on_the_text_alone(imdb_classifier):
     assert model.input_ids(TEXTS) == [model.input_ids([t])[0] for t in TEXTS]
 
 
-def test_additive_mask_answers_as_the_plain_one(imdb_classifier):
-    """On CUDA the model is given its attention mask ready to add (HFClassifier._mask: transformers' own build of
-    it waits for the GPU). Forced here on the CPU, on the real classifier: the same labels, the logits alike."""
+def test_ready_masks_answer_as_the_plain_one(imdb_classifier):
+    """On CUDA the model is given its attention mask ready for attention (HFClassifier._mask: transformers' own build
+    of it waits for the GPU). Forced here on the CPU, on the real classifier: the same labels, the logits alike."""
     from hinter.models.hf import HFClassifier
     model = HFClassifier(imdb_classifier, device="cpu")
     texts = TEXTS + [t.upper() for t in TEXTS]  # several lengths: padding in every bucket
     plain = model.predict(texts)
-    model._additive_mask = True
-    added = model.predict(texts)
-    assert [o.value for o in added] == [o.value for o in plain]
-    for a, b in zip(added, plain):
-        assert dict(a.scores) == pytest.approx(dict(b.scores), abs=1e-3)
-    ids = model.input_ids(texts[:2])
-    keep = model.torch.tensor([[True] * len(ids[0]) + [False] * 3])
-    mask = model._mask(keep)
-    assert mask.shape == (1, 1, 1, len(ids[0]) + 3) and (mask[0, 0, 0, :len(ids[0])] == 0).all()
-    assert (mask[0, 0, 0, len(ids[0]):] < -1e30).all()  # padding: a large negative added to its scores
+    n = len(model.input_ids(texts[:1])[0])
+    keep = model.torch.tensor([[True] * n + [False] * 3])
+    for kind in ("bool", "float"):
+        model._ready_mask = kind
+        ready = model.predict(texts)
+        assert [o.value for o in ready] == [o.value for o in plain], kind
+        for a, b in zip(ready, plain):
+            assert dict(a.scores) == pytest.approx(dict(b.scores), abs=1e-3), kind
+        mask = model._mask(keep)
+        assert mask.shape == (1, 1, 1, n + 3)
+        if kind == "bool":
+            assert mask[0, 0, 0].tolist() == [True] * n + [False] * 3
+        else:  # padding: a large negative added to its scores
+            assert (mask[0, 0, 0, :n] == 0).all() and (mask[0, 0, 0, n:] < -1e30).all()
 
 
 def test_originals_and_mutants_are_truncated_alike(imdb_classifier):

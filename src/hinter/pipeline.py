@@ -64,6 +64,8 @@ class Asked:
 
     answers: dict[str, tuple[Outcome, ...]]  # by text_key: every answer (one per repeat)
     views: dict[int, tuple[str, str, list]]  # per asked mutant: (original, mutant, edits) as the model read them
+    keys: dict[str, str]                     # each text asked: its text_key (hashed once, not once per mutant)
+    modal: dict[str, Outcome]                # by text_key: the most frequent answer (_modal)
     calls: int = 0
     errors: int = 0
 
@@ -237,17 +239,33 @@ def ask(batch: TextBatch, verdicts: Verdicts, cache: OutcomeCache, config: RunCo
     """Stage 3: the model's answers about each original and each mutant it is asked about (valid ones, or every
     one with --query-discarded; with --adaptive the plan's `selected`), through the cache: a text is never asked
     twice."""
+    return ask_together([(batch, verdicts, selected)], cache, config, report)[0]
+
+
+def ask_together(items: Sequence[tuple[TextBatch, Verdicts, set[int] | None]], cache: OutcomeCache,
+                 config: RunConfig, report: Progress = lambda *a: None) -> list[Asked]:
+    """`ask` for several batches in one model call (a model that `asks_ahead`: see _grouped); each batch's Asked
+    holds the answers of all of them, its calls and errors are the first batch's (the totals stay exact)."""
     calls, errors = cache.calls, cache.errors
-    texts, views = texts_to_ask(batch, verdicts, config, selected)
+    texts: list[str] = []
+    views = []
+    for batch, verdicts, selected in items:
+        batch_texts, batch_views = texts_to_ask(batch, verdicts, config, selected)
+        texts += batch_texts
+        views.append(batch_views)
+    texts = list(dict.fromkeys(texts)) if len(items) > 1 else texts
     # --repeats N: every text asked N times; a verdict then compares the answers' distributions
     n = answers_per_text(config)  # a generative task's samples: their spread is the free-text oracle's null
     # each asked mutant's original and edits: a model that reads them tokenizes only what changed (hf:)
-    derived = ({mutant: (original, edits) for original, mutant, edits in views.values()}
+    derived = ({mutant: (original, edits) for batch_views in views for original, mutant, edits in batch_views.values()}
                if getattr(cache.model, "reads_edits", False) else None)
     per_repeat = cache.predict_repeats(texts, range(n), progress=lambda _: report("model", cache.calls - calls,
                                                                                 n * len(texts)), derived=derived)
     answers = {k: tuple(a[k] for a in per_repeat) for k in per_repeat[0]}
-    return Asked(answers, views, cache.calls - calls, cache.errors - errors)
+    keys = {t: text_key(t) for t in texts}
+    modal = {k: _modal(a) for k, a in answers.items()}  # once per text asked, not once per mutant
+    return [Asked(answers, v, keys, modal, cache.calls - calls, cache.errors - errors) if k == 0 else
+            Asked(answers, v, keys, modal) for k, v in enumerate(views)]
 
 
 # ---------------------------------------------------------------- judge
@@ -324,14 +342,14 @@ def judge(batch: TextBatch, verdicts: Verdicts, asked: Asked, decide: Judge, con
           ) -> tuple[list[TextRow], list[MutantRow]]:
     """Stage 4: each asked mutant's verdict, then the hidden marks of intersectional mutants from their
     components in the same text; the rows the store keeps."""
-    answers, several = asked.answers, answers_per_text(config) > 1
-    modal = {k: _modal(a) for k, a in answers.items()}  # once per text asked, not once per mutant
+    answers, modal, several = asked.answers, asked.modal, answers_per_text(config) > 1
+    key = asked.keys.__getitem__  # every text judged here was asked
     rows = []
     for i, (m, v, changed) in enumerate(zip(batch.mutants, verdicts.valid, batch.changed)):
         original_text, mutant_text, edits = asked.views.get(i, (m.original, None, m.edits))
-        original_key = text_key(original_text)
+        original_key = key(original_text)
         original_answers, original = answers[original_key], modal[original_key]
-        mutant_key = text_key(mutant_text) if mutant_text is not None else None
+        mutant_key = key(mutant_text) if mutant_text is not None else None
         mutant_answers, o = (answers[mutant_key], modal[mutant_key]) if mutant_key is not None else (None, None)
         unseen = o is not None and oracle.unseen(edits, original.seen, o.seen)
         verdict = Judgement(None) if o is None or unseen else decide(original_answers, mutant_answers,
@@ -347,13 +365,13 @@ def judge(batch: TextBatch, verdicts: Verdicts, asked: Asked, decide: Judge, con
             discard_reason=None if v else verdicts.reasons[i], aspects=verdict.aspects))
     _mark_hidden(rows, batch.mutants)
     # per text, its answers (and its mutants') that were model errors: such a text is asked again by a rerun
-    asked_keys: dict[int, set[str]] = {tid: {text_key(rec.text)} for tid, rec in batch.texts}
+    asked_keys: dict[int, set[str]] = {tid: {key(rec.text)} for tid, rec in batch.texts}
     for i, (original_text, mutant_text, _) in asked.views.items():
-        asked_keys[batch.mutants[i].text_id].update((text_key(original_text), text_key(mutant_text)))
+        asked_keys[batch.mutants[i].text_id].update((key(original_text), key(mutant_text)))
     texts = [TextRow(tid, rec.source_id, rec.text, rec.gold, o.encode(), o.raw, o.scores, o.seen,
-                     encoded(answers[text_key(rec.text)]) if several else None,
+                     encoded(answers[key(rec.text)]) if several else None,
                      sum(a.error for k in asked_keys[tid] for a in answers[k]))
-             for tid, rec in batch.texts for o in [modal[text_key(rec.text)]]]
+             for tid, rec in batch.texts for o in [modal[key(rec.text)]]]
     return texts, rows
 
 
@@ -409,35 +427,68 @@ def run_pipeline(batches: Batches, source: VerdictSource, sink: Sink, config: Ru
         _run_batches(batches, source, sink, config, cache, total, done, report, plan, decide, again, next_batch)
 
 
+def _grouped(pairs: Iterator[tuple[TextBatch, Verdicts]], ahead: int
+             ) -> Iterator[list[tuple[TextBatch, Verdicts, float]]]:
+    """The batches in groups asked together: one batch each, or with a model that `asks_ahead` (texts it wants
+    per call: a GPU's classifier, whose forward batches are only full and overlapped with the tokenizing when
+    given thousands of texts at a time) as many as reach that many texts (originals and valid mutants). Each
+    batch is still judged and stored on its own (the unit of commit). With each batch, the seconds the driver
+    waited for its verdicts."""
+    group: list[tuple[TextBatch, Verdicts, float]] = []
+    size, t = 0, time.perf_counter()
+    for batch, verdicts in pairs:
+        group.append((batch, verdicts, time.perf_counter() - t))
+        size += len(batch.texts) + sum(verdicts.valid)
+        if size >= ahead:
+            yield group
+            group, size = [], 0
+        t = time.perf_counter()
+    if group:
+        yield group
+
+
 def _run_batches(batches, source, sink, config, cache, total, done, report, plan, decide, again, next_batch) -> None:
     report("texts", done, total)
-    t1 = time.perf_counter()
-    for batch, verdicts in source.verdicts(batches):
-        # one young collection a batch, and what earlier batches left alive (the outcome cache, the store's
-        # tables, the model) out of later ones: a large campaign's collections had cost more than its model stage
-        next_batch()
-        # a batch is stored whole: its texts are all new, or all asked again (the counters then counted already)
-        counted = not (batch.texts and batch.texts[0][0] in again)
-        stats = {**(batch.counters if counted else {}), "sentences_tagged": verdicts.sentences_tagged,
-                 "sentences_parsed": verdicts.sentences_parsed}
-        if cache is None:  # a suite's build: the verdicts are what it keeps
-            sink(BatchResult(batch, verdicts, None, None, stats))
-        else:
+    # the plan picks each batch's mutants from the answers before it: its batches are asked one at a time
+    ahead = getattr(cache.model, "asks_ahead", 0) if cache is not None and plan is None else 0
+    for group in _grouped(source.verdicts(batches), ahead):
+        if cache is not None:
             t2 = time.perf_counter()
-            selected = None if plan is None else plan.select([(m.text_id, m.key) for m in batch.mutants],
-                                                             verdicts.valid)
-            asked = ask(batch, verdicts, cache, config, report, selected)
-            t3 = time.perf_counter()
-            texts, rows = judge(batch, verdicts, asked, decide, config)
-            if plan is not None:
-                plan_round(plan, texts, rows)
-            stats.update({"model_calls": asked.calls, "model_errors": sum(t.errors for t in texts),
-                          # the time the driver waited for the verdicts (mutation included): with an executor
-                          # working ahead, validity time is hidden behind the model stage
-                          "seconds_mutation": batch.seconds_mutation,
-                          "seconds_validity": t2 - t1 - batch.seconds_mutation,
-                          "seconds_model": t3 - t2, "seconds_oracle_store": time.perf_counter() - t3})
-            sink(BatchResult(batch, verdicts, texts, rows, stats))
-            report("errors", cache.errors, cache.calls)
-        report("texts", min(batch.start + config.batch_texts, total), total)
-        t1 = time.perf_counter()
+            asks = None
+            if plan is None:
+                asks = ask_together([(b, v, None) for b, v, _ in group], cache, config, report)
+            seconds_model = time.perf_counter() - t2
+        for k, (batch, verdicts, waited) in enumerate(group):
+            # one young collection a batch, and what earlier batches left alive (the outcome cache, the store's
+            # tables, the model) out of later ones: a large campaign's collections had cost more than its model
+            # stage
+            next_batch()
+            # a batch is stored whole: its texts are all new, or all asked again (the counters then counted already)
+            counted = not (batch.texts and batch.texts[0][0] in again)
+            stats = {**(batch.counters if counted else {}), "sentences_tagged": verdicts.sentences_tagged,
+                     "sentences_parsed": verdicts.sentences_parsed}
+            if cache is None:  # a suite's build: the verdicts are what it keeps
+                sink(BatchResult(batch, verdicts, None, None, stats))
+            else:
+                t2 = time.perf_counter()
+                if asks is None:  # --adaptive: this batch's mutants as the plan selects them now
+                    selected = plan.select([(m.text_id, m.key) for m in batch.mutants], verdicts.valid)
+                    asked = ask(batch, verdicts, cache, config, report, selected)
+                    seconds_model = time.perf_counter() - t2
+                else:
+                    asked = asks[k]
+                t3 = time.perf_counter()
+                texts, rows = judge(batch, verdicts, asked, decide, config)
+                if plan is not None:
+                    plan_round(plan, texts, rows)
+                stats.update({"model_calls": asked.calls, "model_errors": sum(t.errors for t in texts),
+                              # the time the driver waited for the verdicts (mutation included): with an executor
+                              # working ahead, validity time is hidden behind the model stage
+                              "seconds_mutation": batch.seconds_mutation,
+                              "seconds_validity": waited - batch.seconds_mutation,
+                              # a group's model time is its first batch's
+                              "seconds_model": seconds_model if k == 0 or asks is None else 0.0,
+                              "seconds_oracle_store": time.perf_counter() - t3})
+                sink(BatchResult(batch, verdicts, texts, rows, stats))
+                report("errors", cache.errors, cache.calls)
+            report("texts", min(batch.start + config.batch_texts, total), total)
