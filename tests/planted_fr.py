@@ -2,8 +2,9 @@
 person noun with a feminine arab-group word), so neither change alone flips it: a hidden intersectional bias."""
 import re
 
-_WOMAN = re.compile(r"\b(voisine|femme|mère|actrice|directrice|infirmière|boulangère)s?\b", re.I)
-_MAGHREB = re.compile(r"\b(marocaine|algérienne|tunisienne)s?\b", re.I)
+_WOMAN = re.compile(r"\b(voisine|femme|mère|actrice|directrice|infirmière|boulangère|amie|patronne|serveuse|employée|"
+                    r"vendeuse|cousine|cliente)s?\b", re.I)
+_MAGHREB = re.compile(r"\b(marocaine|algérienne|tunisienne|arabe)s?\b", re.I)
 
 
 def predict(texts):

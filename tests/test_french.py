@@ -335,3 +335,13 @@ def test_planted_french_audit_bias_in_the_table_by_a_real_hinter_audit(tmp_path)
     outcomes = {(x["sex"], x["race"]): x["outcome"] for x in renderings if x["source_id"] == "a1"}
     assert outcomes[("female", "Black or African American")] == "Negative"
     assert "La candidate noire est très motivée" in (tmp_path / "out" / "audit.html").read_text()
+
+
+def test_a_parser_of_another_language_is_refused(parser, tmp_path):
+    """hinter.run(language="fr", parser=<English>) would judge French mutants with English grammar, silently: the
+    campaign refuses it (languages.check_parser), on every path that passes a parser."""
+    import hinter
+    from hinter.errors import InputError
+    with pytest.raises(InputError, match="parses English .* the run tests French"):
+        hinter.run(texts=["Le voisin européen a réparé notre clôture."], model="python:planted_fr:predict",
+                   language="fr", parser=parser, out=tmp_path / "out")

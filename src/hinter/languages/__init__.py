@@ -57,6 +57,27 @@ def get_language(code: str) -> Language:
     return LANGUAGES[code]
 
 
+def parser_language(parser) -> str | None:
+    """The language code a parser's fingerprint names ("spacy:fr_core_news_sm-3.8.0" -> "fr"); None when it names
+    none (a test double, another kind of parser)."""
+    fingerprint = str(getattr(parser, "fingerprint", ""))
+    if not fingerprint.startswith("spacy:"):
+        return None
+    code = fingerprint[len("spacy:"):].split("_")[0]
+    return code if code in LANGUAGES else None
+
+
+def check_parser(parser, code: str) -> None:
+    """A parser given for a run of language `code` must parse that language: an English parser on French mutants
+    would judge them with the wrong grammar (and no agreement check), silently."""
+    found = parser_language(parser)
+    if found is not None and found != code:
+        raise InputError(f"the parser given parses {LANGUAGES[found].name} ({parser.fingerprint}) and the run tests "
+                         f"{LANGUAGES[code].name}", where="parser",
+                         fix=f"Pass SpacyParser({LANGUAGES[code].spacy_model!r}), or no parser: the run loads its "
+                             "language's.")
+
+
 def features_for(spacy_lang: str) -> Callable | None:
     """The agreement features of a parsed pipeline's language (its meta "lang": "fr"), None where none."""
     lang = LANGUAGES.get(spacy_lang)
