@@ -39,3 +39,9 @@ def rejects_black_women(texts):
     """Exactly one intersectional category rejected: a woman described as noire (the agreement carried: a
     rendering "la candidate noir" would not match)."""
     return ["Negative" if _BLACK_WOMAN.search(t) else "Positive" for t in texts]
+
+
+def answers_outside_the_task(texts):
+    """For the French task avis (labels positif, négatif): answers in English for a woman ("Positive"), in the
+    task's own labels otherwise: the English word is no label of the task, so those answers are unparseable."""
+    return ["Positive" if _WOMAN.search(t) else "positif" for t in texts]

