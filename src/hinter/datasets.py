@@ -14,7 +14,8 @@ from .errors import InputError
 
 # Samples of the paper's five datasets, and Bias in Bios for generative tasks (see each folder's SOURCE.md); all use
 # the fields id, text (and label, where there is one).
-BUNDLED = {name: f"data/{name}/sample.jsonl" for name in ("imdb", "ecthr", "eurlex", "ledgar", "scotus", "bios")}
+BUNDLED = {name: f"data/{name}/sample.jsonl" for name in ("imdb", "ecthr", "eurlex", "ledgar", "scotus", "bios",
+                                                           "avis")}
 FORMATS = "a JSONL, CSV or Parquet file, or a Hugging Face datasets folder (save_to_disk)"
 
 

@@ -17,7 +17,7 @@ from .estimate import estimate
 from .executor import Executor, LocalExecutor
 from .findings import ALPHA
 from .generative.judge_aspect import judge_settings
-from .languages import get_language
+from .languages import check_parser, get_language
 from .lint import evaluative_check
 from .measures import summary
 from .models import ModelSpec
@@ -153,6 +153,7 @@ def build_verdicts(config: RunConfig, texts: Sequence[str | TextRecord], start: 
     settings, parser fingerprint, evaluative check)` returns the sink each batch's pipeline.BatchResult goes to."""
     records, d = prepare(config, texts, dictionary)
     report = progress or (lambda stage, done, total: None)
+    check_parser(parser, config.language)
     with _validity_only(executor, parser, report, get_language(config.language).spacy_model) as executor:
         # the parser alone: the suite records the validity mode apart, and a run of it adds it as a plain run does
         sink = start(records, dictionary_settings(d), executor.parser_fingerprint, evaluative_check(d.pairs))
@@ -204,6 +205,7 @@ def _start_model(executor: Executor, model, parser: Parser | None, config: RunCo
     whether it was loaded for this run: then all its usage counts is the run's)."""
     report("load", 0, 1)
     loaded_here = isinstance(model, (str, ModelSpec))
+    check_parser(parser, config.language)
     started = executor.start(model, parser, spacy_model=get_language(config.language).spacy_model)
     report("load", 1, 1)
     return started, loaded_here

@@ -12,11 +12,17 @@ from pathlib import Path
 import yaml
 
 from ..errors import InputError
+from ..languages import LANGUAGES, get_language
+from ..languages.french import FEM, GROUP_GENDER, MASC, adjective_form
 
 PRONOUN_FORMS = ("subject", "object", "possessive", "independent", "reflexive")
+# French: a possessive agrees with the thing possessed (son/sa), object clitics are articles too (le/la) and "lui"
+# has no gender: the subject pronoun alone says the sex; every other agreement is carried from the parse
+# (audit.french)
+FRENCH_PRONOUN_FORMS = ("subject",)
 SEX_FIELDS = ("nouns", "pronouns")
 RACE_FIELDS = ("descriptor", "article", "words", "names", "last_names", "names_source")
-TOP_FIELDS = ("sex", "race", "unmarked_names", "unmarked_names_source")
+TOP_FIELDS = ("language", "sex", "race", "unmarked_names", "unmarked_names_source")
 REQUIRED_TOP = ("sex", "race")
 
 
@@ -30,8 +36,8 @@ class Sex:
 @dataclass(frozen=True)
 class Race:
     name: str
-    descriptor: str  # inserted before the person noun: "the Black woman"
-    article: str  # "a" or "an" before the descriptor
+    descriptor: str  # inserted before the person noun: "the Black woman" (French: after it, masculine singular)
+    article: str | None  # "a" or "an" before the descriptor (English only)
     words: tuple[str, ...]  # identity words marking the category in a text as it is (lower case)
     names: dict  # sex -> first names (capitalised): the observed category, and a named person's rendering
     last_names: tuple[str, ...] = ()  # capitalised; rendered only where every category has some
@@ -46,6 +52,7 @@ class Categories:
     sha256: str  # of its bytes: the audit's manifest records it
     unmarked_names: dict = None  # sex -> first names of no marked race: a named person in a category without names
     unmarked_names_source: str | None = None
+    language: str = "en"  # the texts' language (the file's `language:`): French renders with audit.french
 
     def identity_words(self) -> set[str]:
         """Every word that says who a person is in this file (descriptors, race words, nouns, pronouns, names):
@@ -71,8 +78,9 @@ class Categories:
         return [(s.name, r.name) for s in self.sexes for r in self.races]
 
 
-def default_categories_path() -> Path:
-    return Path(str(resources.files("hinter") / "data" / "audit" / "categories.yaml"))
+def default_categories_path(language: str = "en") -> Path:
+    """The packaged category file of the texts' language (languages.Language.audit_categories)."""
+    return Path(str(resources.files("hinter") / "data" / get_language(language).audit_categories))
 
 
 def _line(node) -> int:
@@ -114,9 +122,10 @@ def _text(node, where: str, what: str) -> str:
     return str(node.value).strip()
 
 
-def load_categories(path: str | Path | None = None) -> Categories:
-    """The categories of `path` (default: the packaged EEO-1 file), every field checked."""
-    p = Path(path) if path is not None else default_categories_path()
+def load_categories(path: str | Path | None = None, language: str = "en") -> Categories:
+    """The categories of `path` (default: the packaged EEO-1 file of `language`), every field checked; a file
+    whose `language:` is not the audit's is refused (its words would match nothing, or the wrong grammar)."""
+    p = Path(path) if path is not None else default_categories_path(language)
     where = str(p)
     try:
         raw = p.read_bytes()
@@ -134,6 +143,16 @@ def load_categories(path: str | Path | None = None) -> Categories:
         raise InputError("the category file is empty", where=where, fix="Give it `sex:` and `race:` sections.")
     top = _mapping(root, where, "the category file")
     _check_keys(top, TOP_FIELDS, REQUIRED_TOP, where, "the category file")
+    lang = _text(top["language"][1], where, "`language`").lower() if "language" in top else "en"
+    if lang not in LANGUAGES:
+        raise InputError(f"unknown language {lang!r}", where=f"{where}, line {_line(top['language'][1])}",
+                         fix=f"Write one of: {', '.join(LANGUAGES)}.")
+    if lang != language:
+        raise InputError(f"the category file is in {LANGUAGES[lang].name} and the audit in "
+                         f"{LANGUAGES[language].name}", where=where,
+                         fix=f"Pass --language {lang}, or a category file with `language: {language}`.")
+    french = lang == "fr"
+    forms_needed = FRENCH_PRONOUN_FORMS if french else PRONOUN_FORMS
 
     sexes = []
     for name, (knode, vnode) in _mapping(top["sex"][1], where, "`sex`").items():
@@ -141,8 +160,12 @@ def load_categories(path: str | Path | None = None) -> Categories:
         _check_keys(fields, SEX_FIELDS, SEX_FIELDS, f"{where}", f"sex {name!r}")
         nouns = _words(fields["nouns"][1], where, f"the nouns of sex {name!r}")
         forms = _mapping(fields["pronouns"][1], where, f"the pronouns of sex {name!r}")
-        _check_keys(forms, PRONOUN_FORMS, PRONOUN_FORMS, where, f"the pronouns of sex {name!r}")
-        pronouns = {f: _text(forms[f][1], where, f"pronoun {f} of sex {name!r}").lower() for f in PRONOUN_FORMS}
+        _check_keys(forms, forms_needed, forms_needed, where, f"the pronouns of sex {name!r}")
+        pronouns = {f: _text(forms[f][1], where, f"pronoun {f} of sex {name!r}").lower() for f in forms_needed}
+        if french and name not in GROUP_GENDER:
+            raise InputError(f"sex {name!r} has no grammatical gender", where=f"{where}, line {_line(knode)}",
+                             fix="A French file names its sexes male and female: the agreement carried follows "
+                                 "the grammatical gender.")
         sexes.append((Sex(str(name), nouns, pronouns), _line(knode)))
     if len(sexes) < 2:
         raise InputError("an audit needs at least two sexes", where=where, fix="List at least two under `sex:`.")
@@ -158,11 +181,25 @@ def load_categories(path: str | Path | None = None) -> Categories:
     sex_names = {s.name for s, _ in sexes}
     for name, (knode, vnode) in _mapping(top["race"][1], where, "`race`").items():
         fields = _mapping(vnode, where, f"race {name!r}")
-        _check_keys(fields, RACE_FIELDS, ("descriptor", "article", "words"), where, f"race {name!r}")
-        article = _text(fields["article"][1], where, f"the article of race {name!r}").lower()
-        if article not in ("a", "an"):
-            raise InputError(f"the article of race {name!r} is {article!r}", where=f"{where}, line "
-                             f"{_line(fields['article'][1])}", fix="Write `a` or `an` (as said before the descriptor).")
+        _check_keys(fields, RACE_FIELDS if not french else tuple(f for f in RACE_FIELDS if f != "article"),
+                    ("descriptor", "words") if french else ("descriptor", "article", "words"), where, f"race {name!r}")
+        descriptor = _text(fields["descriptor"][1], where, f"the descriptor of race {name!r}")
+        words = _words(fields["words"][1], where, f"the words of race {name!r}")
+        article = None
+        if french:  # the masculine singular; its other forms from the inflection rules, or the file is refused
+            if " " in descriptor or adjective_form(descriptor, FEM) is None:
+                raise InputError(f"the descriptor of race {name!r} ({descriptor!r}) cannot be inflected",
+                                 where=f"{where}, line {_line(fields['descriptor'][1])}",
+                                 fix="Give one masculine singular adjective whose feminine the French rules make "
+                                     "(languages/french.py: noir, asiatique, océanien...).")
+            descriptor = descriptor.lower()
+            words = _french_forms(words + (descriptor,))
+        else:
+            article = _text(fields["article"][1], where, f"the article of race {name!r}").lower()
+            if article not in ("a", "an"):
+                raise InputError(f"the article of race {name!r} is {article!r}", where=f"{where}, line "
+                                 f"{_line(fields['article'][1])}", fix="Write `a` or `an` (as said before the "
+                                 "descriptor).")
         names: dict[str, tuple[str, ...]] = {}
         if "names" in fields:
             for sex, (sk, sv) in _mapping(fields["names"][1], where, f"the names of race {name!r}").items():
@@ -175,9 +212,7 @@ def load_categories(path: str | Path | None = None) -> Categories:
             if "last_names" in fields else ()
         source = _text(fields["names_source"][1], where, f"the names_source of race {name!r}") \
             if "names_source" in fields else None
-        races.append(Race(str(name), _text(fields["descriptor"][1], where, f"the descriptor of race {name!r}"),
-                          article, _words(fields["words"][1], where, f"the words of race {name!r}"), names, last,
-                          source))
+        races.append(Race(str(name), descriptor, article, words, names, last, source))
     if len(races) < 2:
         raise InputError("an audit needs at least two races/ethnicities", where=where,
                          fix="List at least two under `race:`.")
@@ -191,4 +226,14 @@ def load_categories(path: str | Path | None = None) -> Categories:
     unmarked_source = _text(top["unmarked_names_source"][1], where, "unmarked_names_source") \
         if "unmarked_names_source" in top else None
     return Categories(tuple(s for s, _ in sexes), tuple(races), where, hashlib.sha256(raw).hexdigest(), unmarked,
-                      unmarked_source)
+                      unmarked_source, lang)
+
+
+def _french_forms(words: tuple[str, ...]) -> tuple[str, ...]:
+    """French identity words in every gender and number ("noir": noire, noirs, noires), a text's own descriptor
+    agreeing with its noun; a word the rules cannot inflect (or of several words) as written."""
+    out = []
+    for w in words:
+        forms = [w] if " " in w else [w, *(adjective_form(w, g, p) for g in (MASC, FEM) for p in (False, True))]
+        out += [f for f in forms if f]
+    return tuple(dict.fromkeys(out))

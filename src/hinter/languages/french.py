@@ -132,16 +132,28 @@ def inflect(word: str, to: str, plural: bool, lemma: str | None = None, particip
     if plural:
         sg = w[:-1] if w.endswith("s") else w
         m = masculine(sg, lemma, participle)
-        if m is None:
-            return None
-        if m.endswith(("s", "x")):
-            return m
-        if m.endswith("eau"):
-            return m + "x"
-        if m.endswith("al") and sg.endswith("ale"):
-            return m[:-2] + "aux"
-        return m + "s"
+        return None if m is None else _plural_masc(m, sg.endswith("ale"))
     return masculine(w, lemma, participle)
+
+
+def _plural_masc(m: str, aux: bool = True) -> str:
+    """The masculine plural of a masculine singular (`aux`: -al makes -aux, as its feminine -ale says)."""
+    if m.endswith(("s", "x")):
+        return m
+    if m.endswith("eau"):
+        return m + "x"
+    if m.endswith("al") and aux:
+        return m[:-2] + "aux"
+    return m + "s"
+
+
+def adjective_form(masc: str, to: str, plural: bool = False) -> str | None:
+    """A masculine singular adjective (an origin word: "noir", "asiatique") in gender `to` and number: what the
+    audit's French descriptor is after its noun ("une femme noire"); None when the rule table cannot inflect it."""
+    if to == FEM:
+        f = feminine(masc)
+        return None if f is None else _plural(f) if plural else f
+    return _plural_masc(masc.lower()) if plural else masc.lower()
 
 
 # ---- determiners -------------------------------------------------------------------------------------------------

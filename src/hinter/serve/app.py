@@ -31,6 +31,7 @@ from .. import triage
 from ..config import RunConfig
 from ..dictionary import load_dictionary
 from ..errors import HinterError, InputError
+from ..languages import get_language, parser_language
 from ..measures import summary
 from ..models import ModelSpec, resolve_model
 from ..models.base import OutcomeCache
@@ -134,19 +135,22 @@ class Heavy:
     def __init__(self, model_override: str | None = None, parser=None):
         self.model_override = model_override
         self.lock = threading.Lock()
-        self._parser, self._validator = parser, None
+        # per language (RunConfig.language: a French run's texts are tried with the French parser and its
+        # agreement check); a parser given is its own language's
+        self._parsers = {parser_language(parser) or "en": parser} if parser is not None else {}
+        self._validators: dict[str, Validator] = {}
         self._models: dict[tuple, object] = {}
         self._mutates: dict[tuple, object] = {}
 
-    def parser(self):
-        if self._parser is None:
-            self._parser = SpacyParser()
-        return self._parser
+    def parser(self, language: str = "en"):
+        if language not in self._parsers:
+            self._parsers[language] = SpacyParser(get_language(language).spacy_model)
+        return self._parsers[language]
 
-    def validator(self):
-        if self._validator is None:
-            self._validator = Validator(self.parser())
-        return self._validator
+    def validator(self, language: str = "en"):
+        if language not in self._validators:
+            self._validators[language] = Validator(self.parser(language))
+        return self._validators[language]
 
     def model(self, spec: str, task: str | None):
         """The model's answers through an OutcomeCache kept while the server runs (nothing stored): trying a text
@@ -224,8 +228,8 @@ class Server:
         """Load the parser and the model a first try would use (the CLI does it before listening)."""
         run = self.runs[run_index] if self.runs and run_index is not None else None
         with self.heavy.lock:
-            self.heavy.validator()
-            _, _, spec, task = self.try_setup(run)
+            config, _, spec, task = self.try_setup(run)
+            self.heavy.validator(config.language)
             model = self.heavy.model(spec, task)
             try:  # one short answer: a local model's prompt head is then in its cache (the first try took 3x longer)
                 model.predict(["The film was fine."])
@@ -412,7 +416,7 @@ class Server:
                 raise ApiError(413, f"the text gives {n} mutants, over the limit of {MAX_TRY_MUTANTS}",
                                "Choose fewer attributes or a lower order, or a shorter text.")
             with self.heavy.lock:
-                result = try_text(text, config, d, self.heavy.model(spec, task), self.heavy.validator(),
+                result = try_text(text, config, d, self.heavy.model(spec, task), self.heavy.validator(config.language),
                                   text_id=text_id, mutate=self.heavy.mutate(config, d))
             return {**result, "model": spec, "max_pairs_per_text": config.max_pairs_per_text,
                     **({"note": note} if note else {})}
@@ -441,7 +445,7 @@ class Server:
                 store.close()
             mutant = inst.mutant.text if component is None else inst.components[component].text
             with self.heavy.lock:
-                out = explain(inst.original.text, mutant, self.heavy.parser())
+                out = explain(inst.original.text, mutant, self.heavy.parser(run.config.language))
             return {**out, "valid": None if row is None else row.valid,
                     "discard_reason": getattr(row, "discard_reason", None)}
         return JSONResponse(await run_in_threadpool(work))

@@ -186,6 +186,16 @@ class Validator:
             self._verdicts.put(pair, verdict)
         return result
 
+    def disagree(self, mutants: Sequence[list[SentencePair] | None]) -> list[bool]:
+        """Per mutant (its changed sentence pairs), whether a relation that agreed in its original no longer does:
+        the agreement check alone, for a rewrite whose structure the POS comparison cannot judge (the audit's
+        French descriptor is inserted; its renderings are compared with one another, not with the original)."""
+        sentences = {s for pairs in mutants if pairs for pair in pairs for s in pair}
+        parsed = self._lookup(self._deps, sentences, lambda todo: [(p.deps, p.features)
+                                                                    for p in self.parser.parse(todo)])
+        return [bool(pairs) and any(disagreements(parsed[c][1], parsed[m][1]) for c, m in pairs)
+                for pairs in mutants]
+
     def validate(self, mutants: Sequence[list[SentencePair] | None]) -> list[bool]:
         """Per mutant, whether it passes Algorithm 3."""
         return [r is None for r in self.reasons(mutants)]
