@@ -216,3 +216,64 @@ def test_batches_asked_together_give_the_same_rows(parser, tmp_path):
     originals_per_call = [sum(t in TEXTS for t in c) for c in together_calls[1:]]  # [0]: the determinism probe
     assert max(originals_per_call) > 2  # texts of more than one batch of 2 in one call
     assert together_stats == alone_stats and together_stats["model_calls"] > 0  # the run's counters
+
+
+class Launching:
+    """A model that answers in two steps (submit, then read), as hf: does on CUDA, logging each step. Its faults
+    stand for a GPU call failing at launch or at reading, which cannot be produced on this machine."""
+
+    fingerprint, batch_size = "test:launching", 1
+
+    def __init__(self, fail_launch=(), fail_read=()):
+        self.events, self.fail_launch, self.fail_read = [], set(fail_launch), set(fail_read)
+
+    def submit(self, texts):
+        self.events.append(("launch", texts[0]))
+        if texts[0] in self.fail_launch:
+            self.fail_launch.discard(texts[0])
+            raise RuntimeError("out of memory")
+
+        def read():
+            self.events.append(("read", texts[0]))
+            if texts[0] in self.fail_read:
+                self.fail_read.discard(texts[0])
+                raise RuntimeError("device lost")
+            return [t.upper() for t in texts]
+        return read
+
+    def predict(self, texts):
+        self.events.append(("predict", texts[0]))
+        return [t.upper() for t in texts]
+
+
+def test_the_next_call_is_launched_before_this_ones_answers_are_read():
+    from hinter.models.base import asked_ahead
+    model = Launching()
+    answers = list(asked_ahead(model, [["a"], ["b"], ["c"]], 1, 0.0, lambda c: None))
+    assert [[o.value for o in a] for a in answers] == [["A"], ["B"], ["C"]]
+    assert model.events == [("launch", "a"), ("launch", "b"), ("read", "a"), ("launch", "c"), ("read", "b"),
+                            ("read", "c")]
+    # a call that fails at launch or at reading is asked again, the others as before
+    model = Launching(fail_launch={"b"}, fail_read={"c"})
+    answers = list(asked_ahead(model, [["a"], ["b"], ["c"]], 1, 0.0, lambda c: None))
+    assert [[o.value for o in a] for a in answers] == [["A"], ["B"], ["C"]]
+    assert ("predict", "b") in model.events and ("predict", "c") in model.events
+
+
+def test_a_run_through_a_launching_model_stores_every_answer(parser, tmp_path):
+    from hinter.models.base import normalise
+
+    class Planted(Launching):
+        def submit(self, texts):
+            read = super().submit(texts)
+            return lambda: [normalise(o) for o in planted.intersectional(texts)] if read() else []
+
+        def predict(self, texts):
+            super().predict(texts)
+            return planted.intersectional(texts)
+
+    model = Planted(fail_launch={TEXTS[1]})
+    run = hinter.run(TEXTS, model, attributes=("gender", "race"), order=2, dictionary=DIC, parser=parser,
+                     out=tmp_path)
+    assert run.store.stats()["model_errors"] == 0 and any(m.hidden for m in run.mutants)
+    assert ("predict", TEXTS[1]) in model.events  # its failed launch asked again

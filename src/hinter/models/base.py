@@ -102,6 +102,46 @@ class CallTimeout(ModelError):
     each time); the split of its batch (answer_apart) finds the text."""
 
 
+def asked_ahead(model, chunks: Iterable[list[str]], retries: int, backoff_s: float,
+                derived_of: Callable[[list[str]], dict | None]) -> Iterator[list[Outcome] | str]:
+    """predict_with_retries over `chunks`, each launched (`model.submit`: hf:) before the answers of the one before
+    it are read: on CUDA the GPU runs the next call while the caller stores this one's answers. A call whose launch
+    or reading fails is asked again by predict_with_retries; a fatal ModelError is raised."""
+    def launch(texts):
+        derived = derived_of(texts)
+        try:
+            return texts, derived, model.submit(texts, derived) if derived else model.submit(texts)
+        except ModelError as e:
+            if e.fatal:
+                raise
+        except Exception:  # as predict_with_retries: a failing model must not end the run at once
+            pass
+        return texts, derived, None
+
+    def read(texts, derived, wait):
+        if wait is not None:
+            try:
+                with stall_watch(model, len(texts)):
+                    outs = wait()
+                if len(outs) == len(texts):
+                    return [normalise(o) for o in outs]
+            except ModelError as e:
+                if e.fatal:
+                    raise
+            except Exception:
+                pass
+        return predict_with_retries(model, texts, retries, backoff_s, derived)
+
+    pending = None
+    for texts in chunks:
+        started = launch(texts)
+        if pending is not None:
+            yield read(*pending)
+        pending = started
+    if pending is not None:
+        yield read(*pending)
+
+
 def predict_with_retries(model: Model, texts: list[str], retries: int = 2, backoff_s: float = 0.5,
                          derived: dict | None = None) -> list[Outcome] | str:
     """The model's outcomes for one batch, or the text of its last error when every try failed. A fatal
@@ -266,9 +306,14 @@ class OutcomeCache:
         else:
             if not (derived and getattr(self.model, "reads_edits", False)):
                 derived = None
-            results = (predict_with_retries(self.model, c, self.retries, self.backoff_s,
-                                            {t: derived[t] for t in c if t in derived} if derived else None)
-                       for c in text_chunks if meter is None or meter.check(c) is None)
+            of = (lambda c: {t: derived[t] for t in c if t in derived}) if derived else (lambda c: None)
+            chunks = (c for c in text_chunks if meter is None or meter.check(c) is None)
+            if hasattr(self.model, "submit") and (meter is None or meter.budget is None):
+                # the next call launched before this one's answers are stored (a budget checks each call after the
+                # one before it is counted: then one at a time)
+                results = asked_ahead(self.model, chunks, self.retries, self.backoff_s, of)
+            else:
+                results = (predict_with_retries(self.model, c, self.retries, self.backoff_s, of(c)) for c in chunks)
         for keys, texts_sent, outs in zip(key_chunks, text_chunks, results):
             self.calls += len(keys)
             if meter is not None:  # what was written, where at hand: the written tokens are counted from it

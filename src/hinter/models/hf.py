@@ -39,7 +39,7 @@ import hashlib
 import json
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -440,8 +440,17 @@ class HFClassifier:
         """Each text's outcome. `derived` (optional; OutcomeCache passes a run's): for a mutant's text, its
         original's text and the edits that make it, so that only what changed is tokenized (splice.py); the
         outcomes are the same with or without it."""
+        return self.submit(texts, derived)()
+
+    def submit(self, texts: Sequence[str], derived: dict[str, tuple[str, list]] | None = None
+               ) -> Callable[[], list[Outcome]]:
+        """`predict` in two steps: tokenize the texts and launch their forward passes now, and return the function
+        that waits for their logits and gives the outcomes. OutcomeCache launches its next call before it reads
+        and stores this one's answers: on CUDA the GPU then works while the host stores (the logits are copied to
+        pinned host memory right behind the call's last forward pass, so the next call's passes do not hold them
+        up). Elsewhere the work is done before it returns."""
         if not texts:
-            return []
+            return list
         texts = list(texts)
         self._bases_of(derived)
         parts = self._parts(texts)
@@ -453,7 +462,8 @@ class HFClassifier:
         seen: list[int | None] = [None] * len(texts)
         batches = _Batches(self)
         pending = self._pool.submit(tokenize, parts[0]) if self._pool is not None else None
-        with self.torch.inference_mode():
+        torch = self.torch
+        with torch.inference_mode():
             for k, part in enumerate(parts):
                 try:
                     ids, part_seen = pending.result() if pending is not None else tokenize(part)
@@ -465,8 +475,22 @@ class HFClassifier:
                     seen[i] = value
                 batches.add(part, ids)
             logits, rows = batches.result()
-            # the one copy to the host, which waits for the GPU
-            logits = logits.float().cpu().numpy()
+            if not self.device.startswith("cuda"):
+                values = logits.float().cpu().numpy()
+                return lambda: self._outcomes(values, rows, seen)
+            # the one copy to the host, not waited for here
+            host = torch.empty(logits.shape, dtype=torch.float32, pin_memory=True)
+            host.copy_(logits.float(), non_blocking=True)
+            copied = torch.cuda.Event()
+            copied.record()
+
+        def outcomes() -> list[Outcome]:
+            copied.synchronize()
+            return self._outcomes(host.numpy(), rows, seen)
+        return outcomes
+
+    def _outcomes(self, logits: np.ndarray, rows: np.ndarray, seen: list[int | None]) -> list[Outcome]:
+        """The outcomes of the texts whose logits came in `rows`' order."""
         result = np.empty_like(logits)
         result[rows] = logits
         finite = np.isfinite(result).all(axis=1)
@@ -475,8 +499,8 @@ class HFClassifier:
                    "(hf:FOLDER?dtype=float32)." if self.dtype == "float16" else
                    "Check the model's weights (they give NaN or infinite logits)" +
                    (", or give dtype=float32." if self.dtype != "float32" else "."))
-            raise ModelError(f"the model's logits are not finite for {int((~finite).sum())} of {len(texts)} texts "
-                             f"(dtype {self.dtype}, device {self.device})", fix=fix, fatal=True)
+            raise ModelError(f"the model's logits are not finite for {int((~finite).sum())} of {len(result)} "
+                             f"texts (dtype {self.dtype}, device {self.device})", fix=fix, fatal=True)
         return [self._decide(row, s) for row, s in zip(result.tolist(), seen)]
 
     def _decide(self, logits: list[float], seen: int | None = None) -> Outcome:
