@@ -12,8 +12,9 @@ this process, on every text those runs asked (originals and valid mutants):
 - hinter's classifier alone (`HFClassifier.predict` over all the texts, in predict() calls of its batch_size);
 - each precision's labels against float32's, wherever float32's logit margin exceeds --margin, and overall.
 
-hinter's stage is the run's own `seconds_model` (the engine hands the model one batch of 32 originals and their
-mutants at a time). With --big-suite, also bench/driver.py's breakdown of a whole `run --suite` on it.
+hinter's stage is the run's own `seconds_model` (on CUDA the engine hands the model 8,192 texts at a time: several
+batches of 32 originals and their mutants). With --big-suite, also bench/driver.py's breakdown of a whole
+`run --suite` on it.
 
 With --reference (the reference pass, `../shared/tools/gpu_best_pass.py`, copied beside the checkout: it is not
 part of the project), that pass runs in its own process on the float16 run and the big run, with the same

@@ -23,9 +23,11 @@ ids are spliced from its original's tokens and the re-tokenized words around its
 ids a full tokenization gives; any other text is tokenized whole. The same token spans give what a cut text's
 model read. On CUDA a thread tokenizes the next group of texts while the GPU runs (_parts), texts wait by length
 bucket and run as soon as a bucket holds a forward batch of at most TOKEN_BUDGET tokens (_Batches), the ids go
-from pinned memory without the host waiting, attention avoids cuDNN's kernels (_attention), a forward pass per
-length bucket at load takes CUDA's first-use costs (_warm_up), and the logits come back to the host in one copy
-per predict() call. predict() takes PREDICT_BATCHES forward batches' worth of texts at a time.
+from pinned memory without the host waiting, the attention mask goes to the model ready for its attention (_mask:
+transformers' own build of it waited for the GPU at every batch), attention avoids cuDNN's kernels (_attention),
+a forward pass per length bucket at load takes CUDA's first-use costs (_warm_up), and the logits come back to the
+host in one copy per call, which `submit` does not wait for (the caller launches its next call first). A call
+takes PREDICT_BATCHES forward batches' worth of texts, and on CUDA the pipeline gathers that many (asks_ahead).
 
 Options (`hf:FOLDER?max_length=256&device=cuda&batch_size=16&dtype=float32`): max_length, the tokens read
 (default: the model's own limit, 512 for BERT-like models; at most that; part of the fingerprint); device
