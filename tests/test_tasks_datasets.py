@@ -1,4 +1,4 @@
-"""The paper's five task presets, the answer parser, user task files, and datasets in every format."""
+"""The paper's five task presets and the French one, the answer parser, user task files, and datasets in every format."""
 import json
 
 import pytest
@@ -8,11 +8,12 @@ from hinter.errors import InputError
 from hinter.tasks import TASKS, get_task, load_task_file
 
 
-def test_five_presets_with_labels_prompts_and_three_examples():
+def test_presets_with_labels_prompts_and_three_examples():
     labelled = {name: task for name, task in TASKS.items() if not task.generative}
-    assert set(labelled) == {"imdb", "ecthr", "eurlex", "ledgar", "scotus"}
+    # the paper's five, and avis: French reviews (issue 33)
+    assert set(labelled) == {"imdb", "ecthr", "eurlex", "ledgar", "scotus", "avis"}
     assert set(TASKS) - set(labelled) == {"reference-letter"}  # the bundled generative task
-    sizes = {"imdb": 2, "ecthr": 10, "eurlex": 100, "ledgar": 100, "scotus": 14}
+    sizes = {"imdb": 2, "ecthr": 10, "eurlex": 100, "ledgar": 100, "scotus": 14, "avis": 2}
     for name, task in labelled.items():
         assert len(task.labels) == len(set(task.labels)) == sizes[name]
         assert len(task.examples) == 3
@@ -137,7 +138,7 @@ def test_unknown_task_names_the_presets():
     with pytest.raises(InputError) as e:
         get_task("sentiment")
     assert "ecthr" in e.value.fix and e.value.where == "--task"
-    assert "Registered tasks: ecthr, eurlex, imdb, ledgar, reference-letter, scotus" in e.value.fix and "task file" in e.value.fix
+    assert "Registered tasks: avis, ecthr, eurlex, imdb, ledgar, reference-letter, scotus" in e.value.fix and "task file" in e.value.fix
 
 
 def test_presets_are_packaged_yaml_files_and_keep_their_old_names():
