@@ -1,4 +1,4 @@
-"""The paper's five task presets and the French one, the answer parser, user task files, and datasets in every format."""
+"""The task presets (the paper's five, a French one), the answer parser, user task files, datasets in every format."""
 import json
 
 import pytest
