@@ -198,4 +198,4 @@ def test_tasks_registered_by_call_and_unknown_names(tmp_path):
         TASK_REGISTRY.unregister("toxic-test")
     with pytest.raises(InputError) as e:
         get_task("toxic-test")
-    assert e.value.where == "--task" and "Registered tasks: ecthr, eurlex, imdb, ledgar, reference-letter, scotus" in e.value.fix
+    assert e.value.where == "--task" and "Registered tasks: avis, ecthr, eurlex, imdb, ledgar, reference-letter, scotus" in e.value.fix
