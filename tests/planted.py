@@ -48,7 +48,9 @@ def nonsense(texts):
 
 
 def counting(texts):
-    """The intersectional planted model, logging every text it is asked about (for the crash-and-resume test)."""
+    """The intersectional planted model, logging every text it is asked about (for the crash-and-resume test),
+    slow enough for kills to land inside batches. HINTER_TEST_FAST=1 leaves the delay out (the same answers, the
+    same fingerprint): for the uninterrupted reference runs that killed runs are compared with."""
     import hashlib
     import os
     import time
@@ -62,7 +64,8 @@ def counting(texts):
         with open(log, "a") as f:
             for t in texts:
                 f.write(f"{session}\t{hashlib.sha256(t.encode()).hexdigest()}\n")
-    time.sleep(0.02 * len(texts))  # slow enough for kills to land inside batches
+    if not os.environ.get("HINTER_TEST_FAST"):
+        time.sleep(0.02 * len(texts))  # slow enough for kills to land inside batches
     return intersectional(texts)
 
 

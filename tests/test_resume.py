@@ -21,8 +21,9 @@ def campaign(tmp_path_factory):
     return write_kill_campaign(tmp_path_factory.mktemp("campaign"))
 
 
-def start(campaign, out, session, calls):
-    env = {**os.environ, "PYTHONPATH": str(HERE), "HINTER_TEST_CALLS": str(calls), "HINTER_TEST_SESSION": str(session)}
+def start(campaign, out, session, calls, fast=False):
+    env = {**os.environ, "PYTHONPATH": str(HERE), "HINTER_TEST_CALLS": str(calls), "HINTER_TEST_SESSION": str(session),
+           **({"HINTER_TEST_FAST": "1"} if fast else {})}
     cmd = [sys.executable, "-m", "hinter.cli", "run", "-d", str(campaign / "data.jsonl"), "-m", "python:planted:counting",
            "-a", "gender,race", "--dictionary", str(campaign / "dic.csv"), "-o", str(out)]
     return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
@@ -30,7 +31,7 @@ def start(campaign, out, session, calls):
 
 def test_killed_runs_resume_to_the_uninterrupted_result(campaign, tmp_path):
     reference = tmp_path / "reference"
-    p = start(campaign, reference, 0, tmp_path / "ref_calls.log")
+    p = start(campaign, reference, 0, tmp_path / "ref_calls.log", fast=True)  # never killed: no delay
     assert p.wait(timeout=300) == 0, p.stderr.read().decode()
 
     out, calls = tmp_path / "killed", tmp_path / "calls.log"
