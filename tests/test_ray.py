@@ -24,6 +24,7 @@ RAY = Path(sys.executable).parent / "ray"
 # A plain local cluster for every process of these tests, whatever ~/.ray holds: once `ray.init()` has started
 # Ray here, it leaves a token in ~/.ray/auth_token, and later clusters then ask for it.
 RAY_ENV = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"}
+FAST = {"HINTER_TEST_FAST": "1"}  # planted:counting without its delay, for the local reference runs never killed
 
 
 def _free_port() -> int:
@@ -101,7 +102,7 @@ def cluster(tmp_path_factory):
             os.killpg(p.pid, signal.SIGTERM)
         try:
             for p in nodes:
-                p.wait(timeout=10)
+                p.wait(timeout=3)
         except subprocess.TimeoutExpired:  # ...but may drain for 30 s first: not worth waiting for here
             for pid in tree:
                 try:
@@ -161,7 +162,7 @@ def test_the_embedded_gguf_model_on_ray_gives_the_same_outcomes(cluster, tmp_pat
 
 def test_a_killed_driver_resumes_on_ray_to_the_local_result(cluster, campaign, tmp_path):
     address, calls, session_file = cluster
-    reference = hinter(campaign, tmp_path / "reference", "python:planted:counting")
+    reference = hinter(campaign, tmp_path / "reference", "python:planted:counting", env=FAST)
     assert reference.returncode == 0, reference.stderr
     out = tmp_path / "killed"
     calls.write_text("")
@@ -195,6 +196,7 @@ class CountingServer(BaseHTTPRequestHandler):
 
     lock = threading.Lock()
     now = peak = served = 0
+    delay = 0.15  # seconds per request: long enough for requests to overlap
 
     def log_message(self, *args):
         pass
@@ -205,7 +207,7 @@ class CountingServer(BaseHTTPRequestHandler):
         with cls.lock:
             cls.now += 1
             cls.peak = max(cls.peak, cls.now)
-        time.sleep(0.15)
+        time.sleep(cls.delay)
         text = body["prompt"].rsplit("Review: ", 1)[1]
         answer = " Negative" if ("woman" in text and "black" in text) else " Positive"
         data = json.dumps({"id": "x", "object": "text_completion", "created": 0, "model": body["model"],
@@ -228,9 +230,11 @@ def test_an_api_models_concurrency_bound_is_global_across_ray_workers(cluster, c
         model = f"openai:test-model@http://127.0.0.1:{httpd.server_address[1]}/v1"
         # the key reaches the workers through the job's environment, never through the command line
         env = {"HINTER_OPENAI_API_KEY": "sk-test"}
+        CountingServer.delay = 0  # the local run, for its results only: answered at once
         local = hinter(campaign, tmp_path / "local", model, "--concurrency", "3", env=env)
         assert local.returncode == 0, local.stderr
         CountingServer.peak = CountingServer.served = 0
+        CountingServer.delay = 0.15
         on_ray = hinter(campaign, tmp_path / "ray", model, "--concurrency", "3", "--executor", "ray",
                         "--ray-address", cluster[0], env=env)
         assert on_ray.returncode == 0, on_ray.stderr
@@ -273,7 +277,7 @@ def test_a_lost_worker_stops_the_run_cleanly_and_it_resumes(cluster, tmp_path):
     address, calls, session_file = cluster
     campaign = write_kill_campaign(tmp_path, texts=160)
     session_file.write_text("lost")
-    reference = hinter(campaign, tmp_path / "reference", "python:planted:counting")
+    reference = hinter(campaign, tmp_path / "reference", "python:planted:counting", env=FAST)
     assert reference.returncode == 0, reference.stderr
     env = {**os.environ, **RAY_ENV, "PYTHONPATH": str(HERE)}
     node = subprocess.Popen([str(RAY), "start", "--address", address, "--num-cpus", "1", "--object-store-memory",
