@@ -56,8 +56,8 @@ def test_resume_command_and_changed_settings(campaign, tmp_path):
                             "python:planted:counting", "-a", "gender", "--dictionary", str(campaign / "dic.csv"),
                             "-o", str(out)], env=env, capture_output=True, text=True, timeout=300)
     assert other.returncode == 2 and "attributes" in other.stderr and "Traceback" not in other.stderr
-    done = subprocess.run([sys.executable, "-m", "hinter.cli", "resume", str(out)], env=env, capture_output=True,
-                          text=True, timeout=300)
+    done = subprocess.run([sys.executable, "-m", "hinter.cli", "resume", str(out)],
+                          env={**env, "HINTER_TEST_FAST": "1"}, capture_output=True, text=True, timeout=300)  # no kill
     assert done.returncode == 0, done.stderr
     assert json.loads((out / "summary.json").read_text())["texts"] == 48
 
@@ -87,6 +87,6 @@ def test_a_run_killed_as_it_created_its_file_starts_again(campaign, tmp_path):
                              text=True, timeout=300)
     assert resumed.returncode == 2 and "stopped before it recorded its settings" in resumed.stderr
     assert "Traceback" not in resumed.stderr
-    p = start(campaign, out, 0, tmp_path / "c.log")
+    p = start(campaign, out, 0, tmp_path / "c.log", fast=True)  # never killed: no delay
     assert p.wait(timeout=300) == 0, p.stderr.read().decode()
     assert json.loads((out / "summary.json").read_text())["texts"] == 48
