@@ -94,9 +94,9 @@ def test_a_killed_generative_run_resumes_with_no_generation_repeated_and_the_sam
     assert ref.returncode == 0, ref.stderr
     out, calls = tmp_path / "killed", tmp_path / "calls.log"
 
-    def start(session):
+    def start(session, last):
         env = {**os.environ, "PYTHONPATH": str(HERE), "HINTER_TEST_CALLS": str(calls),
-               "HINTER_TEST_SESSION": str(session)}
+               "HINTER_TEST_SESSION": str(session), **({"HINTER_TEST_FAST": "1"} if last else {})}
         return subprocess.Popen([sys.executable, "-m", "hinter.cli", *run_args(world, "letters", out)], env=env,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
 

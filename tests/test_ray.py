@@ -169,8 +169,8 @@ def test_a_killed_driver_resumes_on_ray_to_the_local_result(cluster, campaign, t
     rng = random.Random(7)
     ray_args = ("--executor", "ray", "--ray-address", address)
 
-    def start(session):
-        session_file.write_text(str(session))  # read by the workers' planted:counting
+    def start(session, last):
+        session_file.write_text(f"{session} fast" if last else str(session))  # read by the workers' planted:counting
         if session == 0:
             return hinter(campaign, out, "python:planted:counting", *ray_args, popen=True)
         return subprocess.Popen([sys.executable, "-m", "hinter.cli", "resume", str(out), *ray_args],
@@ -303,6 +303,7 @@ def test_a_lost_worker_stops_the_run_cleanly_and_it_resumes(cluster, tmp_path):
         assert p.returncode == 2, err.decode()
         assert "Ray worker was lost" in err.decode() and "Traceback" not in err.decode()
         assert 0 < stored_texts(out) < 160  # what was finished is kept
+        session_file.write_text("lost fast")  # the resume is not killed: its workers' planted:counting needs no delay
         resumed = subprocess.run([sys.executable, "-m", "hinter.cli", "resume", str(out), "--executor", "ray",
                                   "--ray-address", address, "--workers", "2"], env={**os.environ, **RAY_ENV, "PYTHONPATH": str(HERE)},
                                  capture_output=True, text=True, timeout=600)

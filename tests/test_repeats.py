@@ -109,9 +109,9 @@ def test_a_killed_run_with_repeats_resumes_without_asking_again(tmp_path):
 
     before: dict[int, Counter] = {}
 
-    def starting(session):
+    def starting(session, last):
         before[session] = answered_counts()
-        return start(out, session, calls)
+        return start(out, session, calls, fast=last)
 
     kills, _ = kill_and_resume(out, starting, 1, wait)
     assert kills == 1

@@ -36,7 +36,7 @@ def test_killed_runs_resume_to_the_uninterrupted_result(campaign, tmp_path):
 
     out, calls = tmp_path / "killed", tmp_path / "calls.log"
     rng = random.Random(2026)
-    kills, before = kill_and_resume(out, lambda session: start(campaign, out, session, calls), 4,
+    kills, before = kill_and_resume(out, lambda session, last: start(campaign, out, session, calls, fast=last), 4,
                                     lambda p, answered_before: time.sleep(rng.uniform(1.0, 6.0)))
     assert kills >= 3, "the run finished before it could be killed: make the campaign longer"
     assert results(out) == results(reference)
