@@ -162,8 +162,8 @@ def test_the_embedded_gguf_model_on_ray_gives_the_same_outcomes(cluster, tmp_pat
 
 def test_a_killed_driver_resumes_on_ray_to_the_local_result(cluster, campaign, tmp_path):
     address, calls, session_file = cluster
-    reference = hinter(campaign, tmp_path / "reference", "python:planted:counting", env=FAST)
-    assert reference.returncode == 0, reference.stderr
+    # local, never killed: no delay, and it runs beside the killed sessions
+    reference = hinter(campaign, tmp_path / "reference", "python:planted:counting", env=FAST, popen=True)
     out = tmp_path / "killed"
     calls.write_text("")
     rng = random.Random(7)
@@ -186,6 +186,8 @@ def test_a_killed_driver_resumes_on_ray_to_the_local_result(cluster, campaign, t
     # up to 3 kills, each after the session saved an answer (a model batch): the campaign has few batches
     kills, before = kill_and_resume(out, start, 3, wait_before_kill)
     assert kills >= 2, "the run finished before it could be killed: make the campaign longer"
+    _, err = reference.communicate(timeout=300)
+    assert reference.returncode == 0, err.decode()
     assert results(out) == results(tmp_path / "reference")
     assert_nothing_asked_again(calls, before)  # the log is written by the Ray workers
 
@@ -277,8 +279,8 @@ def test_a_lost_worker_stops_the_run_cleanly_and_it_resumes(cluster, tmp_path):
     address, calls, session_file = cluster
     campaign = write_kill_campaign(tmp_path, texts=160)
     session_file.write_text("lost")
-    reference = hinter(campaign, tmp_path / "reference", "python:planted:counting", env=FAST)
-    assert reference.returncode == 0, reference.stderr
+    # local, never killed: no delay, and it runs while the third node starts
+    reference = hinter(campaign, tmp_path / "reference", "python:planted:counting", env=FAST, popen=True)
     env = {**os.environ, **RAY_ENV, "PYTHONPATH": str(HERE)}
     node = subprocess.Popen([str(RAY), "start", "--address", address, "--num-cpus", "1", "--object-store-memory",
                              str(100 * 2**20), "--block"], env=env, stdout=subprocess.DEVNULL,
@@ -308,6 +310,8 @@ def test_a_lost_worker_stops_the_run_cleanly_and_it_resumes(cluster, tmp_path):
                                   "--ray-address", address, "--workers", "2"], env={**os.environ, **RAY_ENV, "PYTHONPATH": str(HERE)},
                                  capture_output=True, text=True, timeout=600)
         assert resumed.returncode == 0, resumed.stderr
+        _, err = reference.communicate(timeout=300)
+        assert reference.returncode == 0, err.decode()
         assert results(out) == results(tmp_path / "reference")
     finally:
         if node.poll() is None:

@@ -87,7 +87,8 @@ def test_a_killed_run_with_repeats_resumes_without_asking_again(tmp_path):
         return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
 
     reference = tmp_path / "reference"
-    assert start(reference, 0, tmp_path / "ref.log", fast=True).wait(timeout=300) == 0  # never killed: no delay
+    # never killed: no delay, and it runs while the killed sessions sleep in their model calls
+    ref = start(reference, 0, tmp_path / "ref.log", fast=True)
     out = tmp_path / "killed"
 
     def wait(p, _):
@@ -125,4 +126,6 @@ def test_a_killed_run_with_repeats_resumes_without_asking_again(tmp_path):
             from hinter.engine import DETERMINISM_PROBES
             assert n + before[session][h] <= 3 + (DETERMINISM_PROBES if session == 0 else 0), (
                 session, h, n, before[session][h])
+    _, err = ref.communicate(timeout=300)
+    assert ref.returncode == 0, err.decode()
     assert results(out) == results(reference)
