@@ -116,14 +116,16 @@ def results(out):
 
 
 def kill_and_resume(out: Path, start, kills_wanted: int, wait_before_kill) -> tuple[int, dict[int, set]]:
-    """Start session after session (`start(session)` -> Popen in a new process session) until one finishes,
+    """Start session after session (`start(session, last)` -> Popen in a new process session) until one finishes,
     SIGKILLing the whole process group of the first `kills_wanted` after `wait_before_kill(p, answered_before)`.
-    Returns the kills made and, per session, the texts answered before it started."""
+    `last` is True for the session started once the kills are made: nobody kills it, so it may leave out the delay
+    that lets kills land inside batches. Returns the kills made and, per session, the texts answered before it
+    started."""
     kills, session = 0, 0
     before: dict[int, set] = {}
     while True:
         before[session] = answered(out)
-        p = start(session)
+        p = start(session, kills >= kills_wanted)
         if kills < kills_wanted:
             wait_before_kill(p, before[session])
             if p.poll() is None:

@@ -1,3 +1,8 @@
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -23,3 +28,40 @@ def gemma():
     from hinter.models.gguf import GGUFModel, default_gguf_path
     from hinter.tasks import IMDB
     return GGUFModel(default_gguf_path(), IMDB)
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory):
+    """llama.cpp's OpenAI-compatible server (`python -m llama_cpp.server`) serving the embedded Gemma 3 270M on
+    loopback, started once for test_openai_server.py and test_usage.py: its base URL."""
+    for module in ("llama_cpp", "openai", "uvicorn", "fastapi", "sse_starlette", "starlette_context",
+                   "pydantic_settings"):
+        pytest.importorskip(module)
+    from hinter.models.gguf import default_gguf_path
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    log = open(tmp_path_factory.mktemp("server") / "server.log", "w")
+    proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(default_gguf_path()),
+                             "--host", "127.0.0.1", "--port", str(port), "--n_threads", "2", "--n_ctx", "2048"],
+                            stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}/v1"
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            try:
+                urllib.request.urlopen(url + "/models", timeout=2)
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    log.flush()
+                    pytest.fail("llama.cpp's server did not start: " + Path(log.name).read_text()[-2000:])
+                time.sleep(0.5)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()

@@ -48,21 +48,27 @@ def nonsense(texts):
 
 
 def counting(texts):
-    """The intersectional planted model, logging every text it is asked about (for the crash-and-resume test)."""
+    """The intersectional planted model, logging every text it is asked about (for the crash-and-resume test),
+    slow enough for kills to land inside batches. HINTER_TEST_FAST=1 leaves the delay out (the same answers, the
+    same fingerprint): for the runs nobody kills (the references, a killed run's last session); Ray workers read
+    it from the session file ("3 fast")."""
     import hashlib
     import os
     import time
 
     log = os.environ.get("HINTER_TEST_CALLS")
+    fast = bool(os.environ.get("HINTER_TEST_FAST"))
     if log:
         session = os.environ.get("HINTER_TEST_SESSION", "0")
         if os.environ.get("HINTER_TEST_SESSION_FILE"):  # Ray workers: the cluster's environment is fixed at its start
             with open(os.environ["HINTER_TEST_SESSION_FILE"]) as f:
-                session = f.read().strip()
+                session, _, flag = f.read().strip().partition(" ")
+            fast = fast or flag == "fast"
         with open(log, "a") as f:
             for t in texts:
                 f.write(f"{session}\t{hashlib.sha256(t.encode()).hexdigest()}\n")
-    time.sleep(0.02 * len(texts))  # slow enough for kills to land inside batches
+    if not fast:
+        time.sleep(0.02 * len(texts))  # slow enough for kills to land inside batches
     return intersectional(texts)
 
 

@@ -38,13 +38,15 @@ def echo(texts):
 
 def letters(texts):
     """Deterministic: a positive letter, a negative one for the planted combination; logs every text it is asked
-    about (HINTER_TEST_CALLS, as planted.counting) and is slow enough for kills to land inside batches."""
+    about (HINTER_TEST_CALLS, as planted.counting) and is slow enough for kills to land inside batches (but with
+    HINTER_TEST_FAST, for a run nobody kills)."""
     log = os.environ.get("HINTER_TEST_CALLS")
     if log:
         with open(log, "a") as f:
             for t in texts:
                 f.write(f"{os.environ.get('HINTER_TEST_SESSION', '0')}\t{hashlib.sha256(t.encode()).hexdigest()}\n")
-        time.sleep(0.02 * len(texts))
+        if not os.environ.get("HINTER_TEST_FAST"):
+            time.sleep(0.02 * len(texts))
     out = []
     for t in texts:
         pool = NEGATIVE if _targeted(t) else POSITIVE

@@ -1,6 +1,6 @@
 """The OpenAI-compatible backend against a real server on loopback: llama.cpp's server (`python -m
-llama_cpp.server`) serving the embedded Gemma 3 270M, started and stopped here. The same model runs
-in-process (gguf:default) for comparison.
+llama_cpp.server`) serving the embedded Gemma 3 270M (the `server` fixture of conftest.py, started once for
+this module and test_usage.py). The same model runs in-process (gguf:default) for comparison.
 
 Why outcomes may differ on borderline texts: the in-process backend tokenizes the prompt head, the text and
 the prompt tail separately and evaluates them in fixed chunks (see gguf.py), while the server tokenizes the
@@ -12,11 +12,7 @@ import os
 import re
 import socket
 import sqlite3
-import subprocess
-import sys
-import time
 import urllib.request
-from pathlib import Path
 
 import pytest
 
@@ -35,36 +31,6 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    from hinter.models.gguf import default_gguf_path
-    port = free_port()
-    log = open(tmp_path_factory.mktemp("server") / "server.log", "w")
-    proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(default_gguf_path()),
-                             "--host", "127.0.0.1", "--port", str(port), "--n_threads", "2", "--n_ctx", "2048"],
-                            stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}/v1"
-    try:
-        deadline = time.monotonic() + 180
-        while True:
-            try:
-                urllib.request.urlopen(url + "/models", timeout=2)
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    log.flush()
-                    pytest.fail("llama.cpp's server did not start: " + Path(log.name).read_text()[-2000:])
-                time.sleep(0.5)
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
 
 
 def logit_margin(raw: str) -> float:

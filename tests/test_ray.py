@@ -24,6 +24,7 @@ RAY = Path(sys.executable).parent / "ray"
 # A plain local cluster for every process of these tests, whatever ~/.ray holds: once `ray.init()` has started
 # Ray here, it leaves a token in ~/.ray/auth_token, and later clusters then ask for it.
 RAY_ENV = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"}
+FAST = {"HINTER_TEST_FAST": "1"}  # planted:counting without its delay, for the local reference runs never killed
 
 
 def _free_port() -> int:
@@ -101,7 +102,7 @@ def cluster(tmp_path_factory):
             os.killpg(p.pid, signal.SIGTERM)
         try:
             for p in nodes:
-                p.wait(timeout=10)
+                p.wait(timeout=3)
         except subprocess.TimeoutExpired:  # ...but may drain for 30 s first: not worth waiting for here
             for pid in tree:
                 try:
@@ -161,15 +162,15 @@ def test_the_embedded_gguf_model_on_ray_gives_the_same_outcomes(cluster, tmp_pat
 
 def test_a_killed_driver_resumes_on_ray_to_the_local_result(cluster, campaign, tmp_path):
     address, calls, session_file = cluster
-    reference = hinter(campaign, tmp_path / "reference", "python:planted:counting")
-    assert reference.returncode == 0, reference.stderr
+    # local, never killed: no delay, and it runs beside the killed sessions
+    reference = hinter(campaign, tmp_path / "reference", "python:planted:counting", env=FAST, popen=True)
     out = tmp_path / "killed"
     calls.write_text("")
     rng = random.Random(7)
     ray_args = ("--executor", "ray", "--ray-address", address)
 
-    def start(session):
-        session_file.write_text(str(session))  # read by the workers' planted:counting
+    def start(session, last):
+        session_file.write_text(f"{session} fast" if last else str(session))  # read by the workers' planted:counting
         if session == 0:
             return hinter(campaign, out, "python:planted:counting", *ray_args, popen=True)
         return subprocess.Popen([sys.executable, "-m", "hinter.cli", "resume", str(out), *ray_args],
@@ -185,6 +186,8 @@ def test_a_killed_driver_resumes_on_ray_to_the_local_result(cluster, campaign, t
     # up to 3 kills, each after the session saved an answer (a model batch): the campaign has few batches
     kills, before = kill_and_resume(out, start, 3, wait_before_kill)
     assert kills >= 2, "the run finished before it could be killed: make the campaign longer"
+    _, err = reference.communicate(timeout=300)
+    assert reference.returncode == 0, err.decode()
     assert results(out) == results(tmp_path / "reference")
     assert_nothing_asked_again(calls, before)  # the log is written by the Ray workers
 
@@ -195,6 +198,7 @@ class CountingServer(BaseHTTPRequestHandler):
 
     lock = threading.Lock()
     now = peak = served = 0
+    delay = 0.15  # seconds per request: long enough for requests to overlap
 
     def log_message(self, *args):
         pass
@@ -205,7 +209,7 @@ class CountingServer(BaseHTTPRequestHandler):
         with cls.lock:
             cls.now += 1
             cls.peak = max(cls.peak, cls.now)
-        time.sleep(0.15)
+        time.sleep(cls.delay)
         text = body["prompt"].rsplit("Review: ", 1)[1]
         answer = " Negative" if ("woman" in text and "black" in text) else " Positive"
         data = json.dumps({"id": "x", "object": "text_completion", "created": 0, "model": body["model"],
@@ -228,9 +232,11 @@ def test_an_api_models_concurrency_bound_is_global_across_ray_workers(cluster, c
         model = f"openai:test-model@http://127.0.0.1:{httpd.server_address[1]}/v1"
         # the key reaches the workers through the job's environment, never through the command line
         env = {"HINTER_OPENAI_API_KEY": "sk-test"}
+        CountingServer.delay = 0  # the local run, for its results only: answered at once
         local = hinter(campaign, tmp_path / "local", model, "--concurrency", "3", env=env)
         assert local.returncode == 0, local.stderr
         CountingServer.peak = CountingServer.served = 0
+        CountingServer.delay = 0.15
         on_ray = hinter(campaign, tmp_path / "ray", model, "--concurrency", "3", "--executor", "ray",
                         "--ray-address", cluster[0], env=env)
         assert on_ray.returncode == 0, on_ray.stderr
@@ -273,8 +279,8 @@ def test_a_lost_worker_stops_the_run_cleanly_and_it_resumes(cluster, tmp_path):
     address, calls, session_file = cluster
     campaign = write_kill_campaign(tmp_path, texts=160)
     session_file.write_text("lost")
-    reference = hinter(campaign, tmp_path / "reference", "python:planted:counting")
-    assert reference.returncode == 0, reference.stderr
+    # local, never killed: no delay, and it runs while the third node starts
+    reference = hinter(campaign, tmp_path / "reference", "python:planted:counting", env=FAST, popen=True)
     env = {**os.environ, **RAY_ENV, "PYTHONPATH": str(HERE)}
     node = subprocess.Popen([str(RAY), "start", "--address", address, "--num-cpus", "1", "--object-store-memory",
                              str(100 * 2**20), "--block"], env=env, stdout=subprocess.DEVNULL,
@@ -299,10 +305,13 @@ def test_a_lost_worker_stops_the_run_cleanly_and_it_resumes(cluster, tmp_path):
         assert p.returncode == 2, err.decode()
         assert "Ray worker was lost" in err.decode() and "Traceback" not in err.decode()
         assert 0 < stored_texts(out) < 160  # what was finished is kept
+        session_file.write_text("lost fast")  # the resume is not killed: its workers' planted:counting needs no delay
         resumed = subprocess.run([sys.executable, "-m", "hinter.cli", "resume", str(out), "--executor", "ray",
                                   "--ray-address", address, "--workers", "2"], env={**os.environ, **RAY_ENV, "PYTHONPATH": str(HERE)},
                                  capture_output=True, text=True, timeout=600)
         assert resumed.returncode == 0, resumed.stderr
+        _, err = reference.communicate(timeout=300)
+        assert reference.returncode == 0, err.decode()
         assert results(out) == results(tmp_path / "reference")
     finally:
         if node.poll() is None:

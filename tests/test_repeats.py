@@ -79,14 +79,16 @@ def test_a_killed_run_with_repeats_resumes_without_asking_again(tmp_path):
     c = write_kill_campaign(tmp_path, texts=48)
     calls = tmp_path / "calls.log"
 
-    def start(out, session, log):
-        env = {**os.environ, "PYTHONPATH": str(HERE), "HINTER_TEST_CALLS": str(log), "HINTER_TEST_SESSION": str(session)}
+    def start(out, session, log, fast=False):
+        env = {**os.environ, "PYTHONPATH": str(HERE), "HINTER_TEST_CALLS": str(log),
+               "HINTER_TEST_SESSION": str(session), **({"HINTER_TEST_FAST": "1"} if fast else {})}
         cmd = [sys.executable, "-m", "hinter.cli", "run", "-d", str(c / "data.jsonl"), "-m", "python:planted:counting",
                "-a", "gender,race", "--dictionary", str(c / "dic.csv"), "--repeats", "3", "-o", str(out)]
         return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
 
     reference = tmp_path / "reference"
-    assert start(reference, 0, tmp_path / "ref.log").wait(timeout=300) == 0
+    # never killed: no delay, and it runs while the killed sessions sleep in their model calls
+    ref = start(reference, 0, tmp_path / "ref.log", fast=True)
     out = tmp_path / "killed"
 
     def wait(p, _):
@@ -108,9 +110,9 @@ def test_a_killed_run_with_repeats_resumes_without_asking_again(tmp_path):
 
     before: dict[int, Counter] = {}
 
-    def starting(session):
+    def starting(session, last):
         before[session] = answered_counts()
-        return start(out, session, calls)
+        return start(out, session, calls, fast=last)
 
     kills, _ = kill_and_resume(out, starting, 1, wait)
     assert kills == 1
@@ -124,4 +126,6 @@ def test_a_killed_run_with_repeats_resumes_without_asking_again(tmp_path):
             from hinter.engine import DETERMINISM_PROBES
             assert n + before[session][h] <= 3 + (DETERMINISM_PROBES if session == 0 else 0), (
                 session, h, n, before[session][h])
+    _, err = ref.communicate(timeout=300)
+    assert ref.returncode == 0, err.decode()
     assert results(out) == results(reference)

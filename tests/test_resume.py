@@ -21,8 +21,9 @@ def campaign(tmp_path_factory):
     return write_kill_campaign(tmp_path_factory.mktemp("campaign"))
 
 
-def start(campaign, out, session, calls):
-    env = {**os.environ, "PYTHONPATH": str(HERE), "HINTER_TEST_CALLS": str(calls), "HINTER_TEST_SESSION": str(session)}
+def start(campaign, out, session, calls, fast=False):
+    env = {**os.environ, "PYTHONPATH": str(HERE), "HINTER_TEST_CALLS": str(calls), "HINTER_TEST_SESSION": str(session),
+           **({"HINTER_TEST_FAST": "1"} if fast else {})}
     cmd = [sys.executable, "-m", "hinter.cli", "run", "-d", str(campaign / "data.jsonl"), "-m", "python:planted:counting",
            "-a", "gender,race", "--dictionary", str(campaign / "dic.csv"), "-o", str(out)]
     return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
@@ -30,14 +31,16 @@ def start(campaign, out, session, calls):
 
 def test_killed_runs_resume_to_the_uninterrupted_result(campaign, tmp_path):
     reference = tmp_path / "reference"
-    p = start(campaign, reference, 0, tmp_path / "ref_calls.log")
-    assert p.wait(timeout=300) == 0, p.stderr.read().decode()
+    # never killed: no delay, and it runs while the killed sessions sleep in their model calls
+    ref = start(campaign, reference, 0, tmp_path / "ref_calls.log", fast=True)
 
     out, calls = tmp_path / "killed", tmp_path / "calls.log"
     rng = random.Random(2026)
-    kills, before = kill_and_resume(out, lambda session: start(campaign, out, session, calls), 4,
+    kills, before = kill_and_resume(out, lambda session, last: start(campaign, out, session, calls, fast=last), 4,
                                     lambda p, answered_before: time.sleep(rng.uniform(1.0, 6.0)))
     assert kills >= 3, "the run finished before it could be killed: make the campaign longer"
+    _, err = ref.communicate(timeout=300)
+    assert ref.returncode == 0, err.decode()
     assert results(out) == results(reference)
     assert_nothing_asked_again(calls, before)
 
@@ -55,8 +58,8 @@ def test_resume_command_and_changed_settings(campaign, tmp_path):
                             "python:planted:counting", "-a", "gender", "--dictionary", str(campaign / "dic.csv"),
                             "-o", str(out)], env=env, capture_output=True, text=True, timeout=300)
     assert other.returncode == 2 and "attributes" in other.stderr and "Traceback" not in other.stderr
-    done = subprocess.run([sys.executable, "-m", "hinter.cli", "resume", str(out)], env=env, capture_output=True,
-                          text=True, timeout=300)
+    done = subprocess.run([sys.executable, "-m", "hinter.cli", "resume", str(out)],
+                          env={**env, "HINTER_TEST_FAST": "1"}, capture_output=True, text=True, timeout=300)  # no kill
     assert done.returncode == 0, done.stderr
     assert json.loads((out / "summary.json").read_text())["texts"] == 48
 
@@ -86,6 +89,6 @@ def test_a_run_killed_as_it_created_its_file_starts_again(campaign, tmp_path):
                              text=True, timeout=300)
     assert resumed.returncode == 2 and "stopped before it recorded its settings" in resumed.stderr
     assert "Traceback" not in resumed.stderr
-    p = start(campaign, out, 0, tmp_path / "c.log")
+    p = start(campaign, out, 0, tmp_path / "c.log", fast=True)  # never killed: no delay
     assert p.wait(timeout=300) == 0, p.stderr.read().decode()
     assert json.loads((out / "summary.json").read_text())["texts"] == 48

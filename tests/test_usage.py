@@ -1,10 +1,10 @@
 """Usage, cost, --budget, --dry-run and rate limits (hinter.usage, hinter.estimate, models/pacing.py).
 
-The campaign tests run against a real OpenAI-compatible server: llama.cpp's server (test_openai_server.py's
-fixture) serving the embedded model, reached through a small recording proxy on loopback that forwards every
-request unchanged and sums the `usage` of the server's answers: what hinter records is compared with what the
-server said. A 429 with Retry-After cannot be made by llama.cpp: a small real HTTP server on loopback answers 429
-then 200 for that test.
+The campaign tests run against a real OpenAI-compatible server: llama.cpp's server (conftest.py's `server`
+fixture, shared with test_openai_server.py) serving the embedded model, reached through a small recording proxy
+on loopback that forwards every request unchanged and sums the `usage` of the server's answers: what hinter
+records is compared with what the server said. A 429 with Retry-After cannot be made by llama.cpp: a small real
+HTTP server on loopback answers 429 then 200 for that test.
 """
 import json
 import threading
@@ -229,9 +229,6 @@ def recorder(server):
     r = Recorder(server)
     yield r
     r.server.shutdown()
-
-
-from test_openai_server import server  # noqa: E402,F401  (the llama.cpp server fixture)
 
 
 def _results(out) -> dict:
