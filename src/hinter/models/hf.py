@@ -405,8 +405,8 @@ class HFClassifier:
         """CUDA loads a kernel the first time it runs, and the matrix library picks kernels by shape: a forward
         pass per length bucket, at a few batch sizes, takes that cost at load rather than in the first batches
         (on an H200 it had made the first suite run's model stage several times slower than the next). First, the
-        additive mask (_mask) is checked against the plain one on rows of several lengths: the same labels and
-        logits within float16's rounding, else the plain mask stays."""
+        ready mask (_mask: bool for PyTorch's attention, else additive) is checked against the plain one on rows
+        of several lengths: the same labels and logits within float16's rounding, else the plain mask stays."""
         pad = self.tokenizer.pad_token_id or 0
         with self.torch.inference_mode(), self._attention():
             width = min(64, self.max_length)
@@ -452,7 +452,7 @@ class HFClassifier:
         pinned host memory right behind the call's last forward pass, so the next call's passes do not hold them
         up). Elsewhere the work is done before it returns."""
         if not texts:
-            return list
+            return lambda: []
         texts = list(texts)
         self._bases_of(derived)
         parts = self._parts(texts)
