@@ -222,7 +222,7 @@ class Launching:
     """A model that answers in two steps (submit, then read), as hf: does on CUDA, logging each step. Its faults
     stand for a GPU call failing at launch or at reading, which cannot be produced on this machine."""
 
-    fingerprint, batch_size = "test:launching", 1
+    fingerprint, batch_size, launches_ahead = "test:launching", 1, True
 
     def __init__(self, fail_launch=(), fail_read=()):
         self.events, self.fail_launch, self.fail_read = [], set(fail_launch), set(fail_read)

@@ -104,8 +104,8 @@ class CallTimeout(ModelError):
 
 def asked_ahead(model, chunks: Iterable[list[str]], retries: int, backoff_s: float,
                 derived_of: Callable[[list[str]], dict | None]) -> Iterator[list[Outcome] | str]:
-    """predict_with_retries over `chunks`, each launched (`model.submit`: hf:) before the answers of the one before
-    it are read: on CUDA the GPU runs the next call while the caller stores this one's answers. A call whose launch
+    """predict_with_retries over `chunks`, each launched (`model.submit`, of a model that `launches_ahead`: hf:)
+    before the answers of the one before it are read: on CUDA the GPU runs the next call while the caller stores this one's answers. A call whose launch
     or reading fails is asked again by predict_with_retries; a fatal ModelError is raised."""
     def launch(texts):
         derived = derived_of(texts)
@@ -308,7 +308,7 @@ class OutcomeCache:
                 derived = None
             of = (lambda c: {t: derived[t] for t in c if t in derived}) if derived else (lambda c: None)
             chunks = (c for c in text_chunks if meter is None or meter.check(c) is None)
-            if hasattr(self.model, "submit") and (meter is None or meter.budget is None):
+            if getattr(self.model, "launches_ahead", False) and (meter is None or meter.budget is None):
                 # the next call launched before this one's answers are stored (a budget checks each call after the
                 # one before it is counted: then one at a time)
                 results = asked_ahead(self.model, chunks, self.retries, self.backoff_s, of)

@@ -164,6 +164,7 @@ BASES_KEPT = 4096  # originals' encodings kept between predict() calls (their mu
 
 class HFClassifier:
     reads_edits = True  # predict() takes a mutant's original and edits (OutcomeCache passes them)
+    launches_ahead = True  # submit(): OutcomeCache launches its next call before it reads this one (asked_ahead)
 
     def __init__(self, path: str | Path, task: Task | None = None, batch_size: int | None = None,
                  max_length: int | None = None, device: str | None = None, dtype: str | None = None):
