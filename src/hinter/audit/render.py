@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from ..dictionary import WordMatcher
+from ..languages.french import SentenceDocs
 from ..person import driver_nlp
 from ..records import apply_replacements, starts_sentence
 from ..validity import changed_sentences
-from ..languages.french import SentenceDocs
 from ..validity.sentences import sentence_spans
 from .categories import Categories
 from .french import NOT_CARRIED, descriptor_after, french_edits, french_tagger
