@@ -168,12 +168,17 @@ def sync() -> None:
 
 
 def classifier_alone(folder: Path, texts: list[str], dtype: str, repeat: int, device: str,
-                     derived: dict | None = None, answers: list | None = None) -> float:
+                     derived: dict | None = None, answers: list | None = None, graphs: bool = True) -> float:
     """Seconds for hinter's classifier over all texts, in predict() calls of its batch_size (best of `repeat`);
     with `derived` (each mutant's original and edits, as a run hands them) it tokenizes only what changed.
-    `answers`: filled with the last try's outcomes."""
+    `answers`: filled with the last try's outcomes. `graphs`: False launches every forward batch op by op (no
+    CUDA graphs), for the comparison."""
     from hinter.models.hf import HFClassifier
-    model = HFClassifier(folder, dtype=dtype, device=device)
+    HFClassifier.graphs = graphs
+    try:
+        model = HFClassifier(folder, dtype=dtype, device=device)
+    finally:
+        HFClassifier.graphs = True
     model.predict(texts[:model.forward_batch])  # warm-up
     tries = []
     import gc
@@ -191,7 +196,7 @@ def classifier_alone(folder: Path, texts: list[str], dtype: str, repeat: int, de
     if answers is not None:
         answers[:] = outcomes
     print(f"classifier alone, {dtype}{', with edits' if derived else ''}: {', '.join(f'{t:.2f}' for t in tries)} s; "
-          f"texts tokenized {model.tokenized}", flush=True)
+          f"texts tokenized {model.tokenized}; CUDA graphs {len(model._graphs)}", flush=True)
     del model
     return min(tries)
 
@@ -362,6 +367,15 @@ def main() -> None:
                 spliced, whole = [], []
                 alone = classifier_alone(folder, big_texts, "float16", args.big_repeat, args.device, big_derived,
                                          spliced)
+                eager: list = []
+                alone_eager = classifier_alone(folder, big_texts, "float16", 1, args.device, big_derived, eager,
+                                               graphs=False)
+                shift = max(abs(x - y) for a, b in zip(spliced, eager) for (_, x), (_, y) in zip(a.scores, b.scores))
+                lines += ["", f"The classifier alone with the mutants' edits, float16, on the big run's "
+                              f"{len(big_texts):,} texts: {alone:.2f} s with full forward batches replayed from CUDA "
+                              f"graphs, {alone_eager:.2f} s with every batch launched op by op; "
+                              f"{sum(a.value == b.value for a, b in zip(spliced, eager)):,} texts give the same label "
+                              f"both ways, the largest logit difference {shift:.4f}."]
                 if not args.no_whole_check:
                     classifier_alone(folder, big_texts, "float16", 1, args.device, None, whole)
                     same = sum((a.raw, a.seen) == (b.raw, b.seen) for a, b in zip(spliced, whole))

@@ -164,6 +164,7 @@ BASES_KEPT = 4096  # originals' encodings kept between predict() calls (their mu
 
 class HFClassifier:
     reads_edits = True  # predict() takes a mutant's original and edits (OutcomeCache passes them)
+    graphs = True  # on CUDA, full forward batches replayed from CUDA graphs (_capture_graphs; bench/gpu.py: off)
     launches_ahead = True  # submit(): OutcomeCache launches its next call before it reads this one (asked_ahead)
 
     def __init__(self, path: str | Path, task: Task | None = None, batch_size: int | None = None,
@@ -212,6 +213,9 @@ class HFClassifier:
         self.asks_ahead = self.batch_size if cuda else 0
         self._pool = None
         self._ready_mask: str | None = None  # _mask: "bool" or "float" once _warm_up has checked it (CUDA)
+        # (rows, width) -> a full forward batch's CUDA graph (_capture_graphs; empty elsewhere, or where it failed)
+        self._graphs: dict[tuple[int, int], tuple] = {}
+        self._graph_pool = None
         if cuda and self._rust is not None:  # the Rust tokenizer lets go of the GIL: a thread overlaps the GPU
             from concurrent.futures import ThreadPoolExecutor
             self._pool = ThreadPoolExecutor(1, thread_name_prefix="hinter-hf-tokenizer")
@@ -379,10 +383,63 @@ class HFClassifier:
         for r, row in enumerate(rows):
             ids[r, :len(row)] = row
             n[r] = len(row)
-        ids_d = buffer.to(self.device, non_blocking=True)
-        lengths_d = lengths.to(self.device, non_blocking=True)
-        keep = torch.arange(width, device=self.device)[None, :] < lengths_d[:, None]
+        graph = self._graphs.get((len(rows), width)) if self._graphs else None
+        if graph is not None:  # a full batch of a bucket: its forward pass replayed, not launched op by op
+            g, ids_d, lengths_d, logits = graph
+            ids_d.copy_(buffer, non_blocking=True)
+            lengths_d.copy_(lengths, non_blocking=True)
+            g.replay()
+            return logits.clone()  # the graph writes the same memory at its next replay
+        return self._forward(buffer.to(self.device, non_blocking=True), lengths.to(self.device, non_blocking=True),
+                             width)
+
+    def _forward(self, ids_d, lengths_d, width: int):
+        """The logits of padded ids on the device, the mask made there from the lengths."""
+        keep = self.torch.arange(width, device=self.device)[None, :] < lengths_d[:, None]
         return self.model(input_ids=ids_d, attention_mask=self._mask(keep)).logits
+
+    def _capture(self, rows: int, width: int):
+        """A CUDA graph of the forward pass of `rows` texts padded to `width`: (graph, its ids, its lengths, its
+        logits). Launching a BERT forward pass op by op is a few milliseconds of the host's Python, which the
+        host's other work (tokenizing, the cache) then waits for; a replay is one launch."""
+        torch = self.torch
+        pad = self.tokenizer.pad_token_id or 0
+        ids = torch.full((rows, width), pad + 1, dtype=torch.int64, device=self.device)
+        lengths = torch.full((rows,), width, dtype=torch.int64, device=self.device)
+        if self._graph_pool is None:
+            self._graph_pool = torch.cuda.graph_pool_handle()
+        g = torch.cuda.CUDAGraph()
+        # captured off the default stream, as torch.cuda.graph does, without its full garbage collection per graph
+        side = torch.cuda.Stream(self.device)
+        side.wait_stream(torch.cuda.current_stream(self.device))
+        with torch.cuda.stream(side):
+            self._forward(ids, lengths, width)  # a pass first, off the capture (lazy initialisations)
+            g.capture_begin(pool=self._graph_pool)  # the graphs share memory: they run one at a time
+            try:
+                logits = self._forward(ids, lengths, width)
+            finally:
+                g.capture_end()
+        torch.cuda.current_stream(self.device).wait_stream(side)
+        return g, ids, lengths, logits
+
+    def _capture_graphs(self, widths: Sequence[int]) -> None:
+        """Each bucket's full forward batch as a CUDA graph, checked against the forward pass launched op by op
+        on texts of several lengths (the same labels, logits within float16's rounding); if a capture or the
+        check fails, every batch is launched op by op, as before."""
+        torch = self.torch
+        try:
+            graphs = {(self._rows(w), w): self._capture(self._rows(w), w) for w in widths}
+            width = widths[len(widths) // 2]
+            rows = [np.arange(1000, 1000 + n) % self.model.config.vocab_size
+                    for n in np.linspace(1, width, self._rows(width)).astype(int)]
+            eager = self._run(rows, width).float()
+            self._graphs = graphs
+            replayed = self._run(rows, width).float()
+            if not ((replayed.argmax(-1) == eager.argmax(-1)).all() and (replayed - eager).abs().max() <= 0.02):
+                self._graphs = {}
+        except Exception:  # a model whose forward pass cannot be captured (it waits for the GPU, say)
+            self._graphs = {}
+        torch.cuda.synchronize(self.device)
 
     def _mask(self, keep):
         """The attention mask the model is given for `keep` (rows x width, True where a token is read). On CUDA, once
@@ -424,10 +481,13 @@ class HFClassifier:
                 except Exception:  # a model class that does not take a prepared mask: the plain one
                     pass
                 self._ready_mask = None
-            for width in range(BUCKET, -(-self.max_length // BUCKET) * BUCKET + 1, BUCKET):
+            widths = range(BUCKET, -(-self.max_length // BUCKET) * BUCKET + 1, BUCKET)
+            for width in widths:
                 row = np.full(min(width, self.max_length), pad + 1, dtype=np.int64)
                 for rows in sorted({1, min(64, self._rows(width)), self._rows(width)}):
                     self._run([row] * rows, width)
+            if self.graphs:
+                self._capture_graphs(widths)
         self.torch.cuda.synchronize(self.device)
 
     def _parts(self, texts: list[str]) -> list[list[int]]:
