@@ -259,10 +259,11 @@ def ask_together(items: Sequence[tuple[TextBatch, Verdicts, set[int] | None]], c
     # each asked mutant's original and edits: a model that reads them tokenizes only what changed (hf:)
     derived = ({mutant: (original, edits) for batch_views in views for original, mutant, edits in batch_views.values()}
                if getattr(cache.model, "reads_edits", False) else None)
-    per_repeat = cache.predict_repeats(texts, range(n), progress=lambda _: report("model", cache.calls - calls,
-                                                                                n * len(texts)), derived=derived)
-    answers = {k: tuple(a[k] for a in per_repeat) for k in per_repeat[0]}
     keys = {t: text_key(t) for t in texts}
+    per_repeat = cache.predict_repeats(texts, range(n), progress=lambda _: report("model", cache.calls - calls,
+                                                                                n * len(texts)), derived=derived,
+                                       keys=keys)
+    answers = {k: tuple(a[k] for a in per_repeat) for k in per_repeat[0]}
     modal = {k: _modal(a) for k, a in answers.items()}  # once per text asked, not once per mutant
     return [Asked(answers, v, keys, modal, cache.calls - calls, cache.errors - errors) if k == 0 else
             Asked(answers, v, keys, modal) for k, v in enumerate(views)]

@@ -279,12 +279,14 @@ class OutcomeCache:
         return self.predict_repeats(texts, (repeat,), progress)[0]
 
     def predict_repeats(self, texts: Iterable[str], repeats: Sequence[int], progress=None,
-                        derived: dict[str, tuple[str, list]] | None = None) -> list[dict[str, Outcome]]:
+                        derived: dict[str, tuple[str, list]] | None = None,
+                        keys: dict[str, str] | None = None) -> list[dict[str, Outcome]]:
         """`predict` for each repeat in `repeats`, asked together: the model's batches are filled across repeats
         (a generative task's samples: on a GPU a full batch costs about what a part of one does). `derived`: for a
         mutant's text, its original's text and the edits that make it, handed to a model that `reads_edits` (the
-        hf: backend then tokenizes only what changed; its answers are the same without)."""
-        by_key = {text_key(t): t for t in texts}
+        hf: backend then tokenizes only what changed; its answers are the same without). `keys`: each text's
+        text_key where the caller has them (hashing a large campaign's texts twice was a noticeable cost)."""
+        by_key = {text_key(t): t for t in texts} if keys is None else {keys[t]: t for t in texts}
         wanted = {k + (f"#{r}" if r else ""): t for r in repeats for k, t in by_key.items()}
         missing = [k for k in wanted if k not in self._memory]
         if missing and self.store is not None:

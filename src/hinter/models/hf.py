@@ -156,7 +156,7 @@ def splicing_tokenizer(rust, max_length: int):
     for cut, own in zip(rust.encode_batch(probes), plain.encode_batch(probes, add_special_tokens=False)):
         if cut.ids != prefix + own.ids[:room] + suffix:
             return None
-    return plain, prefix, suffix
+    return plain, np.asarray(prefix, dtype=np.int64), np.asarray(suffix, dtype=np.int64)
 
 
 BASES_KEPT = 4096  # originals' encodings kept between predict() calls (their mutants may come in a later one)
@@ -291,7 +291,7 @@ class HFClassifier:
         encoded = {p: e.ids for p, e in zip(prefixes, encode(prefixes, add_special_tokens=False))}
         for i, (c, tokens) in candidates.items():
             prefix = encoded[texts[i][:c]]
-            if len(prefix) <= self._room and prefix == list(tokens[:len(prefix)]):
+            if len(prefix) <= self._room and np.array_equal(prefix, tokens[:len(prefix)]):
                 seen[i] = c
             else:
                 seen[i] = read_extent(texts[i], self._encode(texts[i]), self._room, self._encode)
@@ -312,7 +312,7 @@ class HFClassifier:
             del self._bases[next(iter(self._bases))]
 
     def _tokenize_spliced(self, texts: Sequence[str], derived: dict[str, tuple[str, list]] | None
-                          ) -> tuple[list[list[int]], list[int | None]]:
+                          ) -> tuple[list[Sequence[int]], list[int | None]]:
         """`_tokenize` from splices: a mutant of a known original from its tokens and the re-tokenized regions
         around its edits, any other text whole (exactly as `_tokenize`: splice.py; tests/test_splice.py)."""
         plain, prefix, suffix = self._splice
@@ -334,12 +334,12 @@ class HFClassifier:
         if wanted:
             strings = list(wanted)
             own = {g: Encoded.of(e) for g, e in zip(strings, plain.encode_batch(strings, add_special_tokens=False))}
-        ids: list[list[int] | None] = [None] * len(texts)
+        ids: list[Sequence[int] | None] = [None] * len(texts)
         kept: dict[int, tuple[int, list[int]]] = {}  # a text that fills max_length: (end of its last kept token, them)
         for i, (base, found) in plans.items():
             done = splice(base, [(g, own[g.text]) for g in found], room)
             if done is not None:
-                ids[i] = prefix + done[0] + suffix
+                ids[i] = np.concatenate((prefix, done[0], suffix))
                 if done[1] is not None:
                     kept[i] = (done[1], done[0])
         whole = [i for i, e in enumerate(ids) if e is None]
@@ -355,7 +355,7 @@ class HFClassifier:
                 by_text[i] = e  # an Encoding: its offsets only read when it is cut
         for i, e in by_text.items():
             own_ids = e.ids
-            ids[i] = prefix + own_ids[:room] + suffix
+            ids[i] = np.concatenate((prefix, own_ids[:room], suffix))
             if len(own_ids) >= room:
                 kept[i] = ((e.ends[room - 1] if isinstance(e, Encoded) else e.offsets[room - 1][1]), own_ids[:room])
         return ids, self._seen_at(texts, kept, [None] * len(texts), splits=True)

@@ -17,6 +17,8 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Sequence
 
+import numpy as np
+
 Edit = tuple[int, int, str]  # (start, end, replacement) in the original's coordinates
 
 
@@ -48,7 +50,7 @@ def splices(tokenizer_json: str) -> bool:
 class Encoded:
     """A text's own tokens (no special tokens, not cut), each one's end in the text, and where its tokens start and
     its boundary characters lie (for an original whose mutants are spliced; empty otherwise)."""
-    ids: list[int]
+    ids: np.ndarray  # int64
     ends: list[int]
     starts: list[int]
     cuts: list[int]
@@ -59,7 +61,7 @@ class Encoded:
         spans = encoding.offsets
         starts = [a for a, _ in spans] if text is not None else []
         cuts = [m.start() for m in BOUNDARY.finditer(text)] if text is not None else []
-        return cls(encoding.ids, [b for _, b in spans], starts, cuts)
+        return cls(np.asarray(encoding.ids, dtype=np.int64), [b for _, b in spans], starts, cuts)
 
 
 @dataclass
@@ -102,34 +104,41 @@ def regions(original: str, mutant: str, edits: Sequence[Edit], cuts: list[int] |
     return out
 
 
-def splice(base: Encoded, parts: Sequence[tuple[Region, Encoded]], limit: int) -> tuple[list[int], int | None] | None:
+def splice(base: Encoded, parts: Sequence[tuple[Region, Encoded]], limit: int) -> tuple[np.ndarray, int | None] | None:
     """The mutant's first tokens (`limit` at most): the original's outside the regions, each region's own inside;
     and the end in the mutant of its token number `limit` (None when it has fewer tokens: nothing is cut). None
     when a token of the original crosses a region's edge (then the tokenizer is not of the kind `splices` admits,
-    and the caller tokenizes the mutant whole). Python lists: a mutant costs a few slices, not numpy calls."""
-    ids: list[int] = []
-    at, shift = 0, 0  # the next token of the original to take; the shift of the original's tokens there
+    and the caller tokenizes the mutant whole). The ids are views of the original's and the regions' arrays joined
+    once: a padded batch then takes each row in one copy (a Python list of ints took 6 us a row to convert)."""
+    pieces: list[np.ndarray] = []
+    n = at = shift = 0  # tokens taken; the next token of the original to take; the shift of its tokens there
     starts, ends = base.starts, base.ends
     for region, own in parts:
         a = bisect_left(starts, region.start, at)
         b = bisect_left(starts, region.end, a)
         if (a > 0 and ends[a - 1] > region.start) or (b > a and ends[b - 1] > region.end):
             return None
-        if len(ids) + a - at >= limit:  # cut before the region: what comes after is never read
-            k = limit - len(ids)
-            return ids + base.ids[at:at + k], ends[at + k - 1] + shift
-        ids += base.ids[at:a]
+        if n + a - at >= limit:  # cut before the region: what comes after is never read
+            k = limit - n
+            pieces.append(base.ids[at:at + k])
+            return np.concatenate(pieces), ends[at + k - 1] + shift
+        pieces.append(base.ids[at:a])
+        n += a - at
         moved = region.start + region.shift
-        if len(ids) + len(own.ids) >= limit:
-            k = limit - len(ids)
-            return ids + own.ids[:k], own.ends[k - 1] + moved
-        ids += own.ids
+        if n + len(own.ids) >= limit:
+            k = limit - n
+            pieces.append(own.ids[:k])
+            return np.concatenate(pieces), own.ends[k - 1] + moved
+        pieces.append(own.ids)
+        n += len(own.ids)
         at = b
         shift = moved + len(region.text) - region.end
-    if len(ids) + len(base.ids) - at >= limit:
-        k = limit - len(ids)
-        return ids + base.ids[at:at + k], ends[at + k - 1] + shift
-    return ids + base.ids[at:], None
+    if n + len(base.ids) - at >= limit:
+        k = limit - n
+        pieces.append(base.ids[at:at + k])
+        return np.concatenate(pieces), ends[at + k - 1] + shift
+    pieces.append(base.ids[at:])
+    return np.concatenate(pieces), None
 
 
 def rebuilds(original: str, mutant: str, found: Sequence[Region]) -> bool:
