@@ -133,6 +133,40 @@ def test_ready_masks_answer_as_the_plain_one(imdb_classifier):
             assert (mask[0, 0, 0, :n] == 0).all() and (mask[0, 0, 0, n:] < -1e30).all()
 
 
+def test_the_threads_of_a_gpu_run_answer_as_one_call(imdb_classifier):
+    """On CUDA a feeder thread tokenizes and launches each call while the outcome cache stores the one before, and a
+    tokenizer thread works on the next group of texts (HFClassifier.submit). Both threads set up here on the CPU,
+    on the real classifier and real mutants asked through OutcomeCache in several calls: the same answers as one
+    synchronous predict() of every text."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from hinter.dictionary import load_dictionary
+    from hinter.models import hf
+    from hinter.models.base import OutcomeCache
+    from hinter.mutation import generate
+    from hinter.records import text_key
+    model = hf.HFClassifier(imdb_classifier, device="cpu", batch_size=8)
+    originals = [t for t in TEXTS if len(t) < 100] + ["The man at the counter was rude, and his wife kinder."]
+    mutants = [m for i, t in enumerate(originals) for m in generate(i, t, load_dictionary(), ("gender",), 1).mutants]
+    assert len(mutants) >= 3
+    texts = originals + [m.text for m in mutants]
+    derived = {m.text: (m.original, m.edits) for m in mutants}
+    alone = model.predict(texts)
+    model._bases.clear()
+    model._feeder = ThreadPoolExecutor(1)
+    model._pool = ThreadPoolExecutor(1)
+    launches = []
+    launch = model._launch
+    model._launch = lambda *a: (launches.append(len(a[0])), launch(*a))[1]
+    model.batch_size = 3  # several calls: each launched by the feeder before the one before it is read
+    answers = OutcomeCache(model).predict_repeats(texts, (0,), derived=derived)[0]
+    assert len(launches) == -(-len(texts) // 3)
+    assert model.tokenized["spliced"] >= len(mutants)  # the mutants came from their originals' tokens
+    for text, a in zip(texts, alone):
+        b = answers[text_key(text)]
+        assert b.value == a.value and dict(b.scores) == pytest.approx(dict(a.scores), abs=1e-3)
+
+
 def test_originals_and_mutants_are_truncated_alike(imdb_classifier):
     from hinter.models.hf import HFClassifier
     model = HFClassifier(imdb_classifier, max_length=32)
