@@ -25,9 +25,11 @@ model read. On CUDA a thread tokenizes the next group of texts while the GPU run
 bucket and run as soon as a bucket holds a forward batch of at most TOKEN_BUDGET tokens (_Batches), the ids go
 from pinned memory without the host waiting, the attention mask goes to the model ready for its attention (_mask:
 transformers' own build of it waited for the GPU at every batch), attention avoids cuDNN's kernels (_attention),
-a forward pass per length bucket at load takes CUDA's first-use costs (_warm_up), and the logits come back to the
-host in one copy per call, which `submit` does not wait for (the caller launches its next call first). A call
-takes PREDICT_BATCHES forward batches' worth of texts, and on CUDA the pipeline gathers that many (asks_ahead).
+a forward pass per length bucket at load takes CUDA's first-use costs (_warm_up), each bucket's full forward batch
+is replayed from a CUDA graph captured there (_capture_graphs: one launch, not a few milliseconds of Python op by
+op), a feeder thread tokenizes and launches each call while the caller stores the one before (`submit`), and the
+logits come back to the host in one copy per call. A call takes PREDICT_BATCHES forward batches' worth of texts,
+and on CUDA the pipeline gathers ASKS_AHEAD calls' worth (asks_ahead).
 
 Options (`hf:FOLDER?max_length=256&device=cuda&batch_size=16&dtype=float32`): max_length, the tokens read
 (default: the model's own limit, 512 for BERT-like models; at most that; part of the fingerprint); device
