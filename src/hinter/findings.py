@@ -16,7 +16,7 @@ import functools
 import math
 from collections import Counter, defaultdict
 from dataclasses import dataclass
-from typing import Collection, Hashable, Iterable, Sequence
+from typing import Collection, Hashable, Iterable, NamedTuple, Sequence
 
 import numpy as np
 
@@ -71,8 +71,13 @@ class Component:
 @functools.lru_cache(maxsize=65536)
 def component_of(pair_id: str, occupational: bool = False) -> Component:
     """`Component.from_pair_id`, once per pair id: a run has a few thousand pairs and can have millions of
-    observations (a Component is immutable, so one is shared by every observation of its pair)."""
-    return Component.from_pair_id(pair_id, occupational)
+    observations (a Component is immutable, so one is shared by every observation of its pair, and by every pair
+    of the same groups: cells, keyed by their components once per mutant, then compare by identity)."""
+    c = Component.from_pair_id(pair_id, occupational)
+    return _COMPONENTS.setdefault(c, c)
+
+
+_COMPONENTS: dict[Component, Component] = {}  # each distinct component once (a run has a few hundred)
 
 
 def _scores(value, what: str) -> tuple[float, ...] | None:
@@ -80,8 +85,8 @@ def _scores(value, what: str) -> tuple[float, ...] | None:
         return None
     if isinstance(value, (int, float)):
         return (float(value),)
-    out = tuple(float(v) for v in value)
-    if not out or not all(math.isfinite(v) for v in out):
+    out = tuple(map(float, value))  # map, not a generator: two per tested mutant
+    if not out or not all(map(math.isfinite, out)):
         raise ValueError(f"{what}: scores must be finite numbers, at least one")
     return out
 
@@ -433,9 +438,8 @@ def self_flip_rate(originals_answers: Iterable[Sequence[str | None]]) -> SelfFli
 Cell = tuple[str, tuple[Component, ...]]
 
 
-@dataclass(frozen=True)
-class _Prepared:
-    """One usable observation, read for one label of interest."""
+class _Prepared(NamedTuple):
+    """One usable observation, read for one label of interest (a named tuple: one is built per tested mutant)."""
 
     obs: Observation
     y_original: float       # score mean, or share of answers with the label of interest

@@ -241,14 +241,17 @@ def counts_using(by_key: dict, pair_ids: set[str] | frozenset[str]) -> dict[str,
     """Per combination: the mutants that apply one of `pair_ids` (evaluative pairs, occupational ones), the valid,
     tested and biased ones."""
     per: dict[str, dict] = defaultdict(_empty_counts)
-    for v in by_key.values():
-        if pair_ids.isdisjoint(v.pair_ids):
-            continue
-        c = per[v.attributes]
-        c["mutants"] += 1
-        c["valid"] += int(v.valid)
-        c["tested"] += int(_tested(v))
-        c["biased"] += int(_tested(v) and bool(v.bias))
+    disjoint = pair_ids.isdisjoint
+    # counted by (combination, validity, verdict) first, in one pass in C: a run has few of those, and many mutants
+    kinds = Counter([(v.attributes, v.valid, v.bias) for v in by_key.values() if not disjoint(v.pair_ids)])
+    for (attributes, valid, bias), n in kinds.items():
+        c = per[attributes]
+        c["mutants"] += n
+        if valid:
+            c["valid"] += n
+            if bias is not None:
+                c["tested"] += n
+                c["biased"] += n if bias else 0
     return per
 
 
