@@ -37,14 +37,14 @@ def raw_csv(store: RunStore, raw: bool | None = None) -> bool:
     return bool(raw if raw is not None else store.settings().get("analysis.raw_csv"))
 
 
+@paused()  # a row per stored mutant, several times over: freed by their reference count as it returns
 def write_outputs(run) -> dict:
     """Write summary.json and biases.csv (every valid mutant that exposes bias) into the run folder; returns
     the summary. Both are computed before either is written: a damaged store changes neither."""
-    with paused():
-        s = summary(run.store)
-        originals = {t.text_id: t for t in run.store.texts()}
-        free = run_aspects(run.store.settings()) is not None
-        rows = list(_free_bias_rows(run.store, originals) if free else _bias_rows(run.store, originals))
+    s = summary(run.store)
+    originals = {t.text_id: t for t in run.store.texts()}
+    free = run_aspects(run.store.settings()) is not None
+    rows = list(_free_bias_rows(run.store, originals) if free else _bias_rows(run.store, originals))
     write_summary(run.out_dir, s)
     write_csv(run.out_dir / "biases.csv", FREE_BIAS_COLUMNS if free else BIAS_COLUMNS, rows, raw_csv(run.store))
     seal(run.store)  # report and check then know whether run.sqlite is still the file these outputs came from
@@ -106,6 +106,7 @@ def write_exports(store: RunStore, out_dir: Path, instances=None, raw: bool | No
     return written + [out_dir / "instances.parquet"]
 
 
+@paused()
 def write_report(folder: str | Path, baseline: str | Path | None = None, summary_: dict | None = None,
                  alpha: float | None = None, label: str | None = None, raw_csv: bool | None = None) -> dict:
     """report.html (and instances.csv/.parquet, summary.json refreshed from the store; diff.json with a baseline)
@@ -116,28 +117,27 @@ def write_report(folder: str | Path, baseline: str | Path | None = None, summary
     folder = Path(folder)
     store = open_run(folder, verify=True)
     try:
-        with paused():
-            s = summary_
-            if s is None:
-                # derived data: refreshed so that the page and summary.json always agree (and old runs upgrade)
-                s = attach(summary(store, alpha, label), store, folder)
-            else:
-                attach(s, store, folder)  # a reviewer's verdicts (triage.json): on the page and for the gate
-            instances = load_instances(store)
-            d = None
-            if baseline is not None:
-                base = open_run(baseline, "--baseline")
-                try:
-                    d = diff(base, store, Path(baseline).name or str(baseline), folder.name or str(folder))
-                finally:
-                    base.close()
-            html = render(s, instances, folder.resolve().name, d)
-            if summary_ is None:
-                write_summary(folder, s)
-            files = [folder / "summary.json"] + write_exports(store, folder, instances, raw_csv)
-            if d is not None:
-                files.append(write_atomic(folder / "diff.json", json.dumps(d, indent=2) + "\n"))
-            files.insert(0, write_atomic(folder / "report.html", html))
-            return {"summary": s, "files": files, "diff": d}
+        s = summary_
+        if s is None:
+            # derived data: refreshed so that the page and summary.json always agree (and old runs upgrade)
+            s = attach(summary(store, alpha, label), store, folder)
+        else:
+            attach(s, store, folder)  # a reviewer's verdicts (triage.json): on the page and for the gate
+        instances = load_instances(store)
+        d = None
+        if baseline is not None:
+            base = open_run(baseline, "--baseline")
+            try:
+                d = diff(base, store, Path(baseline).name or str(baseline), folder.name or str(folder))
+            finally:
+                base.close()
+        html = render(s, instances, folder.resolve().name, d)
+        if summary_ is None:
+            write_summary(folder, s)
+        files = [folder / "summary.json"] + write_exports(store, folder, instances, raw_csv)
+        if d is not None:
+            files.append(write_atomic(folder / "diff.json", json.dumps(d, indent=2) + "\n"))
+        files.insert(0, write_atomic(folder / "report.html", html))
+        return {"summary": s, "files": files, "diff": d}
     finally:
         store.close()
