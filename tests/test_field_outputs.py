@@ -21,8 +21,8 @@ import urllib.request
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import pytest
-
 from hypothesis import given, settings, strategies as st
 
 from hinter.files import csv_text, safe_cell, write_atomic
@@ -118,6 +118,7 @@ def test_safe_cell_quotes_formulas_and_keeps_numbers():
 
 
 CELLS = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False),
+                  st.floats(allow_nan=False).map(np.float64),  # a measure's numpy float
                   st.text(alphabet=st.sampled_from(list(',"\r\n \t\x00\'=+-@aé;|')), max_size=8), st.text(max_size=8))
 
 
