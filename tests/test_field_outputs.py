@@ -5,6 +5,7 @@ Real faults throughout: a real run of the CLI on a planted python: model, a real
 real full disk (a small tmpfs, where this process may mount one) or a directory that refuses writes, and the real
 HTTP server of `hinter serve` on loopback."""
 import csv
+import io
 import json
 import os
 import random
@@ -20,9 +21,11 @@ import urllib.request
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
-from hinter.files import safe_cell, write_atomic
+from hinter.files import csv_text, safe_cell, write_atomic
 
 HERE = Path(__file__).parent
 FORMULAS = ['=HYPERLINK("http://evil.example","click")', "+cmd|' /C calc'!A0", "@SUM(1+1)*cmd|' /C calc'!A0"]
@@ -112,6 +115,22 @@ def test_safe_cell_quotes_formulas_and_keeps_numbers():
         ["'=1+1", "'+cmd", "'-x", "'@SUM(1)", "'\tx", "'\rx"]
     assert [safe_cell(v) for v in ("-0.5", "+3", "-1e-3", "a=b", "", 7, None)] == ["-0.5", "+3", "-1e-3", "a=b", "", 7,
                                                                                    None]
+
+
+CELLS = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False),
+                  st.floats(allow_nan=False).map(np.float64),  # a measure's numpy float
+                  st.text(alphabet=st.sampled_from(list(',"\r\n \t\x00\'=+-@aé;|')), max_size=8), st.text(max_size=8))
+
+
+@settings(max_examples=400, deadline=None)
+@given(header=st.lists(st.text(max_size=4), max_size=3), rows=st.lists(st.lists(CELLS, max_size=4), max_size=5),
+       raw=st.booleans())
+def test_csv_text_writes_what_csv_writer_writes(header, rows, raw):
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(header)
+    w.writerows([["" if v is None else (v if raw else safe_cell(v)) for v in row] for row in rows])
+    assert csv_text(header, rows, raw) == buf.getvalue()
 
 
 def test_every_csv_cell_of_a_real_run_is_safe_in_a_spreadsheet(finished, tmp_path, capsys):

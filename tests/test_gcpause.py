@@ -2,7 +2,7 @@
 import gc
 import weakref
 
-from hinter.gcpause import keeping, per_batch
+from hinter.gcpause import keeping, paused, per_batch
 
 
 class Node:
@@ -25,6 +25,16 @@ def test_collector_left_as_it_was():
     with per_batch():
         pass
     assert gc.isenabled()
+    with paused():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with paused():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
 
 
 def test_a_batch_cycle_is_freed_by_the_next_batch():

@@ -16,7 +16,7 @@ import functools
 import math
 from collections import Counter, defaultdict
 from dataclasses import dataclass
-from typing import Collection, Hashable, Iterable, Sequence
+from typing import Collection, Hashable, Iterable, NamedTuple, Sequence
 
 import numpy as np
 
@@ -71,8 +71,13 @@ class Component:
 @functools.lru_cache(maxsize=65536)
 def component_of(pair_id: str, occupational: bool = False) -> Component:
     """`Component.from_pair_id`, once per pair id: a run has a few thousand pairs and can have millions of
-    observations (a Component is immutable, so one is shared by every observation of its pair)."""
-    return Component.from_pair_id(pair_id, occupational)
+    observations (a Component is immutable, so one is shared by every observation of its pair, and by every pair
+    of the same groups: cells, keyed by their components once per mutant, then compare by identity)."""
+    c = Component.from_pair_id(pair_id, occupational)
+    return _COMPONENTS.setdefault(c, c)
+
+
+_COMPONENTS: dict[Component, Component] = {}  # each distinct component once (a run has a few hundred)
 
 
 def _scores(value, what: str) -> tuple[float, ...] | None:
@@ -80,8 +85,8 @@ def _scores(value, what: str) -> tuple[float, ...] | None:
         return None
     if isinstance(value, (int, float)):
         return (float(value),)
-    out = tuple(float(v) for v in value)
-    if not out or not all(math.isfinite(v) for v in out):
+    out = tuple(map(float, value))  # map, not a generator: two per tested mutant
+    if not out or not all(map(math.isfinite, out)):
         raise ValueError(f"{what}: scores must be finite numbers, at least one")
     return out
 
@@ -120,8 +125,10 @@ class Observation:
                                  f"{[c.attribute for c in components]}")
             order = sorted(range(k), key=lambda i: components[i].attribute)
             pair_ids, components = tuple(pair_ids[i] for i in order), tuple(components[i] for i in order)
-        object.__setattr__(self, "pair_ids", pair_ids)
-        object.__setattr__(self, "components", components)
+        if pair_ids is not self.pair_ids:  # set only when changed: one observation is built per tested mutant
+            object.__setattr__(self, "pair_ids", pair_ids)
+        if components is not self.components:
+            object.__setattr__(self, "components", components)
         if type(self.original) is not tuple:
             object.__setattr__(self, "original", answers_of(self.original, "original"))
         if type(self.mutant) is not tuple:
@@ -139,7 +146,7 @@ class Observation:
         """An observation whose components are read from its pair ids (`occupational`: the run's occupational
         pair ids, dictionary.occupational_ids)."""
         pair_ids = (pair_ids,) if isinstance(pair_ids, str) else tuple(pair_ids)
-        return cls(text_id, pair_ids, tuple(component_of(p, p in occupational) for p in pair_ids), original, mutant,
+        return cls(text_id, pair_ids, tuple([component_of(p, p in occupational) for p in pair_ids]), original, mutant,
                    original_scores, mutant_scores)
 
     @property
@@ -433,9 +440,8 @@ def self_flip_rate(originals_answers: Iterable[Sequence[str | None]]) -> SelfFli
 Cell = tuple[str, tuple[Component, ...]]
 
 
-@dataclass(frozen=True)
-class _Prepared:
-    """One usable observation, read for one label of interest."""
+class _Prepared(NamedTuple):
+    """One usable observation, read for one label of interest (a named tuple: one is built per tested mutant)."""
 
     obs: Observation
     y_original: float       # score mean, or share of answers with the label of interest
@@ -484,20 +490,19 @@ def test_cells(measure: str | None, items: Sequence, value, *, bound: float | No
     A cell is testable when its minimal p can reach `alpha` and its value changed (beyond `tolerance`, relative)
     on at least `min_texts` texts; `note_of(cell items)`: a reason it cannot be tested at all (p = 1)."""
     count_nonzero = nonzero_count or (lambda c: len(nonzero(c)))
-    by_cell: dict[Cell, list] = defaultdict(list)
-    values: dict[int, tuple] = {}
-    parts_of: dict[tuple, tuple[float, float]] = {}
+    by_cell: dict[Cell, list[tuple]] = defaultdict(list)  # each cell's (item, value) pairs
+    parts_of: dict[tuple, tuple[float, float]] = {}  # an atomic mutant's values by (text_id, its pair id)
     for item in items:
         kind, components, text_id, pair_ids, y_o, y_m = v = value(item)
-        by_cell[(kind, components)].append(item)
-        values[id(item)] = v
-        parts_of[(text_id, pair_ids)] = (y_o, y_m)
+        by_cell[(kind, components)].append((item, v))
+        if len(pair_ids) == 1:
+            parts_of[(text_id, pair_ids[0])] = (y_o, y_m)
     out = []
     for cell in sorted(by_cell, key=lambda c: (len(c[1]), c[1])):
-        cell_items = by_cell[cell]
+        cell_items, cell_values = zip(*by_cell[cell])
         per_text: dict[Hashable, list[tuple]] = defaultdict(list)
-        for item in cell_items:
-            per_text[values[id(item)][2]].append(values[id(item)])
+        for v in cell_values:
+            per_text[v[2]].append(v)
         # a text's original is one value (every mutant of it shares its original); its mean where they differ
         groups = [(vs[0][4] if all(v[4] == vs[0][4] for v in vs) else float(np.mean([v[4] for v in vs])),
                    [v[5] for v in vs]) for vs in per_text.values()]
@@ -511,13 +516,13 @@ def test_cells(measure: str | None, items: Sequence, value, *, bound: float | No
         # the interval is the same test inverted (stats.exchange_interval): it holds 0 exactly when p > alpha
         ci = None if note is not None else exchange_interval(groups, bound=bound, alpha=alpha, p_value=pv,
                                                              permutations=permutations, seed=seed)
-        test = dict(measure=measure, cell=cell, items=tuple(cell_items), texts=len(per_text), changed=changed,
+        test = dict(measure=measure, cell=cell, items=cell_items, texts=len(per_text), changed=changed,
                     effect=float(np.mean(shifts)), ci=ci, p=pv, note=note,
                     testable=note is None and p_min <= alpha and changed >= min_texts)
         if cell[0] == "intersectional":
             contrasts: dict[Hashable, list[float]] = defaultdict(list)
-            for _, _, text_id, pair_ids, y_o, y_m in (values[id(i)] for i in cell_items):
-                parts = [parts_of.get((text_id, (pid,))) for pid in pair_ids]
+            for _, _, text_id, pair_ids, y_o, y_m in cell_values:
+                parts = [parts_of.get((text_id, pid)) for pid in pair_ids]
                 if any(part is None for part in parts):
                     continue
                 contrasts[text_id].append((y_m - y_o) - sum(pm - po for po, pm in parts))
@@ -597,12 +602,13 @@ def analyse(observations: Iterable[Observation], *, label: str | None = None, la
     texts).
     """
     observations = list(observations)
-    seen: set = set()
-    for o in observations:
-        key = (o.text_id, o.pair_ids)
-        if key in seen:
-            raise ValueError(f"two observations of the same mutant: text {o.text_id}, pairs {o.pair_ids}")
-        seen.add(key)
+    keys = [(o.text_id, o.pair_ids) for o in observations]
+    if len(set(keys)) < len(keys):  # name the first one seen twice
+        seen: set = set()
+        for text_id, pair_ids in keys:
+            if (text_id, pair_ids) in seen:
+                raise ValueError(f"two observations of the same mutant: text {text_id}, pairs {pair_ids}")
+            seen.add((text_id, pair_ids))
     if labels is not None:
         if use_scores:
             raise ValueError("a multi-label analysis tests label shares: use_scores must not be True")

@@ -59,3 +59,20 @@ def per_batch() -> Iterator[Callable[[], None]]:
             _ours[0] = 0
         if enabled:
             gc.enable()
+
+
+@contextmanager
+def paused() -> Iterator[None]:
+    """No collection while the block builds objects that its end frees by their reference count (the outputs'
+    reads: a row per stored mutant, several times over): each collection would scan them and the whole heap of
+    the process, which a finished run leaves large (on the 169,452-mutant campaign the collections took over a
+    third of write_outputs' time). As a decorator (`@paused()`), the function's objects are freed before the
+    collector is back, so that its next collection scans only what the function returned. The collector is left
+    enabled or not as it was."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()

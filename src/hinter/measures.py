@@ -131,11 +131,11 @@ def truth_table(by_key: dict) -> dict[str, dict]:
         if v.order < 2:
             continue
         orders[v.attributes] = v.order
-        comps = [by_key.get((v.text_id, (p,))) for p in v.pair_ids]
-        if not _tested(v) or not all(_tested(c) for c in comps):
+        comps = [by_key.get((v.text_id, (p,))) for p in v.pair_ids] if _tested(v) else None
+        if comps is None or not all(map(_tested, comps)):
             excluded[v.attributes] += 1
             continue
-        counts[v.attributes][tuple(c.bias for c in comps) + (v.bias,)] += 1
+        counts[v.attributes][tuple([c.bias for c in comps]) + (v.bias,)] += 1
     out = {}
     for combo in sorted(orders, key=lambda c: (orders[c], c)):
         k = orders[combo]
@@ -241,14 +241,17 @@ def counts_using(by_key: dict, pair_ids: set[str] | frozenset[str]) -> dict[str,
     """Per combination: the mutants that apply one of `pair_ids` (evaluative pairs, occupational ones), the valid,
     tested and biased ones."""
     per: dict[str, dict] = defaultdict(_empty_counts)
-    for v in by_key.values():
-        if pair_ids.isdisjoint(v.pair_ids):
-            continue
-        c = per[v.attributes]
-        c["mutants"] += 1
-        c["valid"] += int(v.valid)
-        c["tested"] += int(_tested(v))
-        c["biased"] += int(_tested(v) and bool(v.bias))
+    disjoint = pair_ids.isdisjoint
+    # counted by (combination, validity, verdict) first, in one pass in C: a run has few of those, and many mutants
+    kinds = Counter([(v.attributes, v.valid, v.bias) for v in by_key.values() if not disjoint(v.pair_ids)])
+    for (attributes, valid, bias), n in kinds.items():
+        c = per[attributes]
+        c["mutants"] += n
+        if valid:
+            c["valid"] += n
+            if bias is not None:
+                c["tested"] += n
+                c["biased"] += n if bias else 0
     return per
 
 
@@ -271,11 +274,10 @@ def _mark_evaluative(findings: list[dict], rows: list[TestedRow], evaluative: se
     flips: Counter = Counter()
     rows = [r for r in rows if not evaluative.isdisjoint(r.pair_ids)]
     # a mutant's cell is its dictionary pairs: its repairs (a/an, number) are edits, not components
-    pairs = store.pairs()
     occupational = occupational_ids(store.settings().get("dictionary"))
+    part = {p: (x.attribute, x.source_group, x.target_group, p in occupational) for p, x in store.pairs().items()}
     for r in rows:
-        parts = [pairs[p] for p in r.pair_ids]
-        cell = tuple(sorted((x.attribute, x.source_group, x.target_group, x.pair_id in occupational) for x in parts))
+        cell = tuple(sorted(map(part.__getitem__, r.pair_ids)))
         tested[cell] += 1
         flips[cell] += int(r.original != r.mutant)
     for f in findings:

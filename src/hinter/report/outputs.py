@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 from ..files import write_atomic, write_csv, write_dict_csv
+from ..gcpause import paused
 from ..measures import summary
 from ..store import RunStore, open_run, seal
 from ..triage import attach
@@ -36,6 +37,7 @@ def raw_csv(store: RunStore, raw: bool | None = None) -> bool:
     return bool(raw if raw is not None else store.settings().get("analysis.raw_csv"))
 
 
+@paused()  # a row per stored mutant, several times over: freed by their reference count as it returns
 def write_outputs(run) -> dict:
     """Write summary.json and biases.csv (every valid mutant that exposes bias) into the run folder; returns
     the summary. Both are computed before either is written: a damaged store changes neither."""
@@ -104,6 +106,7 @@ def write_exports(store: RunStore, out_dir: Path, instances=None, raw: bool | No
     return written + [out_dir / "instances.parquet"]
 
 
+@paused()
 def write_report(folder: str | Path, baseline: str | Path | None = None, summary_: dict | None = None,
                  alpha: float | None = None, label: str | None = None, raw_csv: bool | None = None) -> dict:
     """report.html (and instances.csv/.parquet, summary.json refreshed from the store; diff.json with a baseline)

@@ -31,25 +31,25 @@ class MeasureReads:
     def tested_rows(self) -> Iterator[TestedRow]:
         """Every tested mutant with what it is compared with (rows.TestedRow), in the order stored."""
         key_pairs, seen = self._key_pairs, {}
-        last_base = (None, None)  # the last original's scores, as stored and parsed
-        for mid, tid, key, base, outcome, base_scores, scores, base_answers, answers in self.db.execute(
-                """SELECT m.mutant_id, m.text_id, m.pair_key, COALESCE(m.base_outcome, t.outcome), m.outcome,
-                          CASE WHEN m.base_outcome IS NULL THEN t.scores ELSE m.base_scores END, m.scores,
-                          CASE WHEN m.base_outcome IS NULL THEN t.answers END, m.answers
-                   FROM mutants m JOIN texts t USING (text_id) WHERE m.valid = 1 AND m.bias IS NOT NULL
-                   ORDER BY m.mutant_id"""):
+        # each original's outcome, scores and answers, read and parsed once rather than joined onto its mutants
+        originals = {tid: (outcome, None if scores is None else scores_from_json(scores),
+                           (outcome,) if answers is None else unjson(answers) or (outcome,))
+                     for tid, outcome, scores, answers in self.db.execute(
+                         "SELECT text_id, outcome, scores, answers FROM texts")}
+        for mid, tid, key, base, outcome, base_scores, scores, answers in self.db.execute(
+                "SELECT mutant_id, text_id, pair_key, base_outcome, outcome, base_scores, scores, answers FROM mutants"
+                " WHERE valid = 1 AND bias IS NOT NULL ORDER BY mutant_id"):
             pair_ids = seen.get(key)
             if pair_ids is None:
                 if len(seen) >= 100_000:
                     seen.clear()
                 pair_ids = seen[key] = key_pairs(key)[0]
-            if base_scores is not None:  # an original's scores repeat on its mutants, stored one after another
-                if base_scores != last_base[0]:
-                    last_base = (base_scores, scores_from_json(base_scores))
-                base_scores = last_base[1]
+            if base is None:  # compared with the whole original
+                base, base_scores, base_answers = originals[tid]
+            else:  # with --window: with the original's window it stored
+                base_scores, base_answers = None if base_scores is None else scores_from_json(base_scores), (base,)
             yield TestedRow(mid, tid, pair_ids, base, outcome, base_scores,
-                            None if scores is None else scores_from_json(scores),
-                            (base,) if base_answers is None else unjson(base_answers) or (base,),
+                            None if scores is None else scores_from_json(scores), base_answers,
                             (outcome,) if answers is None else unjson(answers) or (outcome,))
 
     def pairs(self) -> dict[str, Replacement]:

@@ -31,8 +31,8 @@ def versions(inst: Instance) -> list[Shown]:
         every = IdentityTerms.of(inst.replacements)
         parts = [IdentityTerms.of([r]) for r in dictionary_replacements(inst.replacements)]
         terms = [every] + parts + [every] if len(parts) == len(inst.components) else [every] * len(shown)
-    return [Shown(role, v, render_text(original, v, marks, windows),
-                  None if windows == whole else render_text(original, v, marks, whole),
+    cut, full = _layout(original, marks, windows), None if windows == whole else _layout(original, marks, whole)
+    return [Shown(role, v, render_text(original, v, cut), None if full is None else render_text(original, v, full),
                   None if not inst.free_text or v.answers is None else [masked_answer(a, t) for a in v.answers])
             for (role, v), t in zip(shown, terms if inst.free_text else [None] * len(shown))]
 
@@ -57,11 +57,11 @@ def _render_segment(text: str) -> str:
     return str(escape(text)).replace("&lt;br /&gt;", "<br>").replace("&lt;br/&gt;", "<br>")
 
 
-def render_text(original: str, v: Version, marks: list[tuple[int, int]], windows: list[tuple[int, int]]) -> Markup:
-    """The version `v` of `original` within `windows` (original coordinates): words it replaced highlighted as
-    new, and in the original (no edits) the words that the mutant replaces."""
-    edits = {(s, e): new for s, e, new in v.edits}
-    out = []
+def _layout(original: str, marks: list[tuple[int, int]], windows: list[tuple[int, int]]) -> list:
+    """`original` within `windows` (original coordinates) as pieces: the escaped text between the marks and the gaps,
+    which every version of a card shows alike (escaped once for all of them), and each mark's (start, end, its
+    original words escaped), which `render_text` fills in per version."""
+    out: list = []
     for w0, w1 in windows:
         if w0 > 0:
             out.append('<span class="gap"> … </span>')
@@ -70,17 +70,32 @@ def render_text(original: str, v: Version, marks: list[tuple[int, int]], windows
             if s < w0 or e > w1:
                 continue
             out.append(_render_segment(original[pos:s]))
-            if (s, e) in edits:
-                new = match_case(original[s:e], edits[(s, e)], not starts_sentence(original, s))  # as mutation did
-                out.append(f'<mark class="to">{escape(new)}</mark>')
-            elif not v.edits:
-                out.append(f'<mark class="from">{escape(original[s:e])}</mark>')
-            else:
-                out.append(escape(original[s:e]))
+            out.append((s, e, str(escape(original[s:e]))))
             pos = e
         out.append(_render_segment(original[pos:w1]))
     if windows and windows[-1][1] < len(original):
         out.append('<span class="gap">…</span>')
+    return out
+
+
+def render_text(original: str, v: Version, layout: list) -> Markup:
+    """The version `v` of `original` laid out by `_layout`: words it replaced highlighted as new, and in the
+    original (no edits) the words that the mutant replaces."""
+    edits = {(s, e): new for s, e, new in v.edits}
+    out = []
+    for piece in layout:
+        if type(piece) is str:
+            out.append(piece)
+            continue
+        s, e, words = piece
+        new = edits.get((s, e))
+        if new is not None:
+            new = match_case(original[s:e], new, not starts_sentence(original, s))  # as mutation did
+            out.append(f'<mark class="to">{escape(new)}</mark>')
+        elif not v.edits:
+            out.append(f'<mark class="from">{words}</mark>')
+        else:
+            out.append(words)
     return Markup("".join(out))
 
 
@@ -106,7 +121,7 @@ def edited_versions(original: str, changes: list[Edit], label: str) -> list[Show
     """The original and one version of it with `changes`, as an instance card shows them (`hinter compare`)."""
     marks = sorted((s, e) for s, e, _ in changes)
     windows, whole = _windows(original, marks), [(0, len(original))]
-    return [Shown(role, v, render_text(original, v, marks, windows),
-                  None if windows == whole else render_text(original, v, marks, whole))
+    cut, full = _layout(original, marks, windows), None if windows == whole else _layout(original, marks, whole)
+    return [Shown(role, v, render_text(original, v, cut), None if full is None else render_text(original, v, full))
             for role, v in (("orig", Version("Original", original, [])),
                             ("mut", Version(label, apply_replacements(original, changes), list(changes))))]
