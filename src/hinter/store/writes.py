@@ -5,7 +5,7 @@ import json
 from typing import Sequence
 
 from ..models.base import Outcome
-from ..records import pack_edits
+from ..records import REPAIR, pack_edits
 from ..rows import MutantRow, TextRow, list_json, scores_from_json, scores_to_json
 from .database import MAX_TRIES, hash_key, int_column, raw_column
 
@@ -50,14 +50,17 @@ class Writes:
     def _key_and_edits(self, m: MutantRow, packed: dict) -> tuple[str, bytes]:
         """A mutant's compact pair key and packed edits. A replacement's bytes do not depend on the others of its
         mutant, and the mutants of a text share replacements (an intersectional one reuses its atomic parts'):
-        each is packed once per batch, in `packed` (by identity: every one stays alive while the batch is saved)."""
-        parts = []
-        for r in m.replacements:
-            b = packed.get(id(r))
-            if b is None:
-                b = packed[id(r)] = pack_edits([(self._number(r), r.spans)])
-            parts.append(b)
-        return ",".join(str(self._pair_no_by_id[p]) for p in m.pair_key.split(" & ")), b"".join(parts)
+        each is packed once per batch, in `packed` (by identity: every one stays alive while the batch is saved),
+        with its pair's number as the key spells it (None: a repair, not in the key)."""
+        parts = [packed.get(id(r)) or self._packed(r, packed) for r in m.replacements]
+        if len(parts) == 1:  # an atomic mutant without repairs
+            return parts[0][1], parts[0][0]
+        return ",".join([n for _, n in parts if n is not None]), b"".join([b for b, _ in parts])
+
+    def _packed(self, r, packed: dict) -> tuple[bytes, str | None]:
+        no = self._number(r)
+        p = packed[id(r)] = (pack_edits([(no, r.spans)]), None if r.attribute == REPAIR else str(no))
+        return p
 
     def _save_batch(self, texts: Sequence[TextRow], mutants: Sequence[MutantRow],
                     stats: dict[str, float] | None) -> None:
