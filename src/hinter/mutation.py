@@ -15,7 +15,7 @@ from .dictionary import Dictionary, Pair
 from .languages import get_language
 from .languages.french import SentenceDocs
 from .person import driver_nlp
-from .records import Replacement, Span, apply_replacements, dictionary_replacements
+from .records import REPAIR, Replacement, Span, apply_replacements, dictionary_replacements
 from .records import edits as edits_of
 from .records import match_case
 from .repair import follow_pronouns, repairs
@@ -41,9 +41,13 @@ class Mutant:
     key: tuple[str, ...] = field(init=False, repr=False, compare=False)  # its pairs' ids: the mutant in its text
 
     def __post_init__(self) -> None:
-        pairs = dictionary_replacements(self.replacements)
-        self.__dict__.update(pairs=pairs, order=len(pairs), attributes=tuple(r.attribute for r in pairs),
-                             key=tuple(r.pair_id for r in pairs))
+        pairs = replacements = self.replacements
+        attributes = tuple([r.attribute for r in replacements])
+        if REPAIR in attributes:  # most mutants have no repair: their replacements are their pairs
+            pairs = dictionary_replacements(replacements)
+            attributes = tuple([r.attribute for r in pairs])
+        self.__dict__.update(pairs=pairs, order=len(pairs), attributes=attributes,
+                             key=tuple([r.pair_id for r in pairs]))
 
     @property
     def edits(self) -> list[tuple[int, int, str]]:

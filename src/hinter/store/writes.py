@@ -47,24 +47,21 @@ class Writes:
             self._load_numbers()  # pairs numbered in the transaction rolled back are gone
             raise
 
-    def _key_and_edits(self, m: MutantRow, packed: dict) -> tuple[str, bytes]:
-        """A mutant's compact pair key and packed edits. A replacement's bytes do not depend on the others of its
-        mutant, and the mutants of a text share replacements (an intersectional one reuses its atomic parts'):
-        each is packed once per batch, in `packed` (by identity: every one stays alive while the batch is saved),
-        with its pair's number as the key spells it (None: a repair, not in the key)."""
-        parts = [packed.get(id(r)) or self._packed(r, packed) for r in m.replacements]
-        if len(parts) == 1:  # an atomic mutant without repairs
-            return parts[0][1], parts[0][0]
-        return ",".join([n for _, n in parts if n is not None]), b"".join([b for b, _ in parts])
-
-    def _packed(self, r, packed: dict) -> tuple[bytes, str | None]:
-        no = self._number(r)
-        p = packed[id(r)] = (pack_edits([(no, r.spans)]), None if r.attribute == REPAIR else str(no))
-        return p
+    def _keys_and_edits(self, mutants: Sequence[MutantRow]) -> tuple[list[str], list[bytes]]:
+        """Each mutant's compact pair key and packed edits. A replacement's bytes do not depend on the others of its
+        mutant, and the mutants of a text share replacements (an intersectional one reuses its atomic parts'): each
+        is numbered and packed once, by identity (every one stays alive while the batch is saved), in the order the
+        mutants hold them (so new pairs are numbered as they first appear); a mutant then joins its parts."""
+        blobs, numbers = {}, {}
+        for i, r in {id(r): r for m in mutants for r in m.replacements}.items():
+            no = self._number(r)
+            blobs[i] = pack_edits([(no, r.spans)])
+            numbers[i] = None if r.attribute == REPAIR else str(no)  # a repair is an edit, not a pair of the key
+        return ([",".join(filter(None, map(numbers.__getitem__, map(id, m.replacements)))) for m in mutants],
+                [b"".join(map(blobs.__getitem__, map(id, m.replacements))) for m in mutants])
 
     def _save_batch(self, texts: Sequence[TextRow], mutants: Sequence[MutantRow],
                     stats: dict[str, float] | None) -> None:
-        packed: dict[int, bytes] = {}
         with self.db:
             # texts stored before with model errors, asked again: their old rows are replaced, their old errors no
             # longer count (the stat model_errors is the errors standing), and their try is counted
@@ -86,15 +83,14 @@ class Writes:
                 "INSERT OR REPLACE INTO mutants (text_id, ord, attributes, pair_key, edits, changed_sentences,"
                 " valid, outcome, raw, queried, bias, hidden, strictly_hidden, scores, seen, unseen, base_outcome,"
                 " base_scores, answers, discard_reason, aspects) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                [(m.text_id, m.order, m.attributes, *self._key_and_edits(m, packed),
-                  m.changed_sentences, int(m.valid), m.outcome, raw_column(m.raw, m.outcome), int(m.queried), int_column(m.bias),
-                  int_column(m.hidden),
+                [(m.text_id, m.order, m.attributes, key, edits, m.changed_sentences, int(m.valid), m.outcome,
+                  raw_column(m.raw, m.outcome), int(m.queried), int_column(m.bias), int_column(m.hidden),
                   int_column(m.strictly_hidden), scores_to_json(m.scores), m.seen, int_column(m.unseen),
-                  *((None, None) if m.base is None else (m.base[0], scores_to_json(m.base[1]))), list_json(m.answers),
-                  None if m.valid else m.discard_reason,
+                  None if m.base is None else m.base[0], None if m.base is None else scores_to_json(m.base[1]),
+                  list_json(m.answers), None if m.valid else m.discard_reason,
                   None if m.aspects is None else json.dumps({k: v.as_list() for k, v in m.aspects.items()},
                                                             separators=(",", ":")))
-                 for m in mutants])
+                 for m, key, edits in zip(mutants, *self._keys_and_edits(mutants))])
 
     def done_text_ids(self) -> set[int]:
         """The texts already stored (with their mutants: a batch is committed whole) and answered: what a resumed
