@@ -15,7 +15,7 @@ from .dictionary import Dictionary, Pair
 from .languages import get_language
 from .languages.french import SentenceDocs
 from .person import driver_nlp
-from .records import Replacement, Span, apply_replacements, dictionary_replacements
+from .records import REPAIR, Replacement, Span, apply_replacements, dictionary_replacements
 from .records import edits as edits_of
 from .records import match_case
 from .repair import follow_pronouns, repairs
@@ -33,6 +33,22 @@ class Mutant:
     replacements: tuple[Replacement, ...]
     original: str = field(repr=False, compare=False)
 
+    # Set on construction, as plain attributes: the oracle, the hidden marks and the store read them for each of a
+    # campaign's mutants, and a cached_property's first read cost more than computing them (Python 3.11's locks).
+    pairs: tuple[Replacement, ...] = field(init=False, repr=False, compare=False)  # without repairs
+    order: int = field(init=False, repr=False, compare=False)
+    attributes: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    key: tuple[str, ...] = field(init=False, repr=False, compare=False)  # its pairs' ids: the mutant in its text
+
+    def __post_init__(self) -> None:
+        pairs = replacements = self.replacements
+        attributes = tuple([r.attribute for r in replacements])
+        if REPAIR in attributes:  # most mutants have no repair: their replacements are their pairs
+            pairs = dictionary_replacements(replacements)
+            attributes = tuple([r.attribute for r in pairs])
+        self.__dict__.update(pairs=pairs, order=len(pairs), attributes=attributes,
+                             key=tuple([r.pair_id for r in pairs]))
+
     @property
     def edits(self) -> list[tuple[int, int, str]]:
         """(start, end, replacement) on the original text, for every span of every replacement."""
@@ -42,25 +58,6 @@ class Mutant:
     def text(self) -> str:
         """The mutated text, built on first use: validity works sentence by sentence and rarely needs it."""
         return apply_replacements(self.original, self.edits)
-
-    # Computed once: the oracle, the hidden marks and the store read them for each of a campaign's mutants.
-    @cached_property
-    def pairs(self) -> tuple[Replacement, ...]:
-        """The replacements that apply dictionary pairs (without repairs)."""
-        return dictionary_replacements(self.replacements)
-
-    @property
-    def order(self) -> int:
-        return len(self.pairs)
-
-    @cached_property
-    def attributes(self) -> tuple[str, ...]:
-        return tuple(r.attribute for r in self.pairs)
-
-    @cached_property
-    def key(self) -> tuple[str, ...]:
-        """Identifies the mutant within its text: the ids of its pairs."""
-        return tuple(r.pair_id for r in self.pairs)
 
 
 @dataclass

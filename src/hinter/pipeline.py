@@ -345,25 +345,29 @@ def judge(batch: TextBatch, verdicts: Verdicts, asked: Asked, decide: Judge, con
     components in the same text; the rows the store keeps."""
     answers, modal, several = asked.answers, asked.modal, answers_per_text(config) > 1
     key = asked.keys.__getitem__  # every text judged here was asked
+    views, reasons, windowed = asked.views, verdicts.reasons, config.window is not None
     rows = []
     for i, (m, v, changed) in enumerate(zip(batch.mutants, verdicts.valid, batch.changed)):
-        original_text, mutant_text, edits = asked.views.get(i, (m.original, None, m.edits))
-        original_key = key(original_text)
-        original_answers, original = answers[original_key], modal[original_key]
-        mutant_key = key(mutant_text) if mutant_text is not None else None
-        mutant_answers, o = (answers[mutant_key], modal[mutant_key]) if mutant_key is not None else (None, None)
-        unseen = o is not None and oracle.unseen(edits, original.seen, o.seen)
-        verdict = Judgement(None) if o is None or unseen else decide(original_answers, mutant_answers,
-                                                                       m.replacements)
-        rows.append(MutantRow(
-            m.text_id, m.order, "+".join(m.attributes), pair_key(m.key),
+        attributes, pairs = "+".join(m.attributes), pair_key(m.key)
+        view = views.get(i)
+        if view is None:  # not asked (discarded, or left unasked by --adaptive): no outcome, no verdict
             # discarded mutants' texts are not stored: the replacements' spans rebuild them on reading
-            m.replacements, m.text if o is not None else None, changed, v,
-            o.encode() if o else None, o.raw if o else None, o is not None, verdict.bias, None, None,
-            scores=o.scores if o else None, seen=o.seen if o else None, unseen=unseen if o else None,
-            base=(original.encode(), original.scores) if o is not None and config.window is not None else None,
-            answers=encoded(mutant_answers) if several and o is not None else None,
-            discard_reason=None if v else verdicts.reasons[i], aspects=verdict.aspects))
+            rows.append(MutantRow(m.text_id, m.order, attributes, pairs, m.replacements, None, changed, v, None, None,
+                                  False, None, None, None, discard_reason=None if v else reasons[i]))
+            continue
+        original_text, mutant_text, edits = view
+        original_key, mutant_key = key(original_text), key(mutant_text)
+        original_answers, original = answers[original_key], modal[original_key]
+        mutant_answers, o = answers[mutant_key], modal[mutant_key]
+        unseen = oracle.unseen(edits, original.seen, o.seen)
+        verdict = Judgement(None) if unseen else decide(original_answers, mutant_answers, m.replacements)
+        outcome = o.encode()
+        rows.append(MutantRow(
+            m.text_id, m.order, attributes, pairs, m.replacements, m.text, changed, v, outcome, o.raw, True,
+            verdict.bias, None, None, scores=o.scores, seen=o.seen, unseen=unseen,
+            base=(original.encode(), original.scores) if windowed else None,
+            answers=encoded(mutant_answers) if several else None,
+            discard_reason=None if v else reasons[i], aspects=verdict.aspects))
     _mark_hidden(rows, batch.mutants)
     # per text, its answers (and its mutants') that were model errors: such a text is asked again by a rerun
     asked_keys: dict[int, set[str]] = {tid: {key(rec.text)} for tid, rec in batch.texts}
@@ -379,14 +383,15 @@ def judge(batch: TextBatch, verdicts: Verdicts, asked: Asked, decide: Judge, con
 def _mark_hidden(rows: list[MutantRow], mutants: list[Mutant]) -> None:
     """Fill hidden / strictly hidden for intersectional rows, from their components in the same text; with free
     text, each aspect's hidden mark too (the row is hidden when it is on some aspect)."""
-    by_key = {(r.text_id, r.pair_key): r for r in rows}
+    by_key = {(m.text_id, m.key): r for r, m in zip(rows, mutants)}
     for row, m in zip(rows, mutants):
-        if m.order < 2:
+        if m.order < 2 or not row.valid or row.bias is None:
             continue
-        subs = [by_key.get((m.text_id, pair_key(k))) for k in components(m)]
+        if not row.bias and row.aspects is None:  # no bias: hidden on no account (oracle.is_hidden), whatever its parts
+            row.hidden = row.strictly_hidden = False
+            continue
+        subs = [by_key.get((m.text_id, k)) for k in components(m)]
         atomic, lower = subs[:m.order], subs[m.order:]
-        if not row.valid or row.bias is None:
-            continue
         if row.aspects is not None:
             for name, record in row.aspects.items():
                 parts = [None if s is None or not s.valid or s.aspects is None else (True, s.aspects[name].differs)

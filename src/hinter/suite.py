@@ -22,7 +22,7 @@ import zlib
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Iterator, NamedTuple, Sequence
 
 from .config import MODEL, RunConfig, option_fields
 from .engine import build_verdicts
@@ -56,8 +56,10 @@ def splitter_fingerprint() -> str:
     return h.hexdigest()[:16]
 
 
-@dataclass(frozen=True)
-class SuiteMutant:
+class SuiteMutant(NamedTuple):
+    """One mutant as the suite holds it (a named tuple: reading a suite makes one per mutant, and a tuple is made
+    faster than a frozen dataclass)."""
+
     replacements: tuple[Replacement, ...]  # pairs then repairs, as the mutant was generated
     changed: int | None                     # changed sentences (None: the sentence count changed)
     valid: bool
@@ -291,8 +293,12 @@ def _load_suite(path: str | Path, where: str | None = None) -> Suite:
             t = json.loads(line)
             assert t["id"] == i
             records.append(TextRecord(t["text"], t["source_id"], t["gold"]))
-            mutants[i] = [SuiteMutant(tuple(Replacement(*pairs[e[0]], tuple(zip(e[1::2], e[2::2]))) for e in edits),
-                                      changed, bool(valid), reason) for edits, changed, valid, reason in t["mutants"]]
+            # each of the text's replacements made once, by its edit: its intersectional mutants share their atomic
+            # ones', as a plain run's do (their pair ids are then computed, and the store packs them, once)
+            made: dict[tuple, Replacement] = {}
+            mutants[i] = [SuiteMutant(tuple(made.get(e) or made.setdefault(e, Replacement(
+                *pairs[e[0]], tuple(zip(e[1::2], e[2::2])))) for e in map(tuple, edits)), changed, bool(valid), reason)
+                for edits, changed, valid, reason in t["mutants"]]
             if t.get("stats"):
                 stats[i] = t["stats"]
         assert sum(map(len, mutants.values())) == trailer["mutants"]

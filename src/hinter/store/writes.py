@@ -2,12 +2,21 @@
 from __future__ import annotations
 
 import json
+from operator import itemgetter
 from typing import Sequence
 
 from ..models.base import Outcome
-from ..records import pack_edits
+from ..records import REPAIR, pack_edits
 from ..rows import MutantRow, TextRow, list_json, scores_from_json, scores_to_json
 from .database import MAX_TRIES, hash_key, int_column, raw_column
+
+
+# The mutants table's columns as a batch writes them, and those that only an option fills (--window's base,
+# --repeats' answers, a generative task's aspects).
+MUTANT_COLUMNS = ("text_id", "ord", "attributes", "pair_key", "edits", "changed_sentences", "valid", "outcome", "raw",
+                  "queried", "bias", "hidden", "strictly_hidden", "scores", "seen", "unseen", "base_outcome",
+                  "base_scores", "answers", "discard_reason", "aspects")
+OPTIONAL_COLUMNS = frozenset({"base_outcome", "base_scores", "answers", "aspects"})
 
 
 class Writes:
@@ -47,21 +56,21 @@ class Writes:
             self._load_numbers()  # pairs numbered in the transaction rolled back are gone
             raise
 
-    def _key_and_edits(self, m: MutantRow, packed: dict) -> tuple[str, bytes]:
-        """A mutant's compact pair key and packed edits. A replacement's bytes do not depend on the others of its
-        mutant, and the mutants of a text share replacements (an intersectional one reuses its atomic parts'):
-        each is packed once per batch, in `packed` (by identity: every one stays alive while the batch is saved)."""
-        parts = []
-        for r in m.replacements:
-            b = packed.get(id(r))
-            if b is None:
-                b = packed[id(r)] = pack_edits([(self._number(r), r.spans)])
-            parts.append(b)
-        return ",".join(str(self._pair_no_by_id[p]) for p in m.pair_key.split(" & ")), b"".join(parts)
+    def _keys_and_edits(self, mutants: Sequence[MutantRow]) -> tuple[list[str], list[bytes]]:
+        """Each mutant's compact pair key and packed edits. A replacement's bytes do not depend on the others of its
+        mutant, and the mutants of a text share replacements (an intersectional one reuses its atomic parts'): each
+        is numbered and packed once, by identity (every one stays alive while the batch is saved), in the order the
+        mutants hold them (so new pairs are numbered as they first appear); a mutant then joins its parts."""
+        blobs, numbers = {}, {}
+        for i, r in {id(r): r for m in mutants for r in m.replacements}.items():
+            no = self._number(r)
+            blobs[i] = pack_edits([(no, r.spans)])
+            numbers[i] = None if r.attribute == REPAIR else str(no)  # a repair is an edit, not a pair of the key
+        return ([",".join(filter(None, map(numbers.__getitem__, map(id, m.replacements)))) for m in mutants],
+                [b"".join(map(blobs.__getitem__, map(id, m.replacements))) for m in mutants])
 
     def _save_batch(self, texts: Sequence[TextRow], mutants: Sequence[MutantRow],
                     stats: dict[str, float] | None) -> None:
-        packed: dict[int, bytes] = {}
         with self.db:
             # texts stored before with model errors, asked again: their old rows are replaced, their old errors no
             # longer count (the stat model_errors is the errors standing), and their try is counted
@@ -79,19 +88,22 @@ class Writes:
                                 " answers, errors, tries) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                                 [(*t.as_tuple(), before[t.text_id][1] + 1 if t.text_id in before else None)
                                  for t in texts])
-            self.db.executemany(
-                "INSERT OR REPLACE INTO mutants (text_id, ord, attributes, pair_key, edits, changed_sentences,"
-                " valid, outcome, raw, queried, bias, hidden, strictly_hidden, scores, seen, unseen, base_outcome,"
-                " base_scores, answers, discard_reason, aspects) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                [(m.text_id, m.order, m.attributes, *self._key_and_edits(m, packed),
-                  m.changed_sentences, int(m.valid), m.outcome, raw_column(m.raw, m.outcome), int(m.queried), int_column(m.bias),
-                  int_column(m.hidden),
-                  int_column(m.strictly_hidden), scores_to_json(m.scores), m.seen, int_column(m.unseen),
-                  *((None, None) if m.base is None else (m.base[0], scores_to_json(m.base[1]))), list_json(m.answers),
-                  None if m.valid else m.discard_reason,
-                  None if m.aspects is None else json.dumps({k: v.as_list() for k, v in m.aspects.items()},
-                                                            separators=(",", ":")))
-                 for m in mutants])
+            rows = [(m.text_id, m.order, m.attributes, key, edits, m.changed_sentences, int(m.valid), m.outcome,
+                     raw_column(m.raw, m.outcome), int(m.queried), int_column(m.bias), int_column(m.hidden),
+                     int_column(m.strictly_hidden), scores_to_json(m.scores), m.seen, int_column(m.unseen),
+                     None if m.base is None else m.base[0], None if m.base is None else scores_to_json(m.base[1]),
+                     list_json(m.answers), None if m.valid else m.discard_reason,
+                     None if m.aspects is None else json.dumps({k: v.as_list() for k, v in m.aspects.items()},
+                                                               separators=(",", ":")))
+                    for m, key, edits in zip(mutants, *self._keys_and_edits(mutants))]
+            # an option's column that no row of the batch fills is left out of its INSERT (NULL all the same): the
+            # sqlite3 module binds a NULL through an adapter lookup, five times an integer's cost
+            kept = [j for j, c in enumerate(MUTANT_COLUMNS) if c not in OPTIONAL_COLUMNS
+                    or any(r[j] is not None for r in rows)]
+            if len(kept) < len(MUTANT_COLUMNS):
+                rows = list(map(itemgetter(*kept), rows))
+            self.db.executemany(f"INSERT OR REPLACE INTO mutants ({', '.join(MUTANT_COLUMNS[j] for j in kept)})"
+                                f" VALUES ({', '.join('?' * len(kept))})", rows)
 
     def done_text_ids(self) -> set[int]:
         """The texts already stored (with their mutants: a batch is committed whole) and answered: what a resumed
