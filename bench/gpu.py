@@ -367,6 +367,11 @@ def main() -> None:
                 spliced, whole = [], []
                 alone = classifier_alone(folder, big_texts, "float16", args.big_repeat, args.device, big_derived,
                                          spliced)
+                stored = asked_texts(out / "run-big")  # the run's answers, asked by the pipeline through the cache
+                shift = max(abs(x - y) for t, a in zip(big_texts, spliced) for (_, x), (_, y) in zip(a.scores, stored[t]))
+                lines += ["", f"The big run's stored answers against the classifier alone on the same "
+                              f"{len(big_texts):,} texts: {sum(a.value == top(stored[t]) for t, a in zip(big_texts, spliced)):,} "
+                              f"give the same label, the largest logit difference {shift:.4f}."]
                 eager: list = []
                 alone_eager = classifier_alone(folder, big_texts, "float16", 1, args.device, big_derived, eager,
                                                graphs=False)
