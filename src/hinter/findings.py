@@ -83,6 +83,8 @@ _COMPONENTS: dict[Component, Component] = {}  # each distinct component once (a 
 def _scores(value, what: str) -> tuple[float, ...] | None:
     if value is None:
         return None
+    if type(value) is tuple and len(value) == 1 and type(value[0]) is float and value[0] - value[0] == 0.0:
+        return value  # one finite float score (the common case, twice per tested mutant): already as returned
     if isinstance(value, (int, float)):
         return (float(value),)
     out = tuple(map(float, value))  # map, not a generator: two per tested mutant
