@@ -497,4 +497,9 @@ def _run_batches(batches, source, sink, config, cache, total, done, report, plan
                               "seconds_oracle_store": time.perf_counter() - t3})
                 sink(BatchResult(batch, verdicts, texts, rows, stats))
                 report("errors", cache.errors, cache.calls)
+                # let go of the stored batch's rows and answers (and the group's hold on them) before the next
+                # batch's collection: freed by their reference count rather than scanned, kept and frozen
+                texts = rows = asked = group[k] = None
+                if asks is not None:
+                    asks[k] = None
             report("texts", min(batch.start + config.batch_texts, total), total)
