@@ -494,7 +494,19 @@ class HFClassifier:
                     self._run([row] * rows, width)
             if self.graphs:
                 self._capture_graphs(widths)
+        if self._feeder is not None:  # the thread that will launch the run's batches, warmed up in turn
+            self._feeder.submit(self._warm_up_feeder).result()
         self.torch.cuda.synchronize(self.device)
+
+    def _warm_up_feeder(self) -> None:
+        """A forward pass in the feeder's thread (CUDA's libraries make their handles per thread, on its first
+        pass), and each graph replayed once (a graph goes to the GPU at its first replay): costs of the load, not of
+        the run's first call."""
+        pad = self.tokenizer.pad_token_id or 0
+        with self.torch.inference_mode(), self.torch.cuda.device(self.device), self._attention():
+            self._run([np.full(min(BUCKET, self.max_length), pad + 1, dtype=np.int64)], BUCKET)
+            for g, *_ in self._graphs.values():
+                g.replay()
 
     def _parts(self, texts: list[str]) -> list[list[int]]:
         """The texts' positions in the groups tokenized together. On CUDA, groups of PIPELINE texts by character
