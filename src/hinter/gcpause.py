@@ -18,16 +18,13 @@ def keeping() -> Iterator[None]:
     of later collections (gc.freeze: moved to the permanent generation, still freed by their reference count;
     cycles among them are not collected until the run's batch loop ends, `per_batch`).
     The collector is left enabled or not as it was."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        before = gc.get_freeze_count()
-        gc.freeze()
-        _ours[0] += gc.get_freeze_count() - before
-        if enabled:
-            gc.enable()
+    with paused():
+        try:
+            yield
+        finally:
+            before = gc.get_freeze_count()
+            gc.freeze()
+            _ours[0] += gc.get_freeze_count() - before
 
 
 # How many of the frozen objects this module froze (`keeping`, before a loop): a loop's end gives them back too.
@@ -42,23 +39,20 @@ def per_batch() -> Iterator[Callable[[], None]]:
     before the loop began (another library's freeze is left as it was): a process that goes on after a run
     (`hinter serve`, the Python API, a study) must not keep a heap whose cycles are never collected. The
     collector is left enabled or not as it was."""
-    enabled = gc.isenabled()
     # frozen objects freed since count down: more than ours frozen means someone else froze some
     others_froze = gc.get_freeze_count() > _ours[0]
-    gc.disable()
 
     def next_batch() -> None:
         gc.collect(0)
         gc.freeze()
-    try:
-        yield next_batch
-    finally:
-        next_batch()
-        if not others_froze:
-            gc.unfreeze()
-            _ours[0] = 0
-        if enabled:
-            gc.enable()
+    with paused():
+        try:
+            yield next_batch
+        finally:
+            next_batch()
+            if not others_froze:
+                gc.unfreeze()
+                _ours[0] = 0
 
 
 @contextmanager
@@ -68,7 +62,7 @@ def paused() -> Iterator[None]:
     the process, which a finished run leaves large (on the 169,452-mutant campaign the collections took over a
     third of write_outputs' time). As a decorator (`@paused()`), the function's objects are freed before the
     collector is back, so that its next collection scans only what the function returned. The collector is left
-    enabled or not as it was."""
+    enabled or not as it was (`keeping` and `per_batch` pause it through this)."""
     enabled = gc.isenabled()
     gc.disable()
     try:
