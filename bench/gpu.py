@@ -363,11 +363,11 @@ def main() -> None:
             stage = json.loads((out / "driver.json").read_text())["stats"]["seconds_model"]
             if args.reference:
                 big_derived = derivations(out / "run-big")
-                big_texts = list(asked_texts(out / "run-big"))
+                stored = asked_texts(out / "run-big")  # the run's answers, asked by the pipeline through the cache
+                big_texts = list(stored)
                 spliced, whole = [], []
                 alone = classifier_alone(folder, big_texts, "float16", args.big_repeat, args.device, big_derived,
                                          spliced)
-                stored = asked_texts(out / "run-big")  # the run's answers, asked by the pipeline through the cache
                 shift = max(abs(x - y) for t, a in zip(big_texts, spliced) for (_, x), (_, y) in zip(a.scores, stored[t]))
                 lines += ["", f"The big run's stored answers against the classifier alone on the same "
                               f"{len(big_texts):,} texts: {sum(a.value == top(stored[t]) for t, a in zip(big_texts, spliced)):,} "
