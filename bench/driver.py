@@ -69,6 +69,78 @@ def wrap(times: dict[str, float], module: str, name: str, phase: str) -> None:
     setattr(owner, attr, timed)
 
 
+class Busy:
+    """When the model stage was at work: the union of the driver's asking (pipeline.start_asking and the function
+    it returns, which waits for the answers) and, for each hf: call, the span from its submit to its logits on the
+    host (on CUDA read from the GPU's own clock: CUDA events). The run's seconds_model counts the driver's asking
+    alone; since the next group's texts are sent before a group is judged and stored, the GPU answers some of them
+    while the driver does other work, which seconds_model no longer sees but this does."""
+
+    def __init__(self):
+        self.spans: list[tuple[float, float]] = []
+        self.submitted: list[float] = []
+        self.ended: list = []  # per call: a host time, or a CUDA event
+        self.reference = None  # (a CUDA event, the host time it completed at)
+
+    def install(self) -> None:
+        from hinter import pipeline
+        from hinter.models import hf
+        start_asking, submit, launch = pipeline.start_asking, hf.HFClassifier.submit, hf.HFClassifier._launch
+        spans, busy = self.spans, self
+
+        def timed_start(*args, **kwargs):
+            t0 = time.perf_counter()
+            finish = start_asking(*args, **kwargs)
+            spans.append((t0, time.perf_counter()))
+
+            def timed_finish():
+                t1 = time.perf_counter()
+                try:
+                    return finish()
+                finally:
+                    spans.append((t1, time.perf_counter()))
+            return timed_finish
+
+        def timed_submit(model, texts, *args):
+            if texts:
+                busy.submitted.append(time.perf_counter())
+            return submit(model, texts, *args)
+
+        def timed_launch(model, *args):  # the feeder's thread on CUDA, in submit's order
+            torch = model.torch
+            cuda = model.device.startswith("cuda")
+            if cuda and busy.reference is None:  # the GPU idle: its clock read against the host's
+                ref = torch.cuda.Event(enable_timing=True)
+                ref.record()
+                ref.synchronize()
+                busy.reference = (ref, time.perf_counter())
+            reader = launch(model, *args)
+            if cuda:
+                end = torch.cuda.Event(enable_timing=True)
+                end.record()  # behind the call's copy of its logits to the host
+                busy.ended.append(end)
+            else:
+                busy.ended.append(time.perf_counter())
+            return reader
+
+        pipeline.start_asking, hf.HFClassifier.submit, hf.HFClassifier._launch = timed_start, timed_submit, timed_launch
+
+    def seconds(self) -> float:
+        spans = list(self.spans)
+        for submitted, end in zip(self.submitted, self.ended):
+            if not isinstance(end, float):
+                ref, at = self.reference
+                end.synchronize()
+                end = at + ref.elapsed_time(end) / 1000
+            spans.append((submitted, end))
+        total, reach = 0.0, float("-inf")
+        for a, b in sorted(spans):
+            if b > reach:
+                total += b - max(a, reach)
+                reach = b
+        return total
+
+
 def measure(suite: str, model: str, out: Path, task: str | None) -> tuple[dict[str, float], dict]:
     """Each phase's seconds, and the run's stats."""
     t0 = time.perf_counter()
@@ -76,6 +148,8 @@ def measure(suite: str, model: str, out: Path, task: str | None) -> tuple[dict[s
     times = {"import hinter": time.perf_counter() - t0}
     for module, name, phase in PHASES:
         wrap(times, module, name, phase)
+    busy = Busy()
+    busy.install()
     argv = ["run", "--suite", suite, "--model", model, "--out", str(out), "--overwrite"]
     argv += ["--task", task] if task else []
     t0 = time.perf_counter()
@@ -86,6 +160,7 @@ def measure(suite: str, model: str, out: Path, task: str | None) -> tuple[dict[s
         if e.code not in (0, None, 1, 3):  # 1, 3: the gate failed, which is the model's business here
             raise
     times["whole run (after import)"] = time.perf_counter() - t0
+    times["model stage, busy"] = busy.seconds()
     from hinter.store import open_run
     store = open_run(out)
     stats = store.stats()
@@ -100,7 +175,7 @@ def table(times: dict[str, float], stats: dict, summary: dict) -> list[str]:
             ("suite reading (load_suite)", times.get("suite reading", 0.0)),
             ("model load", times.get("model load", 0.0)),
             ("suite verdicts per batch (the run's seconds_validity)", verdicts),
-            ("model stage (the run's seconds_model)", model),
+            ("model stage: the driver asking (the run's seconds_model)", model),
             ("oracle and store writes (the run's seconds_oracle_store)", oracle),
             ("rest of the campaign (determinism probe, store set-up, mutation counters)",
              campaign - times.get("model load", 0.0) - verdicts - model - oracle - stats.get("seconds_mutation", 0.0)),
@@ -123,7 +198,11 @@ def table(times: dict[str, float], stats: dict, summary: dict) -> list[str]:
                      f"{weights:.2f} s, warm-up {warm:.2f} s, the rest (importing torch and transformers, CUDA's "
                      f"start, the copy to the device) {times.get('model load', 0.0) - weights - warm:.2f} s")
     start_up = times["import hinter"] + times.get("model load", 0.0)
-    lines.append(f"\nwhole run / (model stage + start-up {start_up:.2f} s): {whole / (model + start_up):.2f}x")
+    busy = times.get("model stage, busy", model)
+    lines.append(f"\nmodel stage at work (the driver asking, or the model answering a call: Busy) {busy:.2f} s, "
+                 f"of which {busy - model:.2f} s while the driver judged and stored the group before")
+    lines.append(f"whole run / (model stage at work + start-up {start_up:.2f} s): {whole / (busy + start_up):.2f}x"
+                 f" (with the driver's asking alone, seconds_model: {whole / (model + start_up):.2f}x)")
     return lines
 
 

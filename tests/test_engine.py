@@ -277,3 +277,49 @@ def test_a_run_through_a_launching_model_stores_every_answer(parser, tmp_path):
                      out=tmp_path)
     assert run.store.stats()["model_errors"] == 0 and any(m.hidden for m in run.mutants)
     assert ("predict", TEXTS[1]) in model.events  # its failed launch asked again
+
+
+def test_the_next_groups_texts_are_sent_before_this_group_is_stored(parser, tmp_path):
+    """A launching model (hf: on CUDA) answers the next batch while the pipeline judges and stores this one: each
+    batch's first call is launched while the batch before it is not yet in the store. A fatal error at that
+    launch is raised only once the batch before is stored, so nothing answered is lost."""
+    from hinter.errors import ModelError
+    from hinter.models.base import normalise
+    db = tmp_path / "run" / "run.sqlite"
+
+    class Planted(Launching):
+        def __init__(self, fatal_at=None):
+            super().__init__()
+            self.stored_at_launch, self.fatal_at = {}, fatal_at
+
+        def submit(self, texts):
+            if texts[0] in TEXTS:  # a batch's first call: its original
+                self.stored_at_launch[TEXTS.index(texts[0])] = sqlite3.connect(db).execute(
+                    "SELECT count(*) FROM texts").fetchone()[0] if db.exists() else 0
+                if TEXTS.index(texts[0]) == self.fatal_at:
+                    raise ModelError("the model's weights are gone", fatal=True)
+            read = super().submit(texts)
+            return lambda: [normalise(o) for o in planted.intersectional(texts)] if read() else []
+
+        def predict(self, texts):
+            super().predict(texts)
+            return planted.intersectional(texts)
+
+    model = Planted()
+    run = hinter.run(TEXTS, model, attributes=("gender", "race"), order=2, dictionary=DIC, parser=parser,
+                     out=tmp_path / "run", batch_texts=1)
+    assert run.store.stats()["model_errors"] == 0 and any(m.hidden for m in run.mutants)
+    # text i's call went out while text i-1 was still being judged: i-1 texts stored, not i (the first text was
+    # answered before the run, by the determinism probe)
+    assert model.stored_at_launch == {i: i - 1 for i in range(1, len(TEXTS))}
+    # the same answers as a model asked one call at a time
+    alone = hinter.run(TEXTS, planted.intersectional, attributes=("gender", "race"), order=2, dictionary=DIC,
+                       parser=parser, out=tmp_path / "alone", batch_texts=1)
+    assert [(m.text, m.outcome, m.bias, m.hidden) for m in run.mutants] == [
+        (m.text, m.outcome, m.bias, m.hidden) for m in alone.mutants]
+
+    model = Planted(fatal_at=2)
+    with pytest.raises(ModelError, match="weights are gone"):
+        hinter.run(TEXTS, model, attributes=("gender", "race"), order=2, dictionary=DIC, parser=parser,
+                   out=tmp_path / "run", batch_texts=1, overwrite=True)
+    assert sqlite3.connect(db).execute("SELECT count(*) FROM texts").fetchone()[0] == 2

@@ -246,6 +246,14 @@ def ask_together(items: Sequence[tuple[TextBatch, Verdicts, set[int] | None]], c
                  config: RunConfig, report: Progress = lambda *a: None) -> list[Asked]:
     """`ask` for several batches in one model call (a model that `asks_ahead`: see _grouped); each batch's Asked
     holds the answers of all of them, its calls and errors are the first batch's (the totals stay exact)."""
+    return start_asking(items, cache, config, report)()
+
+
+def start_asking(items: Sequence[tuple[TextBatch, Verdicts, set[int] | None]], cache: OutcomeCache,
+                 config: RunConfig, report: Progress = lambda *a: None) -> Callable[[], list[Asked]]:
+    """`ask_together` in two steps (OutcomeCache.start_repeats): the texts to ask gathered and, with a model that
+    `launches_ahead`, sent; the function returned waits for the answers. In between the pipeline judges and
+    stores the group before, while a GPU answers this one."""
     calls, errors = cache.calls, cache.errors
     texts: list[str] = []
     views = []
@@ -260,13 +268,17 @@ def ask_together(items: Sequence[tuple[TextBatch, Verdicts, set[int] | None]], c
     derived = ({mutant: (original, edits) for batch_views in views for original, mutant, edits in batch_views.values()}
                if getattr(cache.model, "reads_edits", False) else None)
     keys = {t: text_key(t) for t in texts}
-    per_repeat = cache.predict_repeats(texts, range(n), progress=lambda _: report("model", cache.calls - calls,
-                                                                                n * len(texts)), derived=derived,
-                                       keys=keys)
-    answers = {k: tuple(a[k] for a in per_repeat) for k in per_repeat[0]}
-    modal = {k: _modal(a) for k, a in answers.items()}  # once per text asked, not once per mutant
-    return [Asked(answers, v, keys, modal, cache.calls - calls, cache.errors - errors) if k == 0 else
-            Asked(answers, v, keys, modal) for k, v in enumerate(views)]
+    answered = cache.start_repeats(texts, range(n), progress=lambda _: report("model", cache.calls - calls,
+                                                                              n * len(texts)), derived=derived,
+                                   keys=keys)
+
+    def finish() -> list[Asked]:
+        per_repeat = answered()
+        answers = {k: tuple(a[k] for a in per_repeat) for k in per_repeat[0]}
+        modal = {k: _modal(a) for k, a in answers.items()}  # once per text asked, not once per mutant
+        return [Asked(answers, v, keys, modal, cache.calls - calls, cache.errors - errors) if k == 0 else
+                Asked(answers, v, keys, modal) for k, v in enumerate(views)]
+    return finish
 
 
 # ---------------------------------------------------------------- judge
@@ -453,17 +465,47 @@ def _grouped(pairs: Iterator[tuple[TextBatch, Verdicts]], ahead: int
         yield group
 
 
+def _asked(groups: Iterator[list[tuple[TextBatch, Verdicts, float]]], cache: OutcomeCache | None, config: RunConfig,
+           report: Progress, together: bool) -> Iterator[tuple[list, list[Asked] | None, float]]:
+    """Each group with its answers (None without a model, or when its batches are asked one at a time) and the
+    seconds the driver spent asking them. With a model that `launches_ahead` (hf:), the next group's texts are sent
+    before this group is judged and stored: on CUDA the GPU answers them meanwhile, where it had waited for the
+    driver (a large campaign's oracle and store writes took as long as a third of its model stage)."""
+    if cache is None or not together:
+        for group in groups:
+            yield group, None, 0.0
+        return
+
+    def start(group) -> tuple[Callable[[], list[Asked]], float]:
+        t = time.perf_counter()
+        return start_asking([(b, v, None) for b, v, _ in group], cache, config, report), time.perf_counter() - t
+
+    def answered(started) -> tuple[list[Asked], float]:
+        finish, seconds = started
+        t = time.perf_counter()
+        return finish(), seconds + time.perf_counter() - t
+
+    if not getattr(cache.model, "launches_ahead", False):
+        for group in groups:
+            yield group, *answered(start(group))
+        return
+    group = next(groups, None)
+    started = start(group) if group is not None else None
+    while group is not None:
+        asks, seconds = answered(started)
+        following = next(groups, None)
+        if following is not None:
+            started = start(following)
+        yield group, asks, seconds
+        group = following
+
+
 def _run_batches(batches, source, sink, config, cache, total, done, report, plan, decide, again, next_batch) -> None:
     report("texts", done, total)
     # the plan picks each batch's mutants from the answers before it: its batches are asked one at a time
     ahead = getattr(cache.model, "asks_ahead", 0) if cache is not None and plan is None else 0
-    for group in _grouped(source.verdicts(batches), ahead):
-        if cache is not None:
-            t2 = time.perf_counter()
-            asks = None
-            if plan is None:
-                asks = ask_together([(b, v, None) for b, v, _ in group], cache, config, report)
-            seconds_model = time.perf_counter() - t2
+    for group, asks, seconds_model in _asked(_grouped(source.verdicts(batches), ahead), cache, config, report,
+                                             plan is None):
         for k, (batch, verdicts, waited) in enumerate(group):
             # one young collection a batch, and what earlier batches left alive (the outcome cache, the store's
             # tables, the model) out of later ones: a large campaign's collections had cost more than its model

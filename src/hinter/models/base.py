@@ -4,8 +4,10 @@ from __future__ import annotations
 import logging
 import numbers
 import threading
+from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from itertools import islice
 from typing import Callable, Iterable, Iterator, Protocol, Sequence, TypeVar, runtime_checkable
 
 from ..errors import ModelError
@@ -103,22 +105,27 @@ class CallTimeout(ModelError):
 
 
 def asked_ahead(model, chunks: Iterable[list[str]], retries: int, backoff_s: float,
-                derived_of: Callable[[list[str]], dict | None]) -> Iterator[list[Outcome] | str]:
+                derived_of: Callable[[list[str]], dict | None], depth: int = 1) -> Iterator[list[Outcome] | str]:
     """predict_with_retries over `chunks`, each launched (`model.submit`, of a model that `launches_ahead`: hf:)
-    before the answers of the one before it are read: on CUDA the GPU runs the next call while the caller stores this one's answers. A call whose launch
-    or reading fails is asked again by predict_with_retries; a fatal ModelError is raised."""
+    `depth` calls before its answers are read: on CUDA the GPU runs the next calls while the caller stores this
+    one's answers. The first `depth` calls are launched before this returns (OutcomeCache.start_repeats: the
+    pipeline judges and stores the group before meanwhile). A call whose launch or reading fails is asked again by
+    predict_with_retries; a fatal ModelError is raised when its call is read, so that what came before it is
+    stored first."""
     def launch(texts):
         derived = derived_of(texts)
         try:
             return texts, derived, model.submit(texts, derived) if derived else model.submit(texts)
         except ModelError as e:
             if e.fatal:
-                raise
+                return texts, derived, e
         except Exception:  # as predict_with_retries: a failing model must not end the run at once
             pass
         return texts, derived, None
 
     def read(texts, derived, wait):
+        if isinstance(wait, ModelError):
+            raise wait
         if wait is not None:
             try:
                 with stall_watch(model, len(texts)):
@@ -132,14 +139,16 @@ def asked_ahead(model, chunks: Iterable[list[str]], retries: int, backoff_s: flo
                 pass
         return predict_with_retries(model, texts, retries, backoff_s, derived)
 
-    pending = None
-    for texts in chunks:
-        started = launch(texts)
-        if pending is not None:
-            yield read(*pending)
-        pending = started
-    if pending is not None:
-        yield read(*pending)
+    chunks = iter(chunks)
+    pending = deque(launch(texts) for texts in islice(chunks, depth))
+
+    def answers():
+        for texts in chunks:
+            pending.append(launch(texts))
+            yield read(*pending.popleft())
+        while pending:
+            yield read(*pending.popleft())
+    return answers()
 
 
 def predict_with_retries(model: Model, texts: list[str], retries: int = 2, backoff_s: float = 0.5,
@@ -286,6 +295,15 @@ class OutcomeCache:
         mutant's text, its original's text and the edits that make it, handed to a model that `reads_edits` (the
         hf: backend then tokenizes only what changed; its answers are the same without). `keys`: each text's
         text_key where the caller has them (hashing a large campaign's texts twice was a noticeable cost)."""
+        return self.start_repeats(texts, repeats, progress, derived, keys)()
+
+    def start_repeats(self, texts: Iterable[str], repeats: Sequence[int], progress=None,
+                      derived: dict[str, tuple[str, list]] | None = None,
+                      keys: dict[str, str] | None = None) -> Callable[[], list[dict[str, Outcome]]]:
+        """`predict_repeats` in two steps: what is missing is looked up and, with a model that `launches_ahead`,
+        its first calls launched (on CUDA all of a pipeline group's: the GPU works while the caller judges and
+        stores the group before); the function returned reads the answers, keeps and stores them. Nothing but the
+        model's own work happens in between: the answers are kept (and counted) when read."""
         by_key = {text_key(t): t for t in texts} if keys is None else {keys[t]: t for t in texts}
         wanted = {k + (f"#{r}" if r else ""): t for r in repeats for k, t in by_key.items()}
         missing = [k for k in wanted if k not in self._memory]
@@ -311,11 +329,17 @@ class OutcomeCache:
             of = (lambda c: {t: derived[t] for t in c if t in derived}) if derived else (lambda c: None)
             chunks = (c for c in text_chunks if meter is None or meter.check(c) is None)
             if getattr(self.model, "launches_ahead", False) and (meter is None or meter.budget is None):
-                # the next call launched before this one's answers are stored (a budget checks each call after the
-                # one before it is counted: then one at a time)
-                results = asked_ahead(self.model, chunks, self.retries, self.backoff_s, of)
+                # the next calls launched before this one's answers are stored (a budget checks each call after the
+                # one before it is counted: then one at a time); as many as a pipeline group holds
+                depth = max(1, getattr(self.model, "asks_ahead", 0) // bs)
+                results = asked_ahead(self.model, chunks, self.retries, self.backoff_s, of, depth)
             else:
                 results = (predict_with_retries(self.model, c, self.retries, self.backoff_s, of(c)) for c in chunks)
+        return lambda: self._keep(by_key, repeats, key_chunks, text_chunks, results, progress)
+
+    def _keep(self, by_key, repeats, key_chunks, text_chunks, results, progress) -> list[dict[str, Outcome]]:
+        """start_repeats' second step: each call's answers read, counted, kept and stored."""
+        meter = self.meter
         for keys, texts_sent, outs in zip(key_chunks, text_chunks, results):
             self.calls += len(keys)
             if meter is not None:  # what was written, where at hand: the written tokens are counted from it
