@@ -360,7 +360,10 @@ def main() -> None:
         if done.returncode != 0:
             lines.append(f"(driver.py exited {done.returncode}: {done.stderr[-2000:]})")
         else:  # the reference pass on that run's texts: its model stage against it
-            stage = json.loads((out / "driver.json").read_text())["stats"]["seconds_model"]
+            # the stage at work (bench/driver.py's Busy): the run's seconds_model leaves out what the GPU answered
+            # while the driver judged and stored the group before
+            measured = json.loads((out / "driver.json").read_text())
+            stage = measured["times"].get("model stage, busy", measured["stats"]["seconds_model"])
             if args.reference:
                 big_derived = derivations(out / "run-big")
                 stored = asked_texts(out / "run-big")  # the run's answers, asked by the pipeline through the cache
