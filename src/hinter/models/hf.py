@@ -168,7 +168,9 @@ BASES_KEPT = 4096  # originals' encodings kept between predict() calls (their mu
 class HFClassifier:
     reads_edits = True  # predict() takes a mutant's original and edits (OutcomeCache passes them)
     graphs = True  # on CUDA, full forward batches replayed from CUDA graphs (_capture_graphs; bench/gpu.py: off)
-    launches_ahead = True  # submit(): OutcomeCache launches its next call before it reads this one (asked_ahead)
+    # submit(): OutcomeCache launches its next calls before it reads this one (asked_ahead), and the pipeline the next
+    # group's before it judges and stores this one (pipeline._asked)
+    launches_ahead = True
 
     def __init__(self, path: str | Path, task: Task | None = None, batch_size: int | None = None,
                  max_length: int | None = None, device: str | None = None, dtype: str | None = None):
