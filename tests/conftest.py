@@ -1,3 +1,4 @@
+import os
 import socket
 import subprocess
 import sys
@@ -8,6 +9,14 @@ from pathlib import Path
 import pytest
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
+
+# The tests' runs (and the hinter processes they start, which inherit this environment) behave as on a plain
+# machine whatever the CI sets: no forced terminal (rich then draws its live bar, not the progress lines the tests
+# read), and the servers on loopback reached directly, not through a proxy.
+for _name in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "CLICOLOR_FORCE"):
+    os.environ.pop(_name, None)
+for _name in ("NO_PROXY", "no_proxy"):
+    os.environ[_name] = ",".join(filter(None, [os.environ.get(_name), "127.0.0.1", "localhost"]))
 
 
 @pytest.fixture(scope="session")
