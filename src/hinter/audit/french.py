@@ -12,7 +12,7 @@ inserted descriptor against the original ("Le voisin chinois": the parser reads 
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Callable, Sequence
 
 from ..languages.french import GROUP_GENDER, SentenceDocs, adjective_form, carry_agreement, french_nlp
 from ..records import Replacement, edits
@@ -27,16 +27,22 @@ NOUN = "NOUN"
 
 def french_tagger():
     """(text, spans) -> NOUN for each span the French parser reads as a noun (or as a noun's head adjective)."""
-    nlp = french_nlp()
+    def read(span) -> str:
+        tok = span.root
+        return NOUN if tok.pos_ in ("NOUN", "PROPN") or tok.pos_ == "ADJ" and not (
+            tok.head.i < tok.i and tok.head.pos_ in ("NOUN", "PROPN")) else tok.pos_
+    return span_tagger(french_nlp(), read)
 
+
+def span_tagger(nlp, read: Callable) -> Callable[[str, Sequence[tuple[int, int]]], list[str]]:
+    """(text, spans) -> `read(span)` for each character span as `nlp` parses the text ("" where no token falls in
+    it): the audit's taggers, English and French."""
     def tag(text: str, spans: Sequence[tuple[int, int]]) -> list[str]:
         doc = nlp(text)
         out = []
         for s, e in spans:
             span = doc.char_span(s, e, alignment_mode="expand")
-            tok = span.root if span is not None and len(span) else None
-            out.append("" if tok is None else NOUN if tok.pos_ in ("NOUN", "PROPN") or tok.pos_ == "ADJ" and not (
-                tok.head.i < tok.i and tok.head.pos_ in ("NOUN", "PROPN")) else tok.pos_)
+            out.append(read(span) if span is not None and len(span) else "")
         return out
     return tag
 

@@ -24,7 +24,7 @@ from ..records import apply_replacements, starts_sentence
 from ..validity import changed_sentences
 from ..validity.sentences import sentence_spans
 from .categories import Categories
-from .french import NOT_CARRIED, descriptor_after, french_edits, french_tagger
+from .french import NOT_CARRIED, descriptor_after, french_edits, french_tagger, span_tagger
 from .french import NOUN as FRENCH_NOUN
 
 NO_PERSON = "no person noun"
@@ -215,16 +215,7 @@ def name_edits(text: str, person: Person, cats: Categories, sex: str, race) -> l
 
 def spacy_tagger() -> Tagger:
     """Tags the person nouns and her/his with the driver's spaCy pipeline (hinter.person's, loaded once)."""
-    nlp = driver_nlp()
-
-    def tag(text: str, spans: Sequence[tuple[int, int]]) -> list[str]:
-        doc = nlp(text)
-        out = []
-        for s, e in spans:
-            span = doc.char_span(s, e, alignment_mode="expand")
-            out.append(span[0].tag_ if span is not None and len(span) else "")
-        return out
-    return tag
+    return span_tagger(driver_nlp(), lambda span: span[0].tag_)
 
 
 def render_texts(records: Sequence, cats: Categories, validate: Callable, tagger: Tagger | None = None,
