@@ -114,14 +114,15 @@ class Busy:
                 ref.record()
                 ref.synchronize()
                 busy.reference = (ref, time.perf_counter())
-            reader = launch(model, *args)
-            if cuda:
-                end = torch.cuda.Event(enable_timing=True)
-                end.record()  # behind the call's copy of its logits to the host
-                busy.ended.append(end)
-            else:
-                busy.ended.append(time.perf_counter())
-            return reader
+            try:
+                return launch(model, *args)
+            finally:  # a failed launch too, so that each call's end pairs with its submit
+                if cuda:
+                    end = torch.cuda.Event(enable_timing=True)
+                    end.record()  # behind the call's copy of its logits to the host
+                    busy.ended.append(end)
+                else:
+                    busy.ended.append(time.perf_counter())
 
         pipeline.start_asking, hf.HFClassifier.submit, hf.HFClassifier._launch = timed_start, timed_submit, timed_launch
 
