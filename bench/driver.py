@@ -111,7 +111,8 @@ class Busy:
             cuda = model.device.startswith("cuda")
             if cuda and busy.reference is None:  # the GPU idle: its clock read against the host's
                 ref = torch.cuda.Event(enable_timing=True)
-                ref.record()
+                with torch.cuda.device(model.device):
+                    ref.record()
                 ref.synchronize()
                 busy.reference = (ref, time.perf_counter())
             try:
@@ -119,7 +120,8 @@ class Busy:
             finally:  # a failed launch too, so that each call's end pairs with its submit
                 if cuda:
                     end = torch.cuda.Event(enable_timing=True)
-                    end.record()  # behind the call's copy of its logits to the host
+                    with torch.cuda.device(model.device):  # the stream the call ran on
+                        end.record()  # behind the call's copy of its logits to the host
                     busy.ended.append(end)
                 else:
                     busy.ended.append(time.perf_counter())
