@@ -2,7 +2,7 @@
 the changed words, and the changed words highlighted."""
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 from markupsafe import Markup, escape
 
@@ -23,18 +23,24 @@ class Shown(NamedTuple):
 
 def versions(inst: Instance) -> list[Shown]:
     """The original, each atomic component and the mutant, as the card's columns show them."""
-    original, marks = inst.original.text, inst.all_spans
-    windows, whole = _windows(original, marks), [(0, len(original))]
+    texts = _texts(inst.original.text, inst.all_spans)
     shown = [("orig", inst.original)] + [("comp", c) for c in inst.components] + [("mut", inst.mutant)]
     if inst.free_text:  # each version's answers masked as the judge masked them against the original
         from ...generative.masking import IdentityTerms
         every = IdentityTerms.of(inst.replacements)
         parts = [IdentityTerms.of([r]) for r in dictionary_replacements(inst.replacements)]
         terms = [every] + parts + [every] if len(parts) == len(inst.components) else [every] * len(shown)
-    cut, full = _layout(original, marks, windows), None if windows == whole else _layout(original, marks, whole)
-    return [Shown(role, v, render_text(original, v, cut), None if full is None else render_text(original, v, full),
+    return [Shown(role, v, *texts(v),
                   None if not inst.free_text or v.answers is None else [masked_answer(a, t) for a in v.answers])
             for (role, v), t in zip(shown, terms if inst.free_text else [None] * len(shown))]
+
+
+def _texts(original: str, marks: list[tuple[int, int]]) -> Callable[[Version], tuple[Markup, Markup | None]]:
+    """A version of `original` as a card shows it: its excerpts around `marks` (or the whole text when short), and
+    the whole text when excerpted (else None); laid out once for all of a card's versions."""
+    windows, whole = _windows(original, marks), [(0, len(original))]
+    cut, full = _layout(original, marks, windows), None if windows == whole else _layout(original, marks, whole)
+    return lambda v: (render_text(original, v, cut), None if full is None else render_text(original, v, full))
 
 
 def masked_answer(answer: str | None, terms) -> Markup:
@@ -119,9 +125,7 @@ def _windows(text: str, marks: list[tuple[int, int]]) -> list[tuple[int, int]]:
 
 def edited_versions(original: str, changes: list[Edit], label: str) -> list[Shown]:
     """The original and one version of it with `changes`, as an instance card shows them (`hinter compare`)."""
-    marks = sorted((s, e) for s, e, _ in changes)
-    windows, whole = _windows(original, marks), [(0, len(original))]
-    cut, full = _layout(original, marks, windows), None if windows == whole else _layout(original, marks, whole)
-    return [Shown(role, v, render_text(original, v, cut), None if full is None else render_text(original, v, full))
-            for role, v in (("orig", Version("Original", original, [])),
-                            ("mut", Version(label, apply_replacements(original, changes), list(changes))))]
+    texts = _texts(original, sorted((s, e) for s, e, _ in changes))
+    return [Shown(role, v, *texts(v)) for role, v in (
+        ("orig", Version("Original", original, [])),
+        ("mut", Version(label, apply_replacements(original, changes), list(changes))))]
