@@ -213,3 +213,82 @@ def test_a_budget_stop_and_its_continuation_equal_the_cli_through_the_api(tmp_pa
     assert findings(tmp_path / "api") == findings(tmp_path / "whole")
     done = json.loads((tmp_path / "api" / "summary.json").read_text())
     assert done["usage"]["budget"]["reached"] is False
+
+
+# The run-level checks of the inputs (issue 42): hinter.campaign makes them, so the CLI, hinter.run, a suite build
+# and the study say the same things and write the same files. A planted python: model, no parsing needed beyond
+# a few short texts.
+CHECK_MODEL = "python:planted:female_negative"
+
+
+def _rows(root: Path, name: str, lines: list[str]) -> Path:
+    (root / name).write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return root / name
+
+
+def test_a_label_field_no_row_holds_is_the_same_error_on_every_path(tmp_path, parser):
+    import hinter
+    from hinter.errors import InputError
+    from hinter.study import StudyPlan, run_study
+    data = _rows(tmp_path, "d.jsonl", [json.dumps({"text": "The white man came home."})])
+    r = hinter_cli("run", "--dataset", str(data), "--model", CHECK_MODEL, "--label-field", "gold", "--attributes",
+                   "gender", "--out", str(tmp_path / "cli"))
+    assert r.returncode == 2 and "no row has the label field 'gold'" in r.stderr
+    r = hinter_cli("suite", "build", "--dataset", str(data), "--label-field", "gold", "--attributes", "gender",
+                   "--out", str(tmp_path / "s.suite"))
+    assert r.returncode == 2 and "no row has the label field 'gold'" in r.stderr
+    for call in (lambda: hinter.run(dataset=str(data), model=CHECK_MODEL, label_field="gold", parser=parser,
+                                    attributes=("gender",), out=tmp_path / "api"),
+                 lambda: hinter.build_suite(dataset=str(data), label_field="gold", parser=parser,
+                                            attributes=("gender",), out=tmp_path / "api.suite"),
+                 lambda: run_study(StudyPlan(models=(CHECK_MODEL,), datasets=(str(data),),
+                                             options={"label_field": "gold", "attributes": ("gender",),
+                                                      "task": "imdb"}),
+                                   tmp_path / "study", parser=parser)):
+        with pytest.raises(InputError, match="no row has the label field 'gold'"):
+            call()
+
+
+def test_bad_rows_are_listed_in_skipped_rows_txt_by_the_cli_and_the_api(tmp_path, parser, caplog):
+    import hinter
+    data = _rows(tmp_path, "d.jsonl", [json.dumps({"id": "a", "text": "The white man came home."}),
+                                       json.dumps({"id": "b", "text": ""}),
+                                       json.dumps({"id": "c", "text": "A black woman left early."})])
+    r = hinter_cli("run", "--dataset", str(data), "--model", CHECK_MODEL, "--skip-bad-rows", "--attributes",
+                   "gender", "--out", str(tmp_path / "cli"))
+    assert r.returncode in (0, 1), r.stderr
+    assert "Skipped 1 bad row(s)" in r.stderr
+    with caplog.at_level("INFO", logger="hinter"):
+        hinter.run(dataset=str(data), model=CHECK_MODEL, skip_bad_rows=True, parser=parser, attributes=("gender",),
+                   out=tmp_path / "api")
+    assert "Skipped 1 bad row(s)" in caplog.text
+    cli = (tmp_path / "cli" / "skipped_rows.txt").read_text()
+    assert "line 2" in cli and (tmp_path / "api" / "skipped_rows.txt").read_text() == cli
+
+
+def test_a_dataset_in_another_language_is_warned_about_on_every_path(tmp_path, parser, caplog):
+    import hinter
+    french = ["Le voisin est arrivé et la femme est partie avec le chien.",
+              "Mon ami est venu dîner hier soir avec sa femme et son fils."]
+    data = _rows(tmp_path, "fr.jsonl", [json.dumps({"text": t}, ensure_ascii=False) for t in french])
+    r = hinter_cli("run", "--dataset", str(data), "--model", CHECK_MODEL, "--attributes", "gender", "--out",
+                   str(tmp_path / "cli"))
+    assert "--language fr" in r.stderr, r.stderr
+    r = hinter_cli("suite", "build", "--dataset", str(data), "--attributes", "gender", "--out",
+                   str(tmp_path / "s.suite"))
+    assert "--language fr" in r.stderr, r.stderr
+    with caplog.at_level("INFO", logger="hinter"):
+        hinter.run(french, CHECK_MODEL, parser=parser, attributes=("gender",), out=tmp_path / "api")
+    assert "--language fr" in caplog.text
+
+
+def test_a_suite_setting_given_again_is_the_same_error_from_the_cli_and_the_api(tmp_path, parser):
+    import hinter
+    from hinter.errors import InputError
+    data = _rows(tmp_path, "d.jsonl", [json.dumps({"text": "The white man came home."})])
+    suite = hinter.build_suite(dataset=str(data), parser=parser, attributes=("gender",), out=tmp_path / "c.suite")
+    r = hinter_cli("run", "--suite", str(suite), "--model", CHECK_MODEL, "--limit", "3", "--out", str(tmp_path / "o"))
+    assert r.returncode == 2 and "--limit cannot change a suite" in r.stderr and "hinter suite info" in r.stderr
+    with pytest.raises(InputError, match="limit cannot change a suite") as e:
+        hinter.run(suite=suite, model=CHECK_MODEL, limit=3, out=tmp_path / "api")
+    assert "hinter suite info" in e.value.fix

@@ -3,12 +3,13 @@
 exclude_evaluative, sample...), so an option added to RunConfig is an argument here without a change."""
 from __future__ import annotations
 
+import logging
 import tempfile
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from . import suite as suites
-from .campaign import Analysis, Campaign
+from .campaign import Analysis, Campaign, input_notes, read_texts, suite_config
 from .config import DATASET, MODEL, RunConfig, option_fields
 from .datasets import sample_records
 from .dictionary import Dictionary
@@ -16,6 +17,8 @@ from .engine import Run
 from .errors import InputError
 from .records import TextRecord
 from .suite import load_suite
+
+log = logging.getLogger("hinter")
 
 
 def _config(config: RunConfig | None, options: dict[str, Any], where: str) -> RunConfig:
@@ -28,14 +31,14 @@ def _config(config: RunConfig | None, options: dict[str, Any], where: str) -> Ru
     return (config or RunConfig()).replace(**options)
 
 
-def _texts(texts: Sequence[str | TextRecord] | None, config: RunConfig, where: str) -> list:
-    """The texts to test: `texts` (their first `limit`, a seeded `sample` of them), else the config's dataset read
-    as its dataset-stage options say."""
+def _texts(texts: Sequence[str | TextRecord] | None, config: RunConfig, where: str) -> tuple[list, list[str]]:
+    """The texts to test and the bad rows skipped: `texts` (their first `limit`, a seeded `sample` of them), else
+    the config's dataset read and checked as every path reads it (hinter.campaign.read_texts)."""
     if texts is None:
         if config.dataset is None:
             raise InputError("no texts given", where=where, fix="Pass the texts to test, dataset= a file or a "
                              "bundled sample (imdb...), or suite= a suite file.")
-        return config.read_dataset().records
+        return read_texts(config)
     if config.dataset is not None:
         raise InputError("both texts and dataset= given", where=where, fix="Pass one of them.")
     # the options that say how a dataset is read mean nothing for texts given here: never silently ignored
@@ -44,7 +47,7 @@ def _texts(texts: Sequence[str | TextRecord] | None, config: RunConfig, where: s
     if ignored:
         raise InputError(f"{', '.join(ignored)} apply to a dataset that hinter reads, not to texts given",
                          where=where, fix="Pass dataset= (a file) instead of the texts, or leave them out.")
-    return sample_records(list(texts)[:config.limit], config.sample, config.seed)
+    return sample_records(list(texts)[:config.limit], config.sample, config.seed), []
 
 
 def run(texts: Sequence[str | TextRecord] | None = None, model=None, *, out: str | Path | None = None,
@@ -87,22 +90,22 @@ def run(texts: Sequence[str | TextRecord] | None = None, model=None, *, out: str
     else:
         raise InputError("no model given", where="hinter.run",
                          fix="Pass model=: a spec such as 'gguf:default' or a function.")
-    loaded = None
+    loaded, skipped = None, []
     if suite is not None:
         fixed = [f.name for f in option_fields() if f.metadata["stage"] != MODEL
                  and (f.name in options or getattr(config, f.name) != f.default)]
-        if texts is not None or fixed or isinstance(dictionary, Dictionary):
-            raise InputError(f"{', '.join(fixed) or 'texts or a dictionary'} cannot change a suite: it was built "
-                             "with its own", where="hinter.run", fix="Leave them out, or build another suite.")
-        loaded = load_suite(suite)
-        config = loaded.run_config(**{f.name: getattr(config, f.name) for f in option_fields(MODEL)})
+        if not fixed and (texts is not None or isinstance(dictionary, Dictionary)):
+            fixed = ["texts or a dictionary"]
+        loaded = load_suite(suite) if not fixed else None
+        config = suite_config(loaded, {f.name: getattr(config, f.name) for f in option_fields(MODEL)}, fixed,
+                              "hinter.run")
         records = loaded.records
     else:
-        records = _texts(texts, config, "hinter.run")
+        records, skipped = _texts(texts, config, "hinter.run")
     return Campaign(config, records, model, Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="hinter-run-")),
                     dictionary=dictionary if isinstance(dictionary, Dictionary) else None, suite=loaded,
-                    executor=executor, parser=parser, overwrite=overwrite, analysis=Analysis(alpha, label, raw_csv)
-                    ).run(progress).run
+                    executor=executor, parser=parser, overwrite=overwrite, analysis=Analysis(alpha, label, raw_csv),
+                    skipped_rows=skipped).run(progress).run
 
 
 def build_suite(texts: Sequence[str | TextRecord] | None = None, *, out: str | Path, config: RunConfig | None = None,
@@ -119,7 +122,9 @@ def build_suite(texts: Sequence[str | TextRecord] | None = None, *, out: str | P
     if model_stage:
         raise InputError(f"{', '.join(model_stage)} belong to the model stage, not to a suite",
                          where="hinter.build_suite", fix="Give them to hinter.run(suite=..., model=...).")
-    records = _texts(texts, config, "hinter.build_suite")
+    records, skipped = _texts(texts, config, "hinter.build_suite")
+    for note in input_notes(config, records, skipped, None):
+        log.warning(note)
     return suites.build_suite(records, out=out, config=config,
                               dictionary=dictionary if isinstance(dictionary, Dictionary) else None, parser=parser,
                               executor=executor, progress=progress)

@@ -7,7 +7,9 @@ model-changed check, executor, outcome cache, usage meter and budget). So every 
 pipeline exists once: the task checked, the model-changed check, the budget stop and its record, the analysis
 settings the findings read (a multi-label task analyses every label, whichever way the run was started), the
 model-identity note, the reuse message and the outputs. Messages for the user go to `notify(message)`: the CLI
-prints them, the API logs them.
+prints them, the API logs them. The run-level checks of the inputs live here too, so that every path makes them:
+`read_texts` (a --label-field no row holds), `Campaign.check_inputs` (bad rows listed in skipped_rows.txt, a dataset
+in another language than the run's) and `suite_config` (the settings a suite fixed cannot be changed).
 """
 from __future__ import annotations
 
@@ -22,6 +24,8 @@ from .engine import ModelSession, Run, execute
 from .errors import InputError
 from .estimate import incomplete_cells
 from .executor import Executor, make_executor
+from .files import write_atomic
+from .languages import language_mismatch
 from .models import ModelSpec, identity_limit, load_model
 from .models.callable import SOURCE_MARK
 from .pipeline import campaign_dictionary, campaign_texts
@@ -101,7 +105,9 @@ class Campaign:
     parser: Any = None
     overwrite: bool = False
     analysis: Analysis = field(default_factory=Analysis)
+    skipped_rows: Sequence[str] = ()  # the dataset's bad rows left out ("where: problem"), from read_texts
     task: AnyTask | None = field(init=False, default=None)
+    _inputs_checked: bool = field(init=False, default=False, repr=False)
 
     def __post_init__(self) -> None:
         self.out = Path(self.out)
@@ -115,10 +121,22 @@ class Campaign:
         return make_executor(e.executor, address=e.ray_address, workers=e.workers, cpus_per_worker=e.cpus_per_worker,
                              gpus_per_worker=e.gpus_per_worker)
 
+    def check_inputs(self, notify: Callable[[str], None] = log.warning) -> None:
+        """The run-level notes on the inputs, made once (`run()` makes them unless the caller did first, as the
+        CLI does before its estimate): the bad rows skipped, listed in OUT/skipped_rows.txt, and a dataset that
+        reads as another language than the run's."""
+        if self._inputs_checked:
+            return
+        self._inputs_checked = True
+        for message in input_notes(self.config, [] if self.suite is not None else self.records, self.skipped_rows,
+                                   self.out):
+            notify(message)
+
     def run(self, progress: Progress | None = None, notify: Callable[[str], None] = log.info) -> CampaignResult:
         """Run the campaign into `out` (continuing a run with the same settings), write summary.json and
         biases.csv, and return the CampaignResult. A --budget stop records the incomplete cells, writes the outputs
         of what was asked, then raises BudgetReached (a later run continues it)."""
+        self.check_inputs(notify)
         if not self.overwrite:
             self.check_model_unchanged()
         executor = self.executor or self.new_executor()
@@ -210,6 +228,46 @@ class Campaign:
                 f"{', '.join(cells) or 'none'}. Written: {self.out / 'summary.json'} (usage.budget).")
 
 
+def read_texts(config: RunConfig) -> tuple[list[TextRecord], list[str]]:
+    """The config's dataset as every path reads it: its records and the bad rows skipped (`skip_bad_rows`: "where:
+    problem" each, for Campaign.skipped_rows), checked: a --label-field that no row holds is an error."""
+    read = config.read_dataset()
+    if config.label_field != "label" and read.records and all(r.gold is None for r in read.records):
+        raise InputError(f"no row has the label field {config.label_field!r}", where="--label-field",
+                         fix="Name the column holding the gold label, or leave --label-field out (gold labels "
+                             "are optional).")
+    return read.records, list(read.skipped)
+
+
+def input_notes(config: RunConfig, records: Sequence[str | TextRecord], skipped: Sequence[str],
+                out: Path | None) -> list[str]:
+    """What to tell the user about a campaign's inputs that does not stop it: the bad rows skipped (listed in
+    OUT/skipped_rows.txt where there is a run folder) and texts that read as another language than the run's."""
+    notes = []
+    if skipped:
+        where = ""
+        if out is not None:
+            out.mkdir(parents=True, exist_ok=True, mode=0o700)
+            write_atomic(out / "skipped_rows.txt", "\n".join(skipped) + "\n")
+            where = f", listed in {out / 'skipped_rows.txt'}"
+        notes.append(f"Skipped {len(skipped)} bad row(s){where}; the first: {skipped[0]}")
+    mismatch = language_mismatch([r if isinstance(r, str) else r.text for r in records], config.language)
+    if mismatch:
+        notes.append(f"warning: {mismatch}.")
+    return notes
+
+
+def suite_config(suite, model_options: dict[str, Any], changed: Sequence[str], where: str) -> RunConfig:
+    """The RunConfig of a run of `suite`: the suite's own settings with the model stage's `model_options`.
+    `changed`: the settings the caller was given beyond the model stage's (flags or names), which a suite fixed
+    when it was built: any is an error, never silently ignored."""
+    if changed:
+        raise InputError(f"{', '.join(changed)} cannot change a suite: it was built with its own", where=where,
+                         fix="Leave them out (`hinter suite info FILE` shows the suite's settings), or build another "
+                             "suite with them.")
+    return suite.run_config(**model_options)
+
+
 def reuse_message(out: Path, total: int, stored_before: int, calls: int) -> str | None:
     """That a rerun reused stored answers: a finished run asked again answers from its folder, not the model."""
     if not stored_before:
@@ -221,4 +279,4 @@ def reuse_message(out: Path, total: int, stored_before: int, calls: int) -> str 
             f"the other {total - stored_before} were tested now ({calls} model calls).")
 
 
-__all__ = ["Analysis", "Campaign", "CampaignResult", "reuse_message"]
+__all__ = ["Analysis", "Campaign", "CampaignResult", "input_notes", "read_texts", "reuse_message", "suite_config"]

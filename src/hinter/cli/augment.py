@@ -16,7 +16,8 @@ from ..store import open_run
 from ..suite import build_suite, load_suite
 from . import options as o
 from .app import app, console
-from .campaign import read_campaign
+from ..campaign import input_notes
+from .campaign import read_campaign, say_notes
 
 LABELS_SAID = {"gold": "the dataset's gold labels", "model": "the model's outcomes on the originals (the dataset "
                "has no gold labels)", "none": "none (the dataset has no gold labels and no model was asked): "
@@ -119,7 +120,8 @@ def _from_source(source: Path, selection, significant: bool):
 
 def _from_dataset(config: RunConfig, selection, workers: Optional[int]):
     """Mutation and validity as `hinter suite build` runs them (the pipeline), into a suite read back at once."""
-    records, dictionary = read_campaign(config, None)
+    records, skipped, dictionary = read_campaign(config)
+    say_notes(input_notes(config, records, skipped, None))
     with tempfile.TemporaryDirectory(prefix="hinter-augment-") as tmp:
         path = build_suite(records, out=Path(tmp) / "augment.suite", config=config, dictionary=dictionary,
                            executor=LocalExecutor(workers))

@@ -15,14 +15,12 @@ from rich.table import Column, Table
 from rich.text import Text
 
 from .. import lint
-from ..campaign import Analysis, Campaign
+from ..campaign import Analysis, Campaign, read_texts
 from ..config import Execution, RunConfig
 from ..dictionary import load_dictionary, with_packs
 from ..engine import estimate_campaign
-from ..errors import HinterError, InputError
-from ..files import write_atomic
+from ..errors import HinterError
 from ..health import Thresholds, untested
-from ..languages import language_mismatch
 from ..models import ModelSpec, parse_model_spec
 from ..pipeline import answers_per_text
 from ..report import write_report
@@ -32,28 +30,25 @@ from .app import console, out_console, running_in
 from .gate import gate
 
 
-def read_campaign(config: RunConfig, out: Path | None):
-    """The campaign's texts (bad rows listed in OUT/skipped_rows.txt) and its dictionary, checked and linted."""
-    read = config.read_dataset()
-    if config.label_field != "label" and read.records and all(r.gold is None for r in read.records):
-        raise InputError(f"no row has the label field {config.label_field!r}", where="--label-field",
-                         fix="Name the column holding the gold label, or leave --label-field out (gold labels "
-                             "are optional).")
-    if read.skipped and out is not None:
-        out.mkdir(parents=True, exist_ok=True, mode=0o700)
-        write_atomic(out / "skipped_rows.txt", "\n".join(read.skipped) + "\n")
-        console.print(f"[yellow]Skipped {len(read.skipped)} bad row(s)[/], listed in {out / 'skipped_rows.txt'}; "
-                      f"the first: {read.skipped[0]}", highlight=False, soft_wrap=True)
+def read_campaign(config: RunConfig):
+    """The campaign's texts, the bad rows skipped (for Campaign.skipped_rows, or input_notes) and its dictionary,
+    checked (hinter.campaign.read_texts) and linted."""
+    records, skipped = read_texts(config)
     dictionary = with_packs(load_dictionary(config.dictionary, language=config.language), config.packs)
     dictionary.restrict(config.attributes)  # fail on an unknown attribute before loading any model
     used = dictionary.restrict(config.attributes, config.include_occupational)
-    texts = [r.text for r in read.records]
+    texts = [r.text for r in records]
     print_dictionary_lint(used, texts, config.exclude_evaluative)
     print_no_match(used, texts, config.attributes)
-    mismatch = language_mismatch(texts, config.language)
-    if mismatch:
-        console.print(f"[yellow]warning:[/] {mismatch}.", highlight=False, soft_wrap=True)
-    return read.records, dictionary
+    return records, skipped, dictionary
+
+
+def say_notes(notes: list[str]) -> None:
+    """Print input_notes' lines (a warning's first word in yellow)."""
+    for note in notes:
+        warning = note.startswith("warning:")
+        console.print(Text.assemble(("warning:", "yellow"), note[len("warning:"):]) if warning else
+                      Text(note, style=None), highlight=False, soft_wrap=True)
 
 
 def print_no_match(dictionary, texts: list[str], attributes) -> None:
@@ -79,11 +74,12 @@ def run_campaign(config: RunConfig, execution: Execution, out: Path, overwrite: 
     OUT/summary.json). `suite`: a loaded suite, run instead of mutating and validating (`run --suite`).
     `dry_run`: print the campaign's estimate and stop (None, no model call); `yes`: never ask for confirmation."""
     if suite is None:
-        records, dictionary = read_campaign(config, out)
+        records, skipped, dictionary = read_campaign(config)
     else:  # the suite holds the texts, mutants and verdicts: no dataset, dictionary or parser to load
-        records, dictionary = suite.records, None
+        records, skipped, dictionary = suite.records, [], None
     campaign = Campaign(config, records, config.model, out, dictionary=dictionary, suite=suite, execution=execution,
-                        overwrite=overwrite, analysis=analysis)
+                        overwrite=overwrite, analysis=analysis, skipped_rows=skipped)
+    campaign.check_inputs(lambda note: say_notes([note]))  # before the estimate, as the other checks
     if dry_run or _worth_estimating(config):
         if not estimate_first(config, records, dictionary, suite, out, overwrite, campaign.new_executor, dry_run, yes):
             return None
@@ -122,9 +118,8 @@ def campaign_prices(config: RunConfig):
 
 def _prompt_task(config: RunConfig):
     """The task whose prompt each call sends around a text (None for models that read the text alone)."""
-    spec = ModelSpec(config.model or "")
-    prompted = spec.is_api or (spec.backend is not None and spec.backend.prefix in ("gguf", "hf-causal"))
-    return get_task(config.task or "imdb") if prompted else None
+    backend = ModelSpec(config.model or "").backend
+    return get_task(config.task or "imdb") if backend is not None and backend.sends_prompt else None
 
 
 def estimate_first(config: RunConfig, records, dictionary, suite, out: Path, overwrite: bool, new_executor,

@@ -6,7 +6,7 @@ from typing import Optional
 
 import typer
 
-from ..campaign import Analysis
+from ..campaign import Analysis, suite_config
 from ..config import MODEL, Execution, RunConfig, option_fields
 from ..errors import InputError
 from ..files import storage_errors
@@ -65,13 +65,9 @@ def run_cmd(
         # every setting the suite fixed when it was built: given beside --suite, it would be silently ignored
         given = [f.metadata["flag"] for f in option_fields() if f.metadata["stage"] != MODEL
                  and getattr(ctx.get_parameter_source(f.name), "name", None) == "COMMANDLINE"]
-        if given:
-            raise InputError(f"{', '.join(given)} cannot change a suite: it was built with its own", where="--suite",
-                             fix="Leave them out (`hinter suite info FILE` shows the suite's settings), or build "
-                             "another suite with them.")
         from ..suite import load_suite
-        loaded = load_suite(suite, "--suite")
-        config = loaded.run_config(**{f.name: options[f.name] for f in option_fields(MODEL)})
+        loaded = load_suite(suite, "--suite") if not given else None
+        config = suite_config(loaded, {f.name: options[f.name] for f in option_fields(MODEL)}, given, "--suite")
     elif options["dataset"] is None:
         raise InputError("no dataset given", where="--dataset", fix="Give --dataset (a file or a bundled sample such "
                          "as imdb), or --suite with a suite file of `hinter suite build`.")

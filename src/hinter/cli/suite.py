@@ -13,7 +13,8 @@ from ..records import dictionary_replacements
 from ..suite import build_suite, load_suite
 from . import options as o
 from .app import app, console, out_console
-from .campaign import read_campaign
+from ..campaign import input_notes
+from .campaign import read_campaign, say_notes
 
 suite_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
                         help="Suites: validate once, test any number of models anywhere (a GPU box without spaCy).")
@@ -38,7 +39,8 @@ def build_cmd(
     """
 
     config = RunConfig(**options)
-    records, d = read_campaign(config, None)
+    records, skipped, d = read_campaign(config)
+    say_notes(input_notes(config, records, skipped, None))
     started = time.perf_counter()
     path = build_suite(records, out=out, config=config, dictionary=d, executor=LocalExecutor(execution.workers))
     s = load_suite(path)

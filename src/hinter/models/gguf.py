@@ -278,4 +278,4 @@ OPTIONS = (
 BACKEND = register_backend(Backend(
     prefix="gguf", loader=load, usage="gguf:default, gguf:smollm2 or gguf:PATH",
     summary="the embedded Gemma 3 270M, or any GGUF file, in-process by llama.cpp",
-    example="gguf:default", extra="gguf", options=OPTIONS))
+    example="gguf:default", prompted=True, extra="gguf", options=OPTIONS))

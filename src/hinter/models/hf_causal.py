@@ -173,7 +173,7 @@ def load(rest: str, *, task=None, device: str | None = None, dtype: str | None =
 BACKEND = register_backend(Backend(
     prefix="hf-causal", loader=load, usage="hf-causal:FOLDER",
     summary="a Hugging Face causal LM, plain prompt",
-    example="hf-causal:runs/tiny-llama", extra="hf", options=(
+    example="hf-causal:runs/tiny-llama", prompted=True, extra="hf", options=(
         DEVICE,
         Option("dtype", None, GEN_DTYPE_HELP, kind=str, pattern="|".join(DTYPES), affects_results=True,
                auto=f"{GEN_DTYPE} for a generative task on CUDA, float32 otherwise"),

@@ -104,7 +104,8 @@ class Backend:
     `PREFIX:rest?options` (`rest` without the options; a loader should accept **kwargs: arguments may be added).
     `options`: the options it declares, each passed to the loader by name (its default when the spec gives none).
     `is_api`: the model is a remote API (I/O-bound: the Ray executor splits its concurrency bound among workers
-    that parse while they wait). `env`: the environment variables it reads its settings from (API keys), forwarded
+    that parse while they wait). `prompted`: each call sends the task's prompt around the text (a generative or
+    API model; a classifier reads the text alone), so estimates count the prompt's tokens; None: as `is_api`. `env`: the environment variables it reads its settings from (API keys), forwarded
     to Ray workers. `extra`: the pip extra of `package` that installs its dependencies (`pip install
     'hinter[gguf]'`); an ImportError while loading names it. `usage`, `summary`, `example` and `options` make its
     line of the `--model` help."""
@@ -115,10 +116,16 @@ class Backend:
     summary: str        # what it is, e.g. "a Hugging Face sequence classifier"
     example: str = ""   # a spec that works, e.g. "hf:runs/minilm-imdb"
     is_api: bool = False
+    prompted: bool | None = None
     env: tuple[str, ...] = ()
     extra: str | None = None
     package: str = "hinter"
     options: tuple[Option, ...] = ()
+
+    @property
+    def sends_prompt(self) -> bool:
+        """Whether each call wraps the text in the task's prompt (`prompted`, else an API model does)."""
+        return self.is_api if self.prompted is None else self.prompted
 
     @property
     def help_line(self) -> str:
