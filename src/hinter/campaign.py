@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence, Union
 
 from .config import DERIVED_NAMES, Execution, RunConfig
 from .dictionary import Dictionary
@@ -35,7 +35,15 @@ from .store import RunStore
 from .tasks import AnyTask, get_task
 from .usage import BudgetReached
 
+if TYPE_CHECKING:  # typing only: suite imports the engine, as this module does
+    from .models.base import Model
+    from .suite import Suite
+    from .validity import Parser
+
 log = logging.getLogger("hinter")
+
+# What a campaign tests: a spec ("gguf:default"), a ModelSpec, a loaded Model, or a function list[str] -> outcomes.
+ModelLike = Union[str, ModelSpec, "Model", Callable[[list], list]]
 
 Progress = Callable[[str, int, int], None]
 
@@ -96,13 +104,13 @@ class Campaign:
 
     config: RunConfig
     records: Sequence[str | TextRecord]
-    model: Any
+    model: ModelLike
     out: Path
     dictionary: Dictionary | None = None
-    suite: Any = None
+    suite: Suite | None = None
     execution: Execution = field(default_factory=Execution)
     executor: Executor | None = None
-    parser: Any = None
+    parser: Parser | None = None
     overwrite: bool = False
     analysis: Analysis = field(default_factory=Analysis)
     skipped_rows: Sequence[str] = ()  # the dataset's bad rows left out ("where: problem"), from read_texts
