@@ -32,7 +32,7 @@ from .config import MODEL, RunConfig, describe_differences, option_fields
 from .errors import InputError
 from .files import write_atomic, write_dict_csv
 from .health import model_failure
-from .measures import wilson as summary_wilson
+from .measures import wilson
 from .records import dictionary_replacements
 from .store import open_run
 from .suite import load_suite
@@ -300,11 +300,6 @@ def _ci(x) -> tuple[Any, Any]:
 
 def pct(x: float | None, digits: int = 2) -> str:
     return "n/a" if x is None else f"{100 * x:.{digits}f}%"
-
-
-def wilson(k: int, n: int) -> list[float] | None:
-    """The Wilson interval of k/n (None when n is 0), as the summary gives its rates' intervals."""
-    return summary_wilson(k, n) if n else None
 
 
 # Why a study's number may differ from the paper's, by the kind of figure

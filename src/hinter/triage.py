@@ -176,10 +176,6 @@ def resolve(biases: Iterable[Bias], verdicts: Sequence[Verdict], today: dt.date)
     return out
 
 
-def _wilson(k: int, n: int) -> list[float] | None:
-    return wilson(k, n)
-
-
 def section(biases: Sequence[Bias], verdicts: Sequence[Verdict], today: dt.date | None = None) -> dict:
     """The summary's "triage" section: reviewed flips, the share confirmed (precision) with its 95% Wilson
     interval, and what the gate leaves out (`gate`: per combination the dismissed biases, hidden ones among them;
@@ -205,7 +201,7 @@ def section(biases: Sequence[Bias], verdicts: Sequence[Verdict], today: dt.date 
         "unmatched": sum(v.instance is not None and v.instance not in keys for v in verdicts),
         "flips": len(biases), "reviewed": reviewed, "confirmed": confirmed, "dismissed": len(dismissed),
         "precision": round(confirmed / reviewed, 6) if reviewed else None,
-        "precision_ci": _wilson(confirmed, reviewed),
+        "precision_ci": wilson(confirmed, reviewed),
         "gate": {"combinations": dict(sorted(per_combo.items())),
                  "texts_with_bias": len({b.text_id for b in biases if (b.text_id, b.pair_key) not in gone}),
                  "findings": sorted(v.finding for v in verdicts
@@ -243,7 +239,7 @@ def gated(s: dict) -> dict:
         ob["count"] = t["gate"]["texts_with_bias"]
         n = ob["of_originals_with_valid_mutants"]
         ob["rate"] = round(ob["count"] / n, 6) if n else None
-        ob["rate_ci"] = _wilson(ob["count"], n)
+        ob["rate_ci"] = wilson(ob["count"], n)
     gone = set(t["gate"]["findings"])
     for f in s.get("findings", []):
         if f.get("significant") and cell_of_finding(f) in gone:
