@@ -37,3 +37,8 @@ def render_page(result: dict, cats: Categories) -> str:
         "inferred_sex": sum(row["n"] for row in observed.get("sex", [])),
     }
     return _env.get_template("audit.html.j2").render(r=result, v=view, css=CSS)
+
+
+def render_audit_compare(c: dict) -> str:
+    """compare.html for audits (hinter compare of audit folders): each table's impact ratios side by side."""
+    return _env.get_template("audit_compare.html.j2").render(c=c, css=CSS)
