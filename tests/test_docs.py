@@ -74,3 +74,14 @@ def test_the_readme_example_pair_is_one_the_built_in_dictionary_makes():
     assert mutant in mutants(original)
     # the reverse the README says it does not make: race has black -> white, no white -> black
     assert "The black woman in the lead is brilliant." not in mutants("The white man in the lead is brilliant.")
+
+
+def test_the_option_reference_lists_the_audit_summary_options(site):
+    """The audit's published-summary options are declared like RunConfig's (option()) and generated alike."""
+    import dataclasses
+
+    from hinter.audit.summary import AuditSummary
+    page = html.unescape((site / "options" / "index.html").read_text(encoding="utf-8"))
+    for f in dataclasses.fields(AuditSummary):
+        assert f"<code>{f.metadata['flag']}</code>" in page, f.name
+        assert f"AuditSummary field <code>{f.name}</code>" in page, f.name

@@ -37,7 +37,12 @@ STAGES = {
     "mutation": ("Mutation", "Which word pairs are used and how the mutants are made."),
     "validity": ("Validity", "How the dependency invariant checks the mutants."),
     "model": ("Model", "The model under test and how it is asked (`hinter run --suite` takes these)."),
+    "audit summary": ("Audit summary (hinter audit)", "What a published bias-audit summary carries that only the user "
+                      "can say (NYC LL144, 6 RCNY 5-303): fields of `hinter.audit.summary.AuditSummary`, stored in "
+                      "audit.json, audit.csv and audit.html ([the audit](audit.md))."),
 }
+# the dataclass that declares each stage's options, where it is not RunConfig
+OWNERS = {"audit summary": "AuditSummary"}
 
 
 def _default(f: dataclasses.Field) -> str:
@@ -56,6 +61,9 @@ def _default(f: dataclasses.Field) -> str:
 
 
 def _recorded(f: dataclasses.Field) -> str:
+    if f.metadata["stage"] in OWNERS:
+        return ("in the audit's published summary (audit.json, audit.csv, audit.html); not a setting of the model's "
+                "answers, which are kept when it changes")
     if not f.compare:
         return "not a setting of the run: it changes no result, and a run continues with any value"
     if f.metadata.get("when_set"):
@@ -79,7 +87,8 @@ def options_markdown(fields: list[dataclasses.Field], cli_defaults: dict[str, st
            "option (flag, help, stage, default), and the command line, the recorded settings and this page derive "
            "from it. These are the options that decide a run's results; the options of one command only (`--out`, "
            "`--fail-on`, `--executor`...) are in the [command reference](commands.md) and `hinter COMMAND "
-           "--help`.", ""]
+           "--help`. The last section, the audit's published summary, is declared the same way by "
+           "`hinter.audit.summary.AuditSummary`.", ""]
     for stage in stages:
         members = [f for f in fields if f.metadata["stage"] == stage]
         if not members:
@@ -94,7 +103,8 @@ def options_markdown(fields: list[dataclasses.Field], cli_defaults: dict[str, st
             if cli is not None and _same(cli, _default(f)) is False:  # e.g. --model: unset in RunConfig
                 default = f"default: `{cli}` in `hinter run`, `{_default(f)}` in `RunConfig`"
             out += [f"### {m['flag']}", "",
-                    f"{flags} &nbsp; {default} &nbsp; (RunConfig field `{f.name}`)", "",
+                    f"{flags} &nbsp; {default} &nbsp; ({OWNERS.get(f.metadata['stage'], 'RunConfig')} field "
+                    f"`{f.name}`)", "",
                     m["help"], "", f"*Recorded:* {_recorded(f)}.", ""]
     return "\n".join(out)
 
@@ -153,6 +163,12 @@ def commands_markdown() -> str:
     return "\n".join(out)
 
 
+def audit_fields() -> list[dataclasses.Field]:
+    """The audit's own options declared like RunConfig's (`option()`): the published summary's fields."""
+    from hinter.audit.summary import AuditSummary
+    return list(dataclasses.fields(AuditSummary))
+
+
 def summary_markdown() -> str:
     """The summary reference from its declaration (hinter.summary_spec)."""
     from hinter.summary_spec import reference_markdown
@@ -169,7 +185,7 @@ def on_files(files, config):
     readme = Path(config.config_file_path).parent / "README.md"
     files.append(File.generated(config, "index.md", content=readme_markdown(readme.read_text(encoding="utf-8"))))
     files.append(File.generated(config, "options.md",
-                                content=options_markdown(option_fields(), run_command_defaults())))
+                                content=options_markdown(option_fields() + audit_fields(), run_command_defaults())))
     files.append(File.generated(config, "commands.md", content=commands_markdown()))
     # the committed docs/summary-schema.md (tests/test_summary_spec.py keeps it equal) is replaced by the generated
     committed = files.get_file_from_path("summary-schema.md")

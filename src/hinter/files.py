@@ -52,6 +52,35 @@ def write_atomic(path: str | os.PathLike, data: str | bytes) -> Path:
     return path
 
 
+def write_set(files: dict) -> list[Path]:
+    """Write several outputs as one consistent set (issue 41: a full disk left audit.json new beside an old
+    audit.html): every file is first written in full beside its target and flushed; only when all of them are
+    written are they renamed over their targets, one rename each, which needs no space. A full disk, a kill or an
+    error while writing leaves every old file as it was and no temporary file behind. `files`: {path: str or
+    bytes}. Returns the paths, in order."""
+    temps: list[tuple[str, Path]] = []
+    try:
+        for path, data in files.items():
+            path = Path(path)
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+            temps.append((tmp, path))
+            with os.fdopen(fd, "wb") as f:
+                f.write(data.encode("utf-8") if isinstance(data, str) else data)
+                f.flush()
+                os.fsync(f.fileno())
+            os.chmod(tmp, 0o644)
+    except BaseException:
+        for tmp, _ in temps:
+            try:
+                os.unlink(tmp)
+            except FileNotFoundError:
+                pass
+        raise
+    for tmp, path in temps:
+        os.replace(tmp, path)
+    return [path for _, path in temps]
+
+
 def csv_text(header: Sequence[str], rows: Iterable[Sequence], raw: bool = False) -> str:
     """A CSV file's text: the header, then the rows (None as an empty cell), cells made safe unless `raw`. The
     bytes csv.writer writes (its excel dialect; tests/test_field_outputs.py checks it), made with str methods, which

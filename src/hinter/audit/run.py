@@ -2,7 +2,6 @@
 DIR/audit.json, DIR/audit.csv, DIR/renderings.csv and DIR/audit.html with the manifest."""
 from __future__ import annotations
 
-import csv
 import datetime
 import hashlib
 import json
@@ -17,6 +16,7 @@ from ..campaign import Campaign
 from ..config import Execution, RunConfig
 from ..datasets import BUNDLED, bundled_path, load_dataset
 from ..errors import InputError
+from ..files import csv_text, storage_errors, write_set
 from ..generative.aspects import refusal
 from ..generative.judge_aspect import RUBRIC, judge_settings
 from ..generative.masking import IdentityTerms
@@ -28,6 +28,7 @@ from ..version import __version__
 from .categories import Categories, load_categories
 from .page import render_page
 from .render import NOT_RENDERED_REASONS, RenderedText, render_texts
+from .summary import TEST_DATA, AuditSummary, summary_section
 from .tables import BOOTSTRAP, PERMUTATIONS, counterfactual_tables, observed_tables
 
 log = logging.getLogger("hinter")
@@ -88,7 +89,7 @@ def audit(dataset, model, *, task=None, favourable: str | None = None, out: str 
           parser=None, tagger=None, judge: str | None = None, budget: str | None = None,
           price_in: float | None = None, price_out: float | None = None, overwrite: bool = False,
           execution: Execution | None = None, executor=None, progress=None, language: str = "en",
-          notify: Callable[[str], None] = log.info) -> dict:
+          summary: AuditSummary | dict | None = None, notify: Callable[[str], None] = log.info) -> dict:
     """Audit `model` on `dataset` (a path, a bundled dataset's name, or a list of texts / TextRecords): every text
     that describes a person rendered in every sex x race/ethnicity category of `categories` (default: the EEO-1
     file), the model asked about each rendering and each original, and the tables written into `out`
@@ -98,8 +99,11 @@ def audit(dataset, model, *, task=None, favourable: str | None = None, out: str 
     A free-text task (reference-letter) reads `favourable` as a measure: `judge` (the judge model, `judge` or the
     task's, says the masked letter is favourable; the default) or `not-refused`. `language` (--language, the
     run's): the texts' language, whose category file, parser and grammar render them (French: the descriptor after
-    the noun, the agreement carried; docs/languages.md). Returns audit.json's content."""
+    the noun, the agreement carried; docs/languages.md). `summary`: what the published summary carries that only the
+user can say (auditor, distribution date, data description...: audit.summary.AuditSummary). Returns audit.json's
+content."""
     cats = load_categories(categories, language)
+    published = summary_section(summary, TEST_DATA)  # checked before the model is asked
     if isinstance(dataset, (str, Path)):
         records = load_dataset(dataset, text_field=text_field, label_field=label_field, id_field=id_field,
                                limit=limit)
@@ -157,6 +161,8 @@ def audit(dataset, model, *, task=None, favourable: str | None = None, out: str 
             parser.close()
     result = tables_of(rendered, verdicts, cats, seed=seed, bootstrap=bootstrap, permutations=permutations)
     result["favourable"] = favourable
+    published["tool_name"] = published["tool_name"] or (model if isinstance(model, str) else fingerprint)
+    result["summary"] = published
     if generative:
         result["measure"] = {"task": task_obj.name, "favourable": favourable, "samples": samples,
                              "judge": judge_spec if favourable == "judge" else None,
@@ -241,17 +247,20 @@ def tables_of(rendered: Sequence[RenderedText], verdicts: dict[str, Verdict], ca
     sexes, races = [s.name for s in cats.sexes], [r.name for r in cats.races]
     cells = cats.cells
     complete, unparseable = [], 0
+    unanswered = {f"{a} / {b}": 0 for a, b in cells}  # renderings with no usable answer, per category
     for t in rendered:
         if not t.renderings:
             continue
         sel = [verdicts[t.renderings[c]].selected for c in cells]
+        for (a, b), v in zip(cells, sel):
+            unanswered[f"{a} / {b}"] += v is None
         if any(v is None for v in sel):  # a text stays only with every category answered: the design is paired
             unparseable += 1
             continue
         complete.append((t, sel))
     y = np.array([sel for _, sel in complete], dtype=float).reshape(len(complete), len(sexes), len(races))
     tables = counterfactual_tables(y, sexes, races, seed=seed, draws=bootstrap, permutations=permutations) \
-        if complete else {}
+        if complete else {"sex": [], "race": [], "intersectional": []}  # nothing to compare: empty, and said why
     obs = [(t, verdicts[t.text].selected) for t in rendered]
     obs_known = [(t, v) for t, v in obs if v is not None]
     observed, observed_unknown = observed_tables([t.observed_sex for t, _ in obs_known],
@@ -260,17 +269,19 @@ def tables_of(rendered: Sequence[RenderedText], verdicts: dict[str, Verdict], ca
     result = {
         "counts": {"texts": len(rendered), "rendered": len(complete),
                    "not_rendered": {**_reasons(rendered), "unparseable answer": unparseable},
-                   "renderings": len(complete) * len(cells)},
+                   "renderings": len(complete) * len(cells),
+                   "unanswered_renderings": {k: n for k, n in unanswered.items() if n}},
         "unknown": sum(1 for t in rendered if not t.renderings) + unparseable,
-        "tables": {k: [r.to_json() for r in rows] for k, rows in tables.items()},
+        "tables": {k: _with_applicants([r.to_json() for r in rows], len(complete)) for k, rows in tables.items()},
         "excluded": [{"table": k, "category": r.category, "reason": r.excluded}
                      for k, rows in tables.items() for r in rows if r.excluded],
-        "observed": {"tables": {k: [r.to_json() for r in rows] for k, rows in observed.items()},
+        "observed": {"tables": {k: _with_applicants([r.to_json() for r in rows]) for k, rows in observed.items()},
                      "unknown": observed_unknown, "unparseable": len(obs) - len(obs_known),
                      "excluded": [{"table": k, "category": r.category, "reason": r.excluded}
                                   for k, rows in observed.items() for r in rows if r.excluded]},
         "twins": _twins(complete, tables, cells, verdicts),
         "names": names_section([t for t, _ in complete], cats),
+        "limitations": limitations(len(complete), unparseable, unanswered),
     }
     scores = [[verdicts[t.renderings[c]].score for c in cells] for t, _ in complete]
     if complete and all(s is not None for row in scores for s in row):
@@ -279,8 +290,33 @@ def tables_of(rendered: Sequence[RenderedText], verdicts: dict[str, Verdict], ca
         above = (z > np.median(z)).astype(float).reshape(y.shape)
         scored = counterfactual_tables(above, sexes, races, seed=seed, draws=bootstrap, permutations=permutations)
         result["scoring"] = {"median": round(float(np.median(z)), 6),
-                             "tables": {k: [r.to_json() for r in rows] for k, rows in scored.items()}}
+                             "tables": {k: _with_applicants([r.to_json() for r in rows], len(complete))
+                                        for k, rows in scored.items()}}
     return result
+
+
+def _with_applicants(rows: list[dict], texts: int | None = None) -> list[dict]:
+    """Each row with `applicants`, the texts (applications) behind its `n`: in the counterfactual design every
+    rendered text is in every category (`texts`), its n counting renderings (a sex's n is texts x races); in the
+    observed design each text is one applicant of one category (n)."""
+    return [{**r, "applicants": r["n"] if texts is None else texts} for r in rows]
+
+
+def limitations(rendered: int, unparseable: int, unanswered: dict[str, int]) -> list[str]:
+    """What the tables cannot say, in sentences: no text answered in every category (no table at all), or texts
+    left out because the model gave no usable answer in some category (named, with counts)."""
+    worst = sorted(((n, k) for k, n in unanswered.items() if n), key=lambda x: (-x[0], x[1]))
+    where = ", ".join(f"{k} ({n})" for n, k in worst)
+    if not rendered and unparseable:
+        return [f"No text was answered in every category, so there is no rate or impact ratio to report: the model "
+                f"gave no usable answer for the renderings in {where} (renderings unanswered per category). The "
+                f"design compares each text with itself across categories; check the model's answers in "
+                f"renderings.csv (outcome empty) and audit it again."]
+    if unparseable:
+        return [f"{unparseable} texts left out of the tables because the model gave no usable answer for some of "
+                f"their renderings: {where} (renderings unanswered per category). A model that fails in one "
+                f"category is itself a difference of treatment the tables do not count."]
+    return []
 
 
 def names_section(complete: Sequence[RenderedText], cats: Categories) -> dict:
@@ -328,8 +364,14 @@ def _twins(complete, tables, cells, verdicts, per_cell: int = 3) -> list[dict]:
     return out
 
 
-CSV_FIELDS = ("design", "table", "category", "sex", "race", "n", "selected", "rate", "rate_ci_low", "rate_ci_high",
-              "impact_ratio", "impact_ratio_ci_low", "impact_ratio_ci_high", "p_value", "four_fifths", "excluded")
+CSV_FIELDS = ("design", "table", "category", "sex", "race", "n", "applicants", "selected", "rate", "rate_ci_low",
+              "rate_ci_high", "impact_ratio", "impact_ratio_ci_low", "impact_ratio_ci_high", "p_value", "four_fifths",
+              "excluded")
+# the published summary's fields, repeated on every row: each row of audit.csv says what it is a result of
+SUMMARY_FIELDS = ("data_type", "audit_date", "auditor", "distribution_date", "employer", "tool_name", "tool_version",
+                  "job_category", "data_period", "data_description", "test_data_reason")
+RENDERINGS_FIELDS = ("text_index", "source_id", "kind", "sex", "race", "outcome", "favourable", "favourable_share",
+                     "text")
 
 
 def _csv_rows(design: str, tables: dict) -> list[dict]:
@@ -338,33 +380,44 @@ def _csv_rows(design: str, tables: dict) -> list[dict]:
         for r in rows:
             rc, ic = r["rate_ci"] or (None, None), r["impact_ratio_ci"] or (None, None)
             out.append({"design": design, "table": name, "category": r["category"], "sex": r.get("sex"),
-                        "race": r.get("race"), "n": r["n"], "selected": r["selected"], "rate": r["rate"],
+                        "race": r.get("race"), "n": r["n"], "applicants": r.get("applicants"),
+                        "selected": r["selected"], "rate": r["rate"],
                         "rate_ci_low": rc[0], "rate_ci_high": rc[1], "impact_ratio": r["impact_ratio"],
                         "impact_ratio_ci_low": ic[0], "impact_ratio_ci_high": ic[1], "p_value": r["p_value"],
                         "four_fifths": r["four_fifths"], "excluded": r["excluded"]})
     return out
 
 
-def write_outputs(out: Path, result: dict, rendered, verdicts: dict[str, Verdict], cats: Categories) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "audit.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+def output_texts(result: dict, rendered, verdicts: dict[str, Verdict], cats: Categories) -> dict[str, str]:
+    """Every output's text by file name (audit.json, audit.csv, renderings.csv, audit.html), made in memory first
+    so that they are written as one set. The CSVs go through the project's CSV writer: dataset ids and texts that
+    begin like a formula are written as text (files.safe_cell)."""
     rows = _csv_rows("counterfactual", result["tables"]) + _csv_rows("observed", result["observed"]["tables"])
     if "scoring" in result:
         rows += _csv_rows("scoring", result["scoring"]["tables"])
-    with open(out / "audit.csv", "w", newline="", encoding="utf-8") as f:
-        w = csv.DictWriter(f, CSV_FIELDS)
-        w.writeheader()
-        w.writerows(rows)
+    published = {**result.get("summary", {}), "audit_date": result.get("manifest", {}).get("date")}
+    columns = CSV_FIELDS + SUMMARY_FIELDS
+    audit_csv = csv_text(columns, ([{**r, **{k: published.get(k) for k in SUMMARY_FIELDS}}.get(c) for c in columns]
+                                   for r in rows))
+
     # one row per rendering (and per original): what the tables count, for a reader to recount them
-    with open(out / "renderings.csv", "w", newline="", encoding="utf-8") as f:
-        w = csv.writer(f)
-        w.writerow(["text_index", "source_id", "kind", "sex", "race", "outcome", "favourable", "favourable_share",
-                    "text"])
+    def renderings():
         for t in rendered:
             v = verdicts.get(t.text)
-            w.writerow([t.index, t.source_id, "original", t.observed_sex or "unknown", t.observed_race or "unknown",
-                        v.shown if v else None, v.selected if v else None, v.share if v else None, t.text])
+            yield [t.index, t.source_id, "original", t.observed_sex or "unknown", t.observed_race or "unknown",
+                   v.shown if v else None, v.selected if v else None, v.share if v else None, t.text]
             for (sex, race), text in t.renderings.items():
                 v = verdicts[text]
-                w.writerow([t.index, t.source_id, "rendering", sex, race, v.shown, v.selected, v.share, text])
-    (out / "audit.html").write_text(render_page(result, cats), encoding="utf-8")
+                yield [t.index, t.source_id, "rendering", sex, race, v.shown, v.selected, v.share, text]
+
+    return {"audit.json": json.dumps(result, indent=2) + "\n", "audit.csv": audit_csv,
+            "renderings.csv": csv_text(RENDERINGS_FIELDS, renderings()), "audit.html": render_page(result, cats)}
+
+
+def write_outputs(out: Path, result: dict, rendered, verdicts: dict[str, Verdict], cats: Categories) -> None:
+    """The four outputs as one set (files.write_set): a full disk or a kill while writing leaves the previous
+    audit's four files whole, never new tables beside an old page; the disk's refusal is a StorageError (exit 2)."""
+    texts = output_texts(result, rendered, verdicts, cats)
+    with storage_errors(out):
+        out.mkdir(parents=True, exist_ok=True)
+        write_set({out / name: text for name, text in texts.items()})

@@ -8,14 +8,26 @@ from typing import Optional
 import typer
 
 from ..audit import audit
+from ..audit.summary import AuditSummary
 from .app import app, console, out_console
-from .options import config_options
+from .options import audit_summary_options, config_options
+
+# the options an audit shares with a run, declared once in RunConfig (its help adapted where the audit differs)
+AUDIT_RUN_OPTIONS = ("text_field", "id_field", "limit", "seed", "budget", "price_in", "price_out", "language")
 
 
 @app.command("audit")
-@config_options(only=("language",), helps={"language": "+ The audit renders its category words in it (French: "
-                                           "data/audit/categories_fr.yaml, the descriptor after the noun and the "
-                                           "agreement carried)."})
+@config_options(only=AUDIT_RUN_OPTIONS, helps={
+    "language": "+ The audit renders its category words in it (French: data/audit/categories_fr.yaml, the "
+                "descriptor after the noun and the agreement carried).",
+    "id_field": "The dataset's column holding each text's own id (source_id in renderings.csv and audit.html; a "
+                "column named here must be in every row).",
+    "limit": "Read only the first N texts.",
+    "seed": "Seed of the bootstrap and of the permutation test.",
+    "budget": "Stop before a model batch would spend more than this (calls=N, tokens=N or cost=X), as for `hinter "
+              "run`: the answers so far are kept, exit code 4; the same command continues.",
+    "price_in": "The price of a million tokens read.", "price_out": "The price of a million tokens written."})
+@audit_summary_options()
 def audit_cmd(
     dataset: str = typer.Option(..., "--dataset", help="Texts to audit: a JSONL, CSV or Parquet file, or a bundled "
                                 "dataset's name (imdb, bios...)."),
@@ -29,37 +41,34 @@ def audit_cmd(
     out: Path = typer.Option(..., "--out", help="Write audit.json, audit.csv, renderings.csv and audit.html here."),
     categories: Optional[Path] = typer.Option(None, "--categories", help="A category file (YAML) in place of the "
                                               "packaged EEO-1 sex x race/ethnicity file of --language."),
-    text_field: str = typer.Option("text", "--text-field", help="The dataset's column holding the text."),
-    id_field: str = typer.Option("id", "--id-field", help="The dataset's column holding each text's own id "
-                                 "(source_id in renderings.csv and audit.html; a column named here must be in every "
-                                 "row)."),
-    limit: Optional[int] = typer.Option(None, "--limit", help="Read only the first N texts."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap and of the permutation test."),
     judge: Optional[str] = typer.Option(None, "--judge", help="A free-text task's judge model (any --model spec), "
                                         "in place of the task file's `judge:`."),
-    budget: Optional[str] = typer.Option(None, "--budget", help="Stop before a model batch would spend more than "
-                                         "this (calls=N, tokens=N or cost=X), as for `hinter run`: the answers so "
-                                         "far are kept, exit code 4; the same command continues."),
-    price_in: Optional[float] = typer.Option(None, "--price-in", help="The price of a million tokens read."),
-    price_out: Optional[float] = typer.Option(None, "--price-out", help="The price of a million tokens written."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Ask the model again about everything (the folder's "
                                    "stored answers are replaced), e.g. after the model changed."),
-    options: dict = None,
+    options: dict = None, summary: AuditSummary = None,
 ) -> None:
     """Render each text that describes a person in every sex x race/ethnicity category ("the Black woman", "the
     white man"...), ask the model about each rendering, and write the selection rates, impact ratios (with 95%
     intervals and a paired test) and four-fifths flags that a bias audit (NYC Local Law 144) reports. Example:
 
     hinter audit --dataset imdb --model gguf:default --task imdb --favourable Positive --limit 20 --out runs/audit
+
+    The published summary (LL144): --auditor, --distribution-date, --data-description, --test-data-reason and the
+    other summary options go into audit.json, audit.csv and the page; those the rule asks for are listed as
+    missing until given.
     """
     console.print(f"Auditing {model} on {dataset}...", highlight=False)
+    o = options
     result = audit(dataset, model, task=task, favourable=favourable, out=out, categories=categories,
-                   text_field=text_field, id_field=id_field, limit=limit, seed=seed, judge=judge, budget=budget,
-                   price_in=price_in, price_out=price_out, overwrite=overwrite, language=options["language"],
+                   text_field=o["text_field"], id_field=o["id_field"], limit=o["limit"], seed=o["seed"], judge=judge,
+                   budget=o["budget"], price_in=o["price_in"], price_out=o["price_out"], overwrite=overwrite,
+                   language=o["language"], summary=summary,
                    notify=lambda m: console.print(m, highlight=False, markup=False, soft_wrap=True))
     c = result["counts"]
     out_console.print(f"{c['rendered']} of {c['texts']} texts rendered in every category ({c['renderings']} "
                       f"renderings); unknown: {result['unknown']}.", highlight=False)
+    for line in result["limitations"]:
+        console.print(line, highlight=False, markup=False, soft_wrap=True)
     for row in result["tables"]["intersectional"]:
         mark = "  UNDER 4/5" if row["four_fifths"] else ""
         ratio = "–" if row["impact_ratio"] is None else f"{row['impact_ratio']:.3f}"
@@ -69,3 +78,11 @@ def audit_cmd(
                       f"{', estimated' if u['estimated'] else ''})"
                       + (f"; judge calls: {u['judge']['calls']}" if u.get("judge") else "") + ".", highlight=False)
     out_console.print(f"Wrote {out / 'audit.html'} and audit.json, audit.csv, renderings.csv.", highlight=False)
+    if result["summary"]["missing"]:
+        console.print("The published summary still needs: " + ", ".join(result["summary"]["missing"]) + ".",
+                      highlight=False)
+    if not c["rendered"]:  # no table: a verdict on nothing would mislead (exit 3, as a run that tested nothing)
+        from ..health import NothingTested
+        why = result["limitations"][0].rstrip(".")
+        raise NothingTested(why[0].lower() + why[1:],
+                            fix=f"Its outputs say so in {out / 'audit.html'}.")

@@ -23,7 +23,8 @@ def _rate(r: dict) -> str:
 @app.command("compare")
 def compare_cmd(
     runs: List[Path] = typer.Argument(..., metavar="RUN", help="Two or more run folders of the same mutants: runs of "
-                                      "one suite, or of the same settings with another --model."),
+                                      "one suite, or of the same settings with another --model; or two or more "
+                                      "audit folders (hinter audit), their impact ratios side by side."),
     out: Optional[Path] = typer.Option(None, "--out", help="Write compare.json and compare.html into this folder."),
     html: Optional[Path] = typer.Option(None, "--html", help="Write the HTML report to this file."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write the whole comparison as JSON to this file "
@@ -35,8 +36,15 @@ def compare_cmd(
     or whose mutants, differ are refused. `hinter diff` compares two runs bias by bias. Example:
 
     hinter compare runs/gemma runs/minilm runs/mine --out runs/compared
+
+    Audits before and after a fix: hinter compare runs/audit-before runs/audit-after
     """
     import json as _json
+
+    from ..audit.folder import is_audit
+    audits = [is_audit(r) for r in runs]
+    if any(audits):
+        return _compare_audits(runs, audits, out, html, json_out)
 
     from ..report.compare import compare, load_summary
     from ..report.html import render_compare
@@ -111,3 +119,60 @@ def compare_cmd(
                           + (" (in the JSON and HTML)" if written else " (--out DIR writes them all)"))
     for p in written:
         console.print(f"Written: {p}", highlight=False)
+
+
+def _compare_audits(folders: List[Path], audits: list[bool], out: Optional[Path], html: Optional[Path],
+                    json_out: Optional[Path]) -> None:
+    """Two or more audit folders: each table's impact ratios (interval, p, four-fifths) side by side, a column per
+    audit; compare.json and compare.html with --out (or --json, --html)."""
+    import json as _json
+
+    from ..audit.folder import compare_audits, load_audit
+    from ..errors import InputError
+    from ..audit.page import render_audit_compare
+    if not all(audits):
+        runs = [str(f) for f, a in zip(folders, audits) if not a]
+        raise InputError(f"{', '.join(runs)} {'is a run' if len(runs) == 1 else 'are runs'}, the others audits: a "
+                         "run's error rates and an audit's impact ratios do not compare", where="RUN",
+                         fix="Compare audits with audits (hinter audit's --out folders), runs with runs.")
+    if len(folders) < 2:
+        raise InputError("one audit has nothing to compare with", where="RUN", fix="Give two audit folders or more.")
+    c = compare_audits([load_audit(f) for f in folders], [str(f) for f in folders])
+    text = _json.dumps(c, indent=2) + "\n"
+    if json_out is not None and str(json_out) == "-":
+        sys.stdout.write(text)
+        return
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        json_out, html = json_out or out / "compare.json", html or out / "compare.html"
+    written = []
+    if json_out is not None:
+        written.append(write_atomic(json_out, text))
+    if html is not None:
+        written.append(write_atomic(html, render_audit_compare(c)))
+    heads = [f"{i + 1}. {a['name']}" for i, a in enumerate(c["audits"])]
+    for name, rows in c["tables"].items():
+        table = Table(title=f"Impact ratios: {name} (interval; p; * under four-fifths)", title_justify="left")
+        table.add_column("category")
+        for h in heads:
+            table.add_column(h, justify="right", overflow="fold")
+        for row in rows:
+            table.add_row(row["category"], *(_audit_cell(x) for x in row["audits"]))
+        out_console.print(table)
+    for i, a in enumerate(c["audits"]):
+        out_console.print(f"{i + 1}. {a['name']}: {a['model']}, {a['rendered']} of {a['texts']} texts rendered, "
+                          f"{a['under_four_fifths']} cells under four-fifths ({a['date']})", highlight=False,
+                          markup=False, soft_wrap=True)
+    for p in written:
+        console.print(f"Written: {p}", highlight=False)
+
+
+def _audit_cell(x: dict | None) -> str:
+    if x is None:
+        return "not in this audit"
+    if x["impact_ratio"] is None:
+        return "–"
+    ci = x.get("impact_ratio_ci")
+    p = "" if x.get("p_value") is None else f"; p {x['p_value']:.2g}"
+    return f"{x['impact_ratio']:.3f}{' *' if x['four_fifths'] else ''}" + (
+        f"\n[{ci[0]:.2f}–{ci[1]:.2f}{p}]" if ci else f"\n[{p[2:]}]" if p else "")

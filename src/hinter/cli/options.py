@@ -123,3 +123,11 @@ def _field_options(fields: list[dataclasses.Field], owner: type, receive: str, c
 RAW_CSV_OPT = typer.Option(False, "--raw-csv", help="Write CSV cells as they are. By default a cell that begins with "
                            "=, +, -, @, a tab or a carriage return, and is not a number, gets a leading ' so that a "
                            "spreadsheet shows it as text and never runs it as a formula (CSV injection).")
+
+
+def audit_summary_options():
+    """Decorate `hinter audit` with the published summary's options, declared by AuditSummary's fields as
+    RunConfig's are (flag, help, stage): the command receives `summary`, an AuditSummary (validated once)."""
+    from ..audit.summary import AuditSummary
+    return _field_options(list(dataclasses.fields(AuditSummary)), AuditSummary, "summary",
+                          lambda values: AuditSummary(**values))

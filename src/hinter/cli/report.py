@@ -28,6 +28,9 @@ def report_cmd(
     hinter report runs/demo && xdg-open runs/demo/report.html
     """
     check_syntax(fail_on)
+    from ..audit.folder import is_audit, report_refusal
+    if is_audit(run_dir):
+        raise report_refusal(run_dir)
     from ..report import write_report
     with storage_errors(run_dir):
         r = write_report(run_dir, baseline, alpha=alpha, label=label, raw_csv=raw_csv or None)
