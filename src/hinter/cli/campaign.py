@@ -26,6 +26,7 @@ from ..languages import language_mismatch
 from ..models import ModelSpec, parse_model_spec
 from ..pipeline import answers_per_text
 from ..report import write_report
+from ..runlock import check_out_folder, make_out_folder
 from ..tasks import get_task
 from ..usage import Prices
 from .app import console, out_console, running_in
@@ -40,7 +41,7 @@ def read_campaign(config: RunConfig, out: Path | None):
                          fix="Name the column holding the gold label, or leave --label-field out (gold labels "
                              "are optional).")
     if read.skipped and out is not None:
-        out.mkdir(parents=True, exist_ok=True, mode=0o700)
+        make_out_folder(out)
         write_atomic(out / "skipped_rows.txt", "\n".join(read.skipped) + "\n")
         console.print(f"[yellow]Skipped {len(read.skipped)} bad row(s)[/], listed in {out / 'skipped_rows.txt'}; "
                       f"the first: {read.skipped[0]}", highlight=False, soft_wrap=True)
@@ -78,6 +79,7 @@ def run_campaign(config: RunConfig, execution: Execution, out: Path, overwrite: 
     """Run `config` into `out` through hinter.campaign.Campaign, with a progress bar; returns the summary (also in
     OUT/summary.json). `suite`: a loaded suite, run instead of mutating and validating (`run --suite`).
     `dry_run`: print the campaign's estimate and stop (None, no model call); `yes`: never ask for confirmation."""
+    check_out_folder(out)  # before reading anything: a folder of the user's is refused at once
     if suite is None:
         records, dictionary = read_campaign(config, out)
     else:  # the suite holds the texts, mutants and verdicts: no dataset, dictionary or parser to load
