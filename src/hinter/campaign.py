@@ -30,6 +30,7 @@ from .models import ModelSpec, identity_limit, load_model
 from .models.callable import SOURCE_MARK
 from .pipeline import campaign_dictionary, campaign_texts
 from .records import TextRecord
+from .runlock import make_out_folder
 from .report import write_outputs
 from .store import RunStore
 from .tasks import AnyTask, get_task
@@ -255,7 +256,7 @@ def input_notes(config: RunConfig, records: Sequence[str | TextRecord], skipped:
     if skipped:
         where = ""
         if out is not None:
-            out.mkdir(parents=True, exist_ok=True, mode=0o700)
+            make_out_folder(out)  # checked, and marked as hinter's, like the run's folder
             write_atomic(out / "skipped_rows.txt", "\n".join(skipped) + "\n")
             where = f", listed in {out / 'skipped_rows.txt'}"
         notes.append(f"Skipped {len(skipped)} bad row(s){where}; the first: {skipped[0]}")

@@ -1,6 +1,7 @@
 """Reading datasets: JSONL, CSV, Parquet or a Hugging Face `datasets` folder, and the bundled samples."""
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import json
@@ -17,6 +18,19 @@ from .errors import InputError
 BUNDLED = {name: f"data/{name}/sample.jsonl" for name in ("imdb", "ecthr", "eurlex", "ledgar", "scotus", "bios",
                                                            "avis")}
 FORMATS = "a JSONL, CSV or Parquet file, or a Hugging Face datasets folder (save_to_disk)"
+
+
+def decode_utf8(raw: bytes) -> str:
+    """A user's file as text: UTF-8, a leading byte-order mark dropped (Excel's "CSV UTF-8" and Notepad write one;
+    kept, it became part of the first column's name and the first JSON line). A UnicodeDecodeError's `start` is
+    the offset in `raw`."""
+    bom = raw.startswith(codecs.BOM_UTF8)
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        if bom:  # utf-8-sig counts from after the mark
+            e.start, e.end = e.start + len(codecs.BOM_UTF8), e.end + len(codecs.BOM_UTF8)
+        raise
 
 
 def bundled_path(name: str) -> Path:
@@ -179,10 +193,11 @@ def _read_dataset(path: str | Path, text_field: str, label_field: str | None, id
         if not records:
             raise InputError("the dataset holds no usable records", where=str(p), fix="Add at least one record with a text.")
         return result
+    raw = p.read_bytes()
     try:
-        content = p.read_bytes().decode("utf-8")
+        content = decode_utf8(raw)
     except UnicodeDecodeError as e:
-        line = p.read_bytes()[: e.start].count(b"\n") + 1
+        line = raw[: e.start].count(b"\n") + 1
         raise InputError(f"invalid UTF-8 at byte {e.start}", where=f"{p}, line {line}",
                          fix="Save the file as UTF-8.") from None
     if suffix in {".jsonl", ".json", ".ndjson"}:

@@ -171,7 +171,7 @@ def _check_pair(pair: Pair, where: str, strict: bool = True, fix: str = FOLDER_F
 
 def _read_text(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8-sig")  # a leading byte-order mark (Excel) dropped
     except UnicodeDecodeError as e:
         raise InputError(f"not valid UTF-8 (byte {e.start})", where=str(path), fix="Save the file as UTF-8.") from None
     except OSError as e:

@@ -26,8 +26,8 @@ from .pipeline import (BatchResult, Mutate, ParsedVerdicts, answers_per_text, ca
                        judge_for, run_pipeline, task_of, text_batches)
 from .recorded_settings import comparable
 from .records import Replacement, TextRecord, dictionary_replacements, text_key, texts_fingerprint
-from .runlock import lock_run_folder
-from .store import MAX_TRIES, RunStore, empty_run_error, lost_run, unseal
+from .runlock import lock_run_folder, make_out_folder
+from .store import MAX_TRIES, RunStore, empty_run_error, lost_run, remove_run_files, unseal
 from .tasks import is_generative
 from .usage import JUDGE_ACCOUNT, BudgetReached, Meter, Prices, parse_budget, summary_section
 from .validity import Parser
@@ -97,19 +97,18 @@ def check_determinism(model, text: str) -> tuple[dict, Outcome | None]:
 def _open_store(out_dir: Path, settings: dict, overwrite: bool) -> RunStore:
     path = out_dir / "run.sqlite"
     if path.exists() and overwrite:
-        for p in out_dir.glob("run.sqlite*"):
-            p.unlink()
+        remove_run_files(out_dir)  # the run's database alone: never a user's run.sqlite.bak beside it
     elif lost_run(out_dir):  # not started again silently over a finished run's outputs
         raise empty_run_error(path)
-    unseal(out_dir)
-    store = RunStore(path)
-    previous = store.settings()
+    # compared before anything is written: a refused run leaves the folder, its seal included, as it found it
+    previous = RunStore.read_settings(out_dir) if path.exists() else {}
     if previous and comparable(previous) != comparable(settings):
         differ = describe_differences(comparable(previous), comparable(settings))
-        store.close()
         raise InputError("the folder holds a run with other settings: " + "; ".join(differ),
                          where=str(out_dir), fix="Run the same command as before to continue it, choose another "
                          "output folder, or pass --overwrite to replace it.")
+    unseal(out_dir)
+    store = RunStore(path)
     store.save_settings(settings)
     return store
 
@@ -194,9 +193,7 @@ def _grammar_settings(config: RunConfig, suite) -> dict:
 
 def _claim_folder(out_dir: Path):
     """The run folder made and locked before any work (a second process on it stops at once); its lock."""
-    if out_dir.exists() and not out_dir.is_dir():
-        raise InputError("the output folder is a file", where=str(out_dir), fix="Give --out a folder's path.")
-    out_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    make_out_folder(out_dir)  # a folder of the user's (not empty, no run) is refused: its files are never replaced
     return lock_run_folder(out_dir)
 
 

@@ -130,7 +130,7 @@ def _descriptor(target: str) -> tuple[str | None, str | None]:
 def read_annotations(path: Path) -> list[tuple[str, str | None]]:
     """(target value, category or None) per annotation row of an SBIC-style CSV file."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a leading byte-order mark (Excel) dropped
     except OSError as e:
         raise InputError(f"cannot read the file ({e.strerror})", where=str(path)) from None
     reader = csv.DictReader(io.StringIO(text))

@@ -8,6 +8,8 @@ as text where they could be read as a formula (OWASP's CSV-injection guidance).
 from __future__ import annotations
 
 import errno
+import json
+import math
 import os
 import re
 import sqlite3
@@ -79,6 +81,25 @@ def write_set(files: dict) -> list[Path]:
     for tmp, path in temps:
         os.replace(tmp, path)
     return [path for _, path in temps]
+
+
+def json_text(obj, **kwargs) -> str:
+    """json.dumps(obj, **kwargs) as every JSON reader takes it: a number that is not finite (NaN, infinity) is
+    written null, where json.dumps would write NaN or Infinity, which standard readers refuse."""
+    try:
+        return json.dumps(obj, allow_nan=False, **kwargs)
+    except ValueError:
+        return json.dumps(_finite(obj), allow_nan=False, **kwargs)
+
+
+def _finite(value):
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
 
 
 def csv_text(header: Sequence[str], rows: Iterable[Sequence], raw: bool = False) -> str:

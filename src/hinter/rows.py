@@ -36,7 +36,13 @@ _QUOTED: dict[str, str] = {}  # a label as json writes it
 
 
 def scores_from_json(column: str | None) -> tuple[tuple[str, float], ...] | None:
-    return None if column is None else tuple((label, float(v)) for label, v in json.loads(column))
+    """Stored scores; None (no scores) where one is not a finite number: an older hinter stored a model's NaN or
+    infinity as it came (json reads them back), and every measure and report then failed on them. The answer's
+    label stands; `non_finite_scores` counts such answers for the commands to say so."""
+    if column is None:
+        return None
+    scores = tuple((label, float(v)) for label, v in json.loads(column))
+    return scores if all(v - v == 0.0 for _, v in scores) else None
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,42 @@ from pathlib import Path
 
 from .errors import InputError
 
+# A folder hinter made for a run (or an audit) holds this file from the start: hinter writes its outputs
+# (summary.json, biases.csv, report.html...) over files of the same names only in a folder that holds it, or a
+# run.sqlite or run.lock of an older hinter. Any other folder is the user's, taken as --out only while empty.
+MARK = ".hinter-run"
+_HINTER_FILES = (MARK, "run.sqlite", "run.lock")
+
+
+def check_out_folder(folder: str | os.PathLike, where: str | None = None) -> None:
+    """InputError unless `folder` may take a run's outputs: it does not exist, is empty, or is hinter's own."""
+    folder = Path(folder)
+    where = where or str(folder)
+    if not folder.exists():
+        return
+    if not folder.is_dir():
+        raise InputError("the output folder is a file", where=where, fix="Give --out a folder's path.")
+    if any(os.path.lexists(folder / name) for name in _HINTER_FILES):
+        return
+    with os.scandir(folder) as entries:
+        if next(entries, None) is None:
+            return
+    raise InputError("the folder holds files and no hinter run: the run's outputs (summary.json, biases.csv, "
+                     "report.html...) would replace files of the same names that hinter did not write", where=where,
+                     fix="Give --out a new or empty folder (e.g. runs/NAME): hinter writes only into folders it made.")
+
+
+def make_out_folder(folder: str | os.PathLike) -> Path:
+    """`folder` checked (check_out_folder), made if need be and marked as hinter's (MARK)."""
+    folder = Path(folder)
+    check_out_folder(folder)
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    mark = folder / MARK
+    if not mark.exists():
+        mark.write_text("A hinter run folder: hinter writes its outputs here (--overwrite starts the run again).\n",
+                        encoding="utf-8")
+    return folder
+
 
 class RunLock:
     def __init__(self, fd: int, path: Path):
@@ -28,7 +64,7 @@ class RunLock:
             self._fd = None
 
 
-def lock_run_folder(folder: Path) -> RunLock:
+def lock_run_folder(folder: Path, fix: str | None = None) -> RunLock:
     path = Path(folder) / "run.lock"
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
@@ -37,7 +73,7 @@ def lock_run_folder(folder: Path) -> RunLock:
         holder = os.pread(fd, 4096, 0).decode("utf-8", "replace").strip() or "another process"
         os.close(fd)
         raise InputError(f"another hinter process is working on this run folder ({holder})", where=str(folder),
-                         fix="Wait for it to finish (it saves every batch), stop it, or choose another --out "
+                         fix=fix or "Wait for it to finish (it saves every batch), stop it, or choose another --out "
                              "folder. Running the same command again afterwards continues the run.") from None
     os.ftruncate(fd, 0)
     os.pwrite(fd, f"pid {os.getpid()}: {' '.join(sys.argv[:8])}"[:4000].encode(), 0)

@@ -175,7 +175,7 @@ def read_study_file(path: str | Path) -> dict:
     if not path.is_file():
         raise InputError(f"no study file {path}", where="--study", fix="Give a YAML file with models: and datasets:.")
     try:
-        d = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        d = yaml.safe_load(path.read_text(encoding="utf-8-sig")) or {}
     except yaml.YAMLError as e:
         raise InputError(f"{path} is not valid YAML ({e})", where=f"--study {path}", fix="Fix the file.") from None
     if not isinstance(d, dict):

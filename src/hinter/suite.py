@@ -206,6 +206,9 @@ def build_suite(texts: Sequence | None = None, *, out: str | Path, config: RunCo
     out = Path(out)
     if out.is_dir():
         raise InputError("the suite's path is a folder", where=str(out), fix="Give --out a file's path, e.g. imdb.suite.")
+    if out.exists() and not is_suite_file(out):  # a suite is rebuilt in its place; any other file is the user's
+        raise InputError("the file exists and is not a hinter suite: building would replace it", where=str(out),
+                         fix="Give --out a new file's path (e.g. imdb.suite), or the path of a suite to rebuild.")
     out.parent.mkdir(parents=True, exist_ok=True)
     writer: SuiteWriter | None = None
 
@@ -238,6 +241,55 @@ def build_suite(texts: Sequence | None = None, *, out: str | Path, config: RunCo
 
 # ---------------------------------------------------------------- reading
 
+# Decompression is bounded: a 2 MB gzip bomb named .suite once took 4.3 GB of memory and 17 s to be called "not a
+# hinter suite". The header line is read first (a few KB; at most MAX_HEADER_BYTES); a file whose header is not a
+# suite's is read on for gzip's CRC without keeping anything, and no file is inflated past `inflate_limit`:
+# INFLATE_RATIO times its size, at least INFLATE_FLOOR (a suite hinter writes compresses 5 to 20 times).
+MAX_HEADER_BYTES = 1 << 20
+INFLATE_FLOOR = 256 << 20
+INFLATE_RATIO = 100
+_CHUNK = 1 << 20
+
+
+class _TooLarge(Exception):
+    """The file inflates past its limit."""
+
+
+def inflate_limit(path: Path) -> int:
+    return max(INFLATE_FLOOR, INFLATE_RATIO * path.stat().st_size)
+
+
+def _inflate(f, limit: int, keep: bool = True) -> bytes:
+    """The rest of the gzip stream `f` (b"" when not `keep`); _TooLarge past `limit` bytes."""
+    chunks, total = [], 0
+    while True:
+        chunk = f.read(_CHUNK)
+        if not chunk:
+            return b"".join(chunks)
+        total += len(chunk)
+        if total > limit:
+            raise _TooLarge
+        if keep:
+            chunks.append(chunk)
+
+
+def _suite_header(first: bytes) -> dict | None:
+    """The header of a suite from its first line; None when the line is not a suite's header."""
+    try:
+        header = json.loads(first)
+    except ValueError:
+        return None
+    return header if isinstance(header, dict) and header.get("format") == MAGIC else None
+
+
+def is_suite_file(path: Path) -> bool:
+    """Whether `path` begins as a suite hinter wrote (its header alone is read: bounded)."""
+    try:
+        with gzip.open(path, "rb") as f:
+            return _suite_header(f.readline(MAX_HEADER_BYTES)) is not None
+    except (OSError, EOFError, zlib.error):
+        return False
+
 def load_suite(path: str | Path, where: str | None = None) -> Suite:
     """Read a suite, checking that it is whole and that this hinter can run it; InputError naming the file and
     what to do otherwise."""
@@ -254,22 +306,29 @@ def _load_suite(path: str | Path, where: str | None = None) -> Suite:
     not_suite = InputError(f"{path} is not a hinter suite", where=where,
                            fix="Give the file `hinter suite build --out FILE` wrote (a .suite file).")
     damaged = "is truncated or damaged"
+    limit = inflate_limit(path)
     try:  # all of it first: gzip's CRC, checked at the end, tells a damaged file from a foreign one
         with gzip.open(path, "rb") as f:
-            data = f.read()
+            first = f.readline(MAX_HEADER_BYTES)
+            header = _suite_header(first)
+            if header is None:  # read on, kept nowhere, for the CRC: a damaged suite is not called foreign
+                _inflate(f, limit - len(first), keep=False)
+                raise not_suite
+            data = first + _inflate(f, limit - len(first))
+    except _TooLarge:
+        if header is None:
+            raise not_suite from None
+        raise InputError(f"{path} decompresses to more than {limit >> 20:,} MB, {INFLATE_RATIO} times its "
+                         "size: not a suite hinter wrote (a compressed file made to fill the memory)",
+                         where=where, fix=f"Rebuild the suite: hinter suite build ... --out {path}") from None
     except (OSError, EOFError, zlib.error) as e:
         if "Not a gzipped file" in str(e):  # BadGzipFile also says "CRC check failed": damaged
             raise not_suite from None
         raise InputError(f"{path} {damaged} ({e})", where=where,
                          fix=f"Copy it again, or rebuild it: hinter suite build ... --out {path}") from None
     lines = data.splitlines(keepends=True)
-    first = lines.pop(0) if lines else b""
-    try:
-        header = json.loads(first)
-    except ValueError:
-        raise not_suite from None
-    if not isinstance(header, dict) or header.get("format") != MAGIC:
-        raise not_suite
+    del data
+    first = lines.pop(0)
     if header.get("format_version") != FORMAT_VERSION:
         raise InputError(f"{path} is a suite of format {header.get('format_version')} (built by hinter "
                          f"{header.get('hinter_version')}); this hinter ({__version__}) reads format "

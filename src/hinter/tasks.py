@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Callable, ClassVar
+from typing import Callable, ClassVar, Sequence
 
 from .errors import InputError
 from .generative.aspects import ASPECTS
@@ -235,7 +235,7 @@ def load_task_file(path: str | Path) -> AnyTask:
     p = Path(path)
     where = f"task file {p}"
     try:
-        content = p.read_text(encoding="utf-8")
+        content = p.read_text(encoding="utf-8-sig")  # a leading byte-order mark (Notepad, Excel) dropped
     except (OSError, UnicodeDecodeError) as e:
         raise InputError(f"cannot read it ({e})", where=where, fix="Give a readable UTF-8 YAML or JSON file.") from None
     try:
@@ -260,6 +260,11 @@ def load_task_file(path: str | Path) -> AnyTask:
         raise InputError(f"missing field(s) {', '.join(missing)}", where=where, fix="Every label task needs labels, "
                          "system_prompt and question (examples are optional but help small models); a generative "
                          "task needs a prompt holding {text} and no labels.")
+    _check_text_fields(data, ("name", "system_prompt", "question", "text_name", "answer_prefix", "none_answer"),
+                       where)
+    if not isinstance(data.get("multi_label", False), bool):
+        raise InputError(f"multi_label must be true or false, got {data['multi_label']!r}", where=where,
+                         fix="Write multi_label: true (several labels per text) or leave it out.")
     labels = data["labels"]
     if not isinstance(labels, list) or not all(isinstance(x, str) and x.strip() for x in labels) or len(set(labels)) < 2:
         raise InputError("labels must be a list of at least two distinct strings", where=where)
@@ -272,12 +277,24 @@ def load_task_file(path: str | Path) -> AnyTask:
                              fix='Write each example as {text: "...", answer: "..."} or ["text", "answer"].')
         examples.append((ex[0], ex[1]))
     aliases = data.get("aliases") or {}
-    if not isinstance(aliases, dict) or any(v not in labels for v in aliases.values()):
+    if not isinstance(aliases, dict) or any(not isinstance(k, str) or v not in labels for k, v in aliases.items()):
         raise InputError("aliases must map other spellings to labels", where=where, fix='Write e.g. aliases: {"P1-1": "Article 1 of Protocol 1"}.')
     kwargs = {k: data[k] for k in ("text_name", "answer_prefix", "none_answer") if k in data}
     return Task(name=str(data.get("name") or p.stem), labels=tuple(labels), system_prompt=data["system_prompt"],
                 question=data["question"], examples=tuple(examples), multi_label=bool(data.get("multi_label", False)),
                 aliases=tuple(aliases.items()), **kwargs)
+
+
+def _check_text_fields(data: dict, names: Sequence[str], where: str) -> None:
+    """Each of `names` present in a task file must be text: a number or a list where the prompt takes text was a
+    traceback on an API model and silently accepted on a python: one."""
+    for name in names:
+        value = data.get(name)
+        if value is not None and not isinstance(value, str):
+            kind = {bool: "true/false", int: "a number", float: "a number", list: "a list", dict: "a mapping"}.get(
+                type(value), type(value).__name__)
+            raise InputError(f"the field {name!r} is {kind} ({value!r}), not text", where=where,
+                             fix=f"Write {name} as text, in quotes if need be: {name}: \"...\".")
 
 
 def _number(data: dict, name: str, default, kind: type, low: float, high: float, where: str):
@@ -301,6 +318,7 @@ def _generative_task(data: dict, p: Path, where: str) -> GenerativeTask:
     if unknown:
         raise InputError(f"unknown field(s) {', '.join(unknown)} for a generative task", where=where,
                          fix=f"Known fields of a generative task: {', '.join(GENERATIVE_FIELDS)}.")
+    _check_text_fields(data, ("name", "system_prompt"), where)
     prompt = data["prompt"]
     if not isinstance(prompt, str) or prompt.count(TEXT_FIELD) != 1:
         raise InputError("prompt must be a string holding {text} exactly once (where the text goes)", where=where,

@@ -118,7 +118,7 @@ def load(folder: str | os.PathLike) -> list[Verdict]:
     if not path.exists():
         return []
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8-sig"))  # a byte-order mark of an editor dropped
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
         raise InputError(f"cannot read the triage file ({e})", where=str(path),
                          fix="Fix the JSON, or remove the file to start the triage over.") from None

@@ -133,7 +133,7 @@ def load_categories(path: str | Path | None = None, language: str = "en") -> Cat
         raise InputError(f"cannot read the category file ({e.strerror})", where=where,
                          fix="Give the path of a YAML file laid out as data/audit/categories.yaml.") from None
     try:
-        root = yaml.compose(raw.decode("utf-8"))
+        root = yaml.compose(raw.decode("utf-8-sig"))
     except (yaml.YAMLError, UnicodeDecodeError) as e:
         mark = getattr(e, "problem_mark", None)
         line = f", line {mark.line + 1}" if mark is not None else ""

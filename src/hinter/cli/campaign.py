@@ -24,6 +24,7 @@ from ..health import Thresholds, untested
 from ..models import ModelSpec, parse_model_spec
 from ..pipeline import answers_per_text
 from ..report import write_report
+from ..runlock import check_out_folder
 from ..tasks import get_task
 from ..usage import Prices
 from .app import console, out_console, running_in
@@ -73,6 +74,7 @@ def run_campaign(config: RunConfig, execution: Execution, out: Path, overwrite: 
     """Run `config` into `out` through hinter.campaign.Campaign, with a progress bar; returns the summary (also in
     OUT/summary.json). `suite`: a loaded suite, run instead of mutating and validating (`run --suite`).
     `dry_run`: print the campaign's estimate and stop (None, no model call); `yes`: never ask for confirmation."""
+    check_out_folder(out)  # before reading anything: a folder of the user's is refused at once
     if suite is None:
         records, skipped, dictionary = read_campaign(config)
     else:  # the suite holds the texts, mutants and verdicts: no dataset, dictionary or parser to load

@@ -9,7 +9,7 @@ import typer
 from ..files import storage_errors
 from ..health import Thresholds
 from . import options as o
-from .app import app
+from .app import app, console
 from .gate import check_syntax, gate
 
 
@@ -45,6 +45,7 @@ def check_cmd(
         store = open_run(run_dir, verify=True)
         try:
             s = attach(summary(store, alpha, label), store, run_dir)  # a reviewer's verdicts (hinter serve) count
+            warn_non_finite(store)
         finally:
             store.close()
     gate(s, fail_on, junit, Thresholds(max_failed_share, max_failed_originals), allow_model_errors, folder=run_dir)
@@ -81,3 +82,14 @@ def audit_gate(folder: Path, fail_on: list[str], junit: Optional[Path], alpha: O
                       f"cells under four-fifths, none holding up at p <= {s['alpha']:g})"
                       if not s["biased"] else f"Gate passed: {'; '.join(c.text for c in conditions)}",
                       highlight=False)
+
+
+def warn_non_finite(store) -> None:
+    """Say that answers of the run hold scores that are not numbers (NaN, infinity: stored by an older hinter),
+    read without them: the measures on scores leave them out, their labels count."""
+    n = store.non_finite_scores()
+    if n:
+        console.print(f"[yellow]warning:[/] {n} stored answer{'s' if n != 1 else ''} of this run hold scores that are "
+                      "not finite numbers (NaN or infinity, kept by an older hinter): read without their scores "
+                      "(their labels count). `hinter run ... --overwrite` asks the model again.", highlight=False,
+                      soft_wrap=True)

@@ -7,8 +7,10 @@ from typing import Optional
 import typer
 
 from ..files import storage_errors
+from ..runlock import lock_run_folder
 from . import options as o
 from .app import app, out_console
+from .check import warn_non_finite
 from .gate import check_syntax, gate
 
 
@@ -33,6 +35,20 @@ def report_cmd(
         raise report_refusal(run_dir)
     from ..report import write_report
     with storage_errors(run_dir):
-        r = write_report(run_dir, baseline, alpha=alpha, label=label, raw_csv=raw_csv or None)
+        # a run still writing the folder is never reported on: its outputs would be a part, and replaced by its own
+        lock = lock_run_folder(run_dir, fix="Wait for it to finish: the run writes its report itself when it ends "
+                               "(stopped, it can be continued, then reported).") if (run_dir / "run.sqlite").is_file() \
+            else None
+        try:
+            r = write_report(run_dir, baseline, alpha=alpha, label=label, raw_csv=raw_csv or None)
+        finally:
+            if lock is not None:
+                lock.release()
+        from ..store import open_run
+        store = open_run(run_dir)
+        try:
+            warn_non_finite(store)
+        finally:
+            store.close()
     out_console.print("Written: " + ", ".join(str(f) for f in r["files"]), highlight=False)
     gate(r["summary"], fail_on, junit, folder=run_dir)

@@ -34,8 +34,10 @@ def run_cmd(
                                          "attributes, order, limit, sampling and validity options; the model's "
                                          f"options ({MODEL_FLAGS}) are this command's."),
     out: Path = typer.Option(Path("runs/latest"), "--out", "-o", help="Output folder: run.sqlite, summary.json, "
-                             "biases.csv, report.html."),
-    overwrite: bool = typer.Option(False, "--overwrite", help="Replace a run already in --out. Without it, a run "
+                             "biases.csv, report.html. A new or empty folder, or one of an earlier run: a folder "
+                             "holding other files and no run is refused."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace a run already in --out (its run.sqlite and "
+                                   "the files SQLite keeps beside it; no other file is deleted). Without it, a run "
                                    "with the same settings is continued where it stopped."),
     fail_on: list[str] = typer.Option([], "--fail-on", help=FAIL_ON_HELP),
     junit: Optional[Path] = typer.Option(None, "--junit", help="Write a JUnit XML file: one test case per attribute "

@@ -5,7 +5,7 @@ import json
 import os
 from pathlib import Path
 
-from ..files import write_atomic, write_csv, write_dict_csv
+from ..files import json_text, write_atomic, write_csv, write_dict_csv
 from ..gcpause import paused
 from ..measures import summary
 from ..store import RunStore, open_run, seal
@@ -28,7 +28,7 @@ def run_aspects(settings: dict) -> list[str] | None:
 
 
 def write_summary(folder: Path, s: dict) -> Path:
-    return write_atomic(Path(folder) / "summary.json", json.dumps(s, indent=2) + "\n")
+    return write_atomic(Path(folder) / "summary.json", json_text(s, indent=2) + "\n")  # never NaN in JSON
 
 
 def raw_csv(store: RunStore, raw: bool | None = None) -> bool:
@@ -136,7 +136,7 @@ def write_report(folder: str | Path, baseline: str | Path | None = None, summary
             write_summary(folder, s)
         files = [folder / "summary.json"] + write_exports(store, folder, instances, raw_csv)
         if d is not None:
-            files.append(write_atomic(folder / "diff.json", json.dumps(d, indent=2) + "\n"))
+            files.append(write_atomic(folder / "diff.json", json_text(d, indent=2) + "\n"))
         files.insert(0, write_atomic(folder / "report.html", html))
         return {"summary": s, "files": files, "diff": d}
     finally:

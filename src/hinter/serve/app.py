@@ -197,10 +197,17 @@ class Server:
     def run_of(self, value) -> ServedRun:
         if not self.runs:
             raise ApiError(404, "no run is served", "Start hinter serve with a RUN_DIR.")
-        try:
-            i = int(value if value not in (None, "") else 0)
-        except (TypeError, ValueError):
-            raise ApiError(400, f"run must be a number, got {value!r}") from None
+        # a whole number, as a query's digits or a JSON integer: int() of a JSON 1e400 (infinity) raised
+        # OverflowError (a 500), and of 1.5 gave run 1
+        if value in (None, ""):
+            i = 0
+        elif type(value) is int:
+            i = value
+        elif isinstance(value, str) and value.isascii() and value.isdigit():
+            i = int(value)
+        else:
+            raise ApiError(400, f"run must be a whole number (the run's index, from 0), got {value!r}"[:300],
+                           "Use GET /api/runs for the runs served and their numbers.")
         if not 0 <= i < len(self.runs):
             raise ApiError(404, f"no run {i}: {len(self.runs)} served", "Use GET /api/runs.")
         return self.runs[i]

@@ -10,13 +10,14 @@ import os
 import sqlite3
 
 from ..files import storage_error
-from .database import (MAX_TRIES, SEAL, StoreFile, check_seal, run_file, where_named, empty_run_error, holds_run,
-                       lost_run, seal, unseal)
+from .database import (MAX_TRIES, RUN_FILES, SEAL, StoreFile, check_seal, run_file, where_named, empty_run_error,
+                       holds_run, lost_run, remove_run_files, seal, unseal)
 from .measure_reads import MeasureReads
 from .report_reads import ReportReads
 from .writes import Writes
 
-__all__ = ["MAX_TRIES", "SEAL", "RunStore", "empty_run_error", "holds_run", "lost_run", "open_run", "seal", "unseal"]
+__all__ = ["MAX_TRIES", "RUN_FILES", "SEAL", "RunStore", "empty_run_error", "holds_run", "lost_run", "open_run",
+           "remove_run_files", "seal", "unseal"]
 
 
 class RunStore(Writes, MeasureReads, ReportReads, StoreFile):

@@ -311,6 +311,18 @@ def empty_run_error(path: Path, where: str | None = None) -> InputError:
 SEAL = "run.sqlite.sha256"
 
 
+# The files of a run's database that hinter writes, and the only ones --overwrite deletes: SQLite's own beside
+# run.sqlite (its write-ahead log, shared memory and rollback journal) and the seal. A glob (run.sqlite*) once took
+# the user's run.sqlite.bak and "run.sqlite good copy" with them.
+RUN_FILES = ("run.sqlite", "run.sqlite-wal", "run.sqlite-shm", "run.sqlite-journal", SEAL)
+
+
+def remove_run_files(folder: str | os.PathLike) -> None:
+    """Delete the run's database in `folder` (RUN_FILES), to start it again (--overwrite); nothing else."""
+    for name in RUN_FILES:
+        (Path(folder) / name).unlink(missing_ok=True)
+
+
 def unseal(folder: str | os.PathLike) -> None:
     """A run is about to write run.sqlite: its seal no longer holds."""
     (Path(folder) / SEAL).unlink(missing_ok=True)

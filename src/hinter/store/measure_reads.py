@@ -103,6 +103,16 @@ class MeasureReads:
         """Texts the model answered in a form the task cannot read (model errors are not cached: apart)."""
         return self.db.execute("SELECT COUNT(*) FROM outcomes WHERE outcome IS NULL").fetchone()[0]
 
+    def non_finite_scores(self) -> int:
+        """Stored answers (originals' and mutants') whose scores hold NaN or an infinity, stored by an older
+        hinter: read without their scores (rows.scores_from_json)."""
+        n = 0
+        for table in ("texts", "mutants"):
+            for (column,) in self.db.execute(f"SELECT scores FROM {table} WHERE scores LIKE '%NaN%' OR scores LIKE "
+                                             "'%Infinity%'"):  # a label may hold those letters: read to be sure
+                n += scores_from_json(column) is None
+        return n
+
     def first_failures(self, limit: int = 3) -> list[str]:
         """The first distinct model errors, then unparseable answers, as stored (originals before mutants)."""
         rows = self.db.execute(
