@@ -16,7 +16,7 @@ from ..campaign import Campaign
 from ..config import Execution, RunConfig
 from ..datasets import BUNDLED, bundled_path, load_dataset
 from ..errors import InputError
-from ..files import csv_text, storage_errors, write_set
+from ..files import csv_text, json_text, storage_errors, write_set
 from ..generative.aspects import refusal
 from ..generative.judge_aspect import RUBRIC, judge_settings
 from ..generative.masking import IdentityTerms
@@ -410,7 +410,7 @@ def output_texts(result: dict, rendered, verdicts: dict[str, Verdict], cats: Cat
                 v = verdicts[text]
                 yield [t.index, t.source_id, "rendering", sex, race, v.shown, v.selected, v.share, text]
 
-    return {"audit.json": json.dumps(result, indent=2) + "\n", "audit.csv": audit_csv,
+    return {"audit.json": json_text(result, indent=2) + "\n", "audit.csv": audit_csv,
             "renderings.csv": csv_text(RENDERINGS_FIELDS, renderings()), "audit.html": render_page(result, cats)}
 
 
