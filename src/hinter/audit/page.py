@@ -39,9 +39,18 @@ def table_html(rows: list[dict], title: str) -> str:
         body.append(f"<tr{flag}><td>{_e(r['category'])}</td><td>{r['n']}</td><td>{r['selected']}</td>"
                     f"<td>{_num(r['rate'], True)}</td><td>{_ci(r['rate_ci'], True)}</td>"
                     f"<td>{_num(r['impact_ratio'])}</td><td>{_ci(r['impact_ratio_ci'])}</td>"
-                    f"<td>{_num(r['p_value'])}</td><td>{'yes' if r['four_fifths'] else 'no' if r['four_fifths'] is False else '–'}"
+                    f"<td>{_num(r['p_value'])}</td><td>{_flag(r)}"
                     f"</td><td>{_e(r['excluded'] or '')}</td></tr>")
     return f"<h3>{_e(title)}</h3><table class=rates>{head}{''.join(body)}</table>"
+
+
+def _flag(r: dict) -> str:
+    """The four-fifths column: yes / no, and on a flag too small to mean much the mark with its reason."""
+    if r["four_fifths"] is None:
+        return "–"
+    if not r["four_fifths"]:
+        return "no"
+    return f"yes ({_e(r['too_few'])})" if r.get("too_few") else "yes"
 
 
 TITLES = (("sex", "Sex"), ("race", "Race/ethnicity"), ("intersectional", "Sex x race/ethnicity"))
@@ -145,10 +154,14 @@ def _method(result: dict, cats: Categories) -> list[str]:
         "not against the original, since inserting a descriptor changes a sentence's structure; a text whose "
         "renderings differ in structure is left out as a whole, so that every text stays in every category. "
         "Rate intervals: a percentile bootstrap over texts (seeded), a text's renderings drawn together. "
-        "Impact-ratio intervals: the same bootstrap, simultaneous over every pair of categories, since the "
-        "reference is the most selected category of the same data. p-values: a permutation test within texts, "
+        "Impact-ratio intervals: paired over texts, on the log scale with a pseudo-text selected in each "
+        "category added (so that a category never selected, and a model that treats every text alike, keep "
+        "their coverage), the standard error taken at the bound (Wilson's idea), simultaneous over every pair of "
+        "categories, since the reference is the most selected category of the same data (docs/audit.md gives "
+        "their measured coverage). A category never selected has 0 as its lower bound. p-values: a permutation test within texts, "
         "against the smallest ratio of each permutation, for the same reason. The four-fifths flag alone is "
-        "not evidence on few texts: read it with the interval and the p-value.</p><p>Limits: descriptors are explicit words; a model may react "
+        "not evidence on few texts: read it with the interval and the p-value; a flag on a category of fewer "
+        "than 5 texts, or that one more selected text would lift over 0.8, is marked <i>too few</i>.</p><p>Limits: descriptors are explicit words; a model may react "
         "differently to implicit markers (dialect, schools; names only where the text names its person, and "
         "only for the categories with names of their own). The category words are a list, not an understanding "
         "of the text: a second person of the same sex is changed too; identity words elsewhere in the text are "

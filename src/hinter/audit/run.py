@@ -329,7 +329,8 @@ def _twins(complete, tables, cells, verdicts, per_cell: int = 3) -> list[dict]:
 
 
 CSV_FIELDS = ("design", "table", "category", "sex", "race", "n", "selected", "rate", "rate_ci_low", "rate_ci_high",
-              "impact_ratio", "impact_ratio_ci_low", "impact_ratio_ci_high", "p_value", "four_fifths", "excluded")
+              "impact_ratio", "impact_ratio_ci_low", "impact_ratio_ci_high", "p_value", "four_fifths", "too_few",
+              "excluded")
 
 
 def _csv_rows(design: str, tables: dict) -> list[dict]:
@@ -341,7 +342,7 @@ def _csv_rows(design: str, tables: dict) -> list[dict]:
                         "race": r.get("race"), "n": r["n"], "selected": r["selected"], "rate": r["rate"],
                         "rate_ci_low": rc[0], "rate_ci_high": rc[1], "impact_ratio": r["impact_ratio"],
                         "impact_ratio_ci_low": ic[0], "impact_ratio_ci_high": ic[1], "p_value": r["p_value"],
-                        "four_fifths": r["four_fifths"], "excluded": r["excluded"]})
+                        "four_fifths": r["four_fifths"], "too_few": r.get("too_few"), "excluded": r["excluded"]})
     return out
 
 

@@ -4,9 +4,11 @@ and the four-fifths flag (29 CFR 1607.4(D): a ratio under 0.8).
 
 Counterfactual design (`counterfactual_tables`): every text is read in every (sex, race) category, so the texts
 are the unit of uncertainty. Rate intervals: a percentile bootstrap over texts (seeded), which keeps every text's
-renderings together. Impact-ratio intervals: the same bootstrap, simultaneous over every pair of categories
-(`_simultaneous_spread`), because the reference is the most selected category of the same data: a per-pair
-interval against it excluded 1 somewhere in most audits of a model that ignores identity. p-value: a permutation test within texts. Under the null (the model ignores the category)
+renderings together. Impact-ratio intervals (`ratio_intervals`): paired over texts, on the log scale with
+pseudo-texts added (so that a category never or always selected, and a model that treats every text alike, keep
+their coverage), simultaneous over every pair of categories because the reference is the most selected category
+of the same data: a per-pair interval against it excluded 1 somewhere in most audits of a model that ignores
+identity. p-value: a permutation test within texts. Under the null (the model ignores the category)
 the renderings of a text are exchangeable across categories; the categories' outcomes are shuffled within each
 text (for sex: within each text and race; for race: within each text and sex; for the intersection: across all
 cells of a text), and a category's ratio is compared with the smallest ratio of each shuffle. Comparing with the
@@ -14,14 +16,15 @@ smallest accounts for the reference being the most selected category of the same
 identity gets p <= 0.05 in at most 5% of audits, whichever category looks worst.
 
 Observed design (`observed_tables`): each text as it is, one category per text (`unknown` where its words say
-none). Rates: Wilson intervals; ratios: the same bootstrap over texts; p-value: Fisher's exact test against the
+none). Rates: Wilson intervals; ratios: `ratio_intervals` on unpaired data; p-value: Fisher's exact test against the
 reference category.
 
 Categories under `min_share` (2%) of the known data are left out of the ratios, with the reason (LL144 allows it).
+A four-fifths flag on a category of fewer than MIN_TEXTS texts, or that one more selected text would lift, is
+marked `too_few` with the reason.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass
 from typing import Sequence
 
@@ -31,6 +34,7 @@ from ..stats import fisher_exact, wilson
 
 FOUR_FIFTHS = 0.8
 MIN_SHARE = 0.02
+MIN_TEXTS = 5  # a four-fifths flag on fewer texts of a category is marked "too few"
 BOOTSTRAP = 2000
 PERMUTATIONS = 2000
 
@@ -49,6 +53,7 @@ class Row:
     excluded: str | None = None  # why left out of the ratios
     sex: str | None = None  # the intersection's rows name both
     race: str | None = None
+    too_few: str | None = None  # why a four-fifths flag here means little (few texts, or one text flips it)
 
     def to_json(self) -> dict:
         d = asdict(self)
@@ -80,19 +85,120 @@ def _bootstrap_weights(texts: int, seed: int, draws: int) -> np.ndarray:
     return w
 
 
-def _simultaneous_spread(brate: np.ndarray, rate: np.ndarray, cols: list[int], level: float = 0.95) -> float:
-    """The half-width, on the log scale, of impact-ratio intervals that hold for every pair of categories at once
-    (Tukey's idea, on a bootstrap): the `level` quantile over bootstrap samples of the largest log-rate deviation
-    less the smallest. Every pair at once covers a reference chosen as the most selected on the same data."""
-    if len(cols) < 2:
-        return 0.0
-    with np.errstate(invalid="ignore", divide="ignore"):
-        d = np.log(brate[:, cols]) - np.log(rate[cols])
-    d = np.where(np.isnan(d), 0.0, d)  # a category with no renderings in a sample: no deviation to count
-    with np.errstate(invalid="ignore"):
-        span = d.max(axis=1) - d.min(axis=1)
-    # a sample in which a selected category is never selected has no bound: the interval then reaches 0
-    return float(np.quantile(np.where(np.isnan(span), np.inf, span), level, method="higher"))
+def _pseudo_texts(n: np.ndarray, paired: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(selected, n) of the pseudo-texts that the ratio intervals add to the data (Bonett & Price 2006's idea for
+    paired proportions, generalised): in a paired table one pseudo-text per category, read in every category as
+    often as a real text is and selected in its own category only; in an unpaired one (each text in one category),
+    two per category, one selected and one not. Every category then has at least one selection and one rejection,
+    so no ratio is 0 or infinite on the log scale and no variance is 0: a sample in which every text was treated
+    alike (a deterministic model) still says how far its population could differ."""
+    k = n.shape[1]
+    per_text = n.sum(0) / np.maximum((n > 0).sum(0), 1)  # renderings of a category per text that reads it
+    if paired:
+        return np.diag(per_text), np.tile(per_text, (k, 1))
+    return np.vstack([np.diag(per_text), np.zeros((k, k))]), np.vstack([np.diag(per_text), np.diag(per_text)])
+
+
+def ratio_intervals(selected: np.ndarray, n: np.ndarray, kept: Sequence[int], *, seed: int = 0,
+                    level: float = 0.95, draws: int = BOOTSTRAP) -> dict[int, tuple[float, float]]:
+    """Per kept category k, an interval for its true impact ratio p_k / max_j p_j (p: the categories' selection
+    rates in the population of texts), from `selected` and `n` (texts, categories) as in rows_from_counts. The
+    intervals hold for every category at once with probability `level`.
+
+    How: the texts are the unit (a text's renderings in the categories are paired). With the pseudo-texts of
+    `_pseudo_texts` added, each log rate ratio log(r_k / r_j) gets its variance from the texts (the linearised
+    ratio estimator, a sandwich over texts: u_tk = (s_tk - r_k n_tk) / S_k, Var = sum_t (u_tk - u_tj)^2, which is
+    Bonett & Price's (n12 + n21 + 2) / ((n1+ + 1)(n+1 + 1)) for one pair of binary outcomes). The critical value
+    is the `level` quantile of the largest studentised deviation over every pair of kept categories, drawn from
+    the normal law of the log rates (Tukey's idea with the estimated covariance), so that all pairwise intervals
+    [L_kj, U_kj] hold together. Since p_k / p_max = min_j p_k / p_j, they give p_k / p_max in
+    [min_j L_kj, min(1, min_j U_kj)] whichever category is truly the most selected, which is what the table's
+    reference, the most selected category of the same data, estimates. A category never selected gets 0 as its
+    lower bound (no data can bound its rate away from 0), and every interval holds the table's own estimate.
+    Why not the percentile bootstrap: a category never selected in a bootstrap sample has an infinite log ratio
+    (the interval exploded to [0, 1 / max rate]), and a model that treats every text alike gives identical
+    samples (a zero-width interval); both missed the true ratio (docs/audit.md gives the measured coverage)."""
+    kept = list(kept)
+    if not kept:
+        return {}
+    selected, n = np.asarray(selected, dtype=float), np.asarray(n, dtype=float)
+    texts = selected.shape[0]
+    paired = bool(texts) and bool((n[:, kept] > 0).all())
+    ps, pn = _pseudo_texts(n, paired)
+    s_all, n_all = np.vstack([selected, ps]), np.vstack([n, pn])
+    s_tot, n_tot = s_all.sum(0), n_all.sum(0)
+    with np.errstate(invalid="ignore", divide="ignore"):  # a category of no data: never kept
+        rate = s_tot / n_tot
+    u = (s_all - rate * n_all)[:, kept] / s_tot[kept]
+    cov = u.T @ u * (texts / (texts - 1) if texts > 1 else 1.0)  # the usual small-sample factor over clusters
+    m = len(kept)
+    log_rate = np.log(rate[kept])
+    var = np.diag(cov)[:, None] + np.diag(cov)[None, :] - 2 * cov  # Var(log r_k - log r_j)
+    se = np.sqrt(np.maximum(var, 0.0))
+    if m < 2:
+        crit = float(np.sqrt(2) * 1.959964)
+    else:
+        rng = np.random.default_rng(seed)
+        z = rng.multivariate_normal(np.zeros(m), cov, size=draws, method="eigh")
+        iu = np.triu_indices(m, 1)
+        dev = np.abs(z[:, iu[0]] - z[:, iu[1]]) / np.where(se[iu] > 0, se[iu], np.inf)
+        crit = float(np.quantile(dev.max(axis=1), level))
+    bounds = _score_bounds(log_rate, s_tot[kept], n_tot[kept], cov, crit)
+    out = {}
+    for a, k in enumerate(kept):
+        others = [b for b in range(m) if b != a]
+        if not others:
+            out[k] = (1.0, 1.0)
+            continue
+        low = float(min(1.0, np.exp(bounds[0][a, others]).min()))
+        high = float(min(1.0, np.exp(bounds[1][a, others]).min()))
+        out[k] = (0.0 if selected[:, k].sum() == 0 else low, high)
+    return out
+
+
+def _score_bounds(log_rate: np.ndarray, count: np.ndarray, exposure: np.ndarray, cov: np.ndarray, crit: float,
+                  reach: float = 12.0, step: float = 0.005) -> tuple[np.ndarray, np.ndarray]:
+    """(lower, upper) bounds of log(r_a / r_b) for every pair (a, b): where |x - d| = crit * se(x), with se(x)
+    the standard error at the bound, not at the estimate (Wilson's idea): at a ratio e^x the two categories'
+    counts would be mu_a, mu_b (the Poisson fit that keeps their sum), and the variance of a log count scales as
+    1 / mu: Var(x) = c_aa f_a + c_bb f_b - 2 c_ab sqrt(f_a f_b), f = count / mu. A few selections then give an
+    upper bound the data support (not e^(crit * 1) times the estimate). The first crossing on each side is taken
+    (the variance grows again where a count nears 0); none within `reach`: unbounded."""
+    d = log_rate[:, None] - log_rate[None, :]
+    var_a, var_b = np.diag(cov)[:, None], np.diag(cov)[None, :]
+    total = count[:, None] + count[None, :]
+
+    def short(offset: np.ndarray, sign: float) -> np.ndarray:  # whether |x - d| >= crit * se(x) at d +- offset
+        rho = np.exp(d[None] + sign * offset)
+        mu_a = total * rho * exposure[:, None] / (rho * exposure[:, None] + exposure[None, :])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            f_a, f_b = count[:, None] / mu_a, count[None, :] / (total - mu_a)
+            var = var_a * f_a + var_b * f_b - 2 * cov * np.sqrt(f_a * f_b)
+        return offset ** 2 >= crit ** 2 * np.where(np.isfinite(var), np.maximum(var, 0.0), np.inf)
+
+    out = []
+    for sign in (-1.0, 1.0):
+        coarse = np.arange(0.0, reach + 0.1, 0.1)[:, None, None]  # the first crossing on a coarse grid...
+        hit = short(coarse, sign)
+        first = np.where(hit.any(axis=0), hit.argmax(axis=0), -1)
+        start = np.maximum(first - 1, 0) * 0.1  # ...then on a fine one within the coarse step before it
+        fine = start[None] + np.arange(0.0, 0.1 + step, step)[:, None, None]
+        hit = short(fine, sign)
+        offset = np.take_along_axis(fine, hit.argmax(axis=0)[None], 0)[0]
+        out.append(np.where(first >= 0, d + sign * offset, sign * np.inf))
+    return out[0], out[1]
+
+
+def _too_few(sel: float, n: float, texts: int, ref_rate: float, per_text: float) -> str | None:
+    """Why a four-fifths flag on this category means little: fewer than MIN_TEXTS texts, or one more of its texts
+    selected would lift its ratio to 0.8 (the "flip-flop" check of practical significance: 29 CFR 1607.4(D) lets
+    differences "based on small numbers" not count as adverse impact)."""
+    if texts < MIN_TEXTS:
+        return f"too few: {texts} text{'s' if texts != 1 else ''} (under {MIN_TEXTS})"
+    lifted = min(sel + per_text, n) / n / ref_rate
+    if lifted >= FOUR_FIFTHS:
+        return f"too few: one more selected text would lift the ratio to {lifted:.3f}"
+    return None
 
 
 def rows_from_counts(names: Sequence[str], selected: np.ndarray, n: np.ndarray, *, seed: int = 0,
@@ -117,7 +223,9 @@ def rows_from_counts(names: Sequence[str], selected: np.ndarray, n: np.ndarray, 
         bsel, bn = w @ selected, w @ n
         with np.errstate(invalid="ignore", divide="ignore"):
             brate = np.where(bn > 0, bsel / bn, np.nan)
-        spread = _simultaneous_spread(brate, rate, [k for k in kept if rate[k] > 0])
+    has_ratios = w is not None and ref is not None and rate[ref] > 0
+    ratio_ci_of = ratio_intervals(selected, n, kept, seed=seed, draws=max(draws, 1000)) if has_ratios else {}
+    texts_of = (n > 0).sum(0)
     rows = []
     for k, name in enumerate(names):
         if tot_n[k] == 0:
@@ -126,19 +234,19 @@ def rows_from_counts(names: Sequence[str], selected: np.ndarray, n: np.ndarray, 
             rci = tuple(_r(x) for x in wilson(rate[k], tot_n[k]))
         else:
             rci = _ci(brate[:, k]) if w is not None else None
-        ratio = ratio_ci = p = flag = None
+        ratio = ratio_ci = p = flag = few = None
         if excluded[k] is None and ref is not None and rate[ref] > 0:
             ratio = rate[k] / rate[ref]
-            if w is not None and rate[k] > 0:
-                ratio_ci = (_r(ratio * math.exp(-spread)), _r(min(ratio * math.exp(spread), 1 / rate[ref])))
-            elif w is not None:  # never selected: the bootstrap has nothing to spread (the interval is [0, 0])
-                with np.errstate(invalid="ignore", divide="ignore"):
-                    ratio_ci = _ci(brate[:, k] / brate[:, ref])
+            if k in ratio_ci_of:  # the interval always holds the estimate (the pseudo-texts pull towards 1)
+                low, high = ratio_ci_of[k]
+                ratio_ci = (_r(min(low, ratio)), _r(max(high, ratio)))
             p = p_values[k] if p_values is not None else None
             flag = bool(ratio < FOUR_FIFTHS)
+            if flag:
+                few = _too_few(tot_sel[k], tot_n[k], int(texts_of[k]), rate[ref], tot_n[k] / texts_of[k])
         sex, race = labels[k] if labels is not None else (None, None)
         rows.append(Row(name, int(tot_n[k]), int(tot_sel[k]), _r(rate[k]), rci, _r(ratio), ratio_ci,
-                        _r(p), flag, excluded[k], sex, race))
+                        _r(p), flag, excluded[k], sex, race, few))
     return rows
 
 

@@ -61,7 +61,7 @@ def audit_cmd(
     out_console.print(f"{c['rendered']} of {c['texts']} texts rendered in every category ({c['renderings']} "
                       f"renderings); unknown: {result['unknown']}.", highlight=False)
     for row in result["tables"]["intersectional"]:
-        mark = "  UNDER 4/5" if row["four_fifths"] else ""
+        mark = ("  UNDER 4/5" + (" (too few)" if row.get("too_few") else "")) if row["four_fifths"] else ""
         ratio = "–" if row["impact_ratio"] is None else f"{row['impact_ratio']:.3f}"
         out_console.print(f"  {row['category']:<52} rate {row['rate']:.3f}  ratio {ratio}{mark}", highlight=False)
     u = result["usage"]
