@@ -22,12 +22,16 @@ def main() -> None:
     seeds = int(sys.argv[1]) if len(sys.argv) > 1 else 200
     texts = int(sys.argv[2]) if len(sys.argv) > 2 else 40
     start = time.time()
-    family, per_ratio = sc.coverage(seeds, texts)
+    family, per_ratio, per_rate = sc.coverage(seeds, texts)
     print(f"{seeds} seeds, {texts} texts\n")
     print("| screener | table | true ratio | coverage (rows) | median width | all rows at once |")
     print("|---|---|---|---|---|---|")
     for (name, table, ratio), (cov, width, n) in per_ratio.items():
         print(f"| {name} | {table} | {ratio:g} | {cov:.3f} | {width:.3f} | {family[(name, table)]:.3f} |")
+    print("\n| screener | table | true rate | rate interval coverage |")
+    print("|---|---|---|---|")
+    for (name, table, rate), (cov, n) in per_rate.items():
+        print(f"| {name} | {table} | {rate:g} | {cov:.3f} |")
     print(f"\n{time.time() - start:.0f} s")
 
 

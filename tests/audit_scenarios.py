@@ -65,9 +65,10 @@ def tables_of(y: np.ndarray, cells: np.ndarray):
 
 
 def coverage(seeds: int, texts: int, draws: int = 1000):
-    """Per scenario and table: the share of seeds whose intervals held every true ratio at once, and per true
-    ratio the share of rows whose interval held it, with the intervals' median width."""
-    family, per_ratio = {}, {}
+    """Per scenario and table: the share of seeds whose ratio intervals held every true ratio at once; per
+    scenario, table and true ratio: the share of rows whose interval held it and the intervals' median width; per
+    scenario, table and true rate: the share of rate intervals that held it."""
+    family, per_ratio, per_rate = {}, {}, {}
     for name, make in SCENARIOS.items():
         for seed in range(seeds):
             y, cells = make(np.random.default_rng(seed), texts)
@@ -76,9 +77,12 @@ def coverage(seeds: int, texts: int, draws: int = 1000):
                 rows = rows_from_counts([str(k) for k in range(len(p))], sel, n, seed=seed, draws=draws)
                 held = [r.impact_ratio_ci[0] - 1e-9 <= t <= r.impact_ratio_ci[1] + 1e-9 for r, t in zip(rows, true)]
                 family.setdefault((name, table), []).append(all(held))
-                for r, t, h in zip(rows, true, held):
+                for r, t, h, rate in zip(rows, true, held, p):
                     per_ratio.setdefault((name, table, round(float(t), 3)), []).append(
                         (h, r.impact_ratio_ci[1] - r.impact_ratio_ci[0]))
+                    per_rate.setdefault((name, table, round(float(rate), 3)), []).append(
+                        r.rate_ci[0] - 1e-9 <= rate <= r.rate_ci[1] + 1e-9)
     return ({k: float(np.mean(v)) for k, v in family.items()},
             {k: (float(np.mean([h for h, _ in v])), float(np.median([w for _, w in v])), len(v))
-             for k, v in per_ratio.items()})
+             for k, v in per_ratio.items()},
+            {k: (float(np.mean(v)), len(v)) for k, v in per_rate.items()})

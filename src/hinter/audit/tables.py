@@ -3,12 +3,12 @@ interval, the impact ratio against the most selected category with its interval,
 and the four-fifths flag (29 CFR 1607.4(D): a ratio under 0.8).
 
 Counterfactual design (`counterfactual_tables`): every text is read in every (sex, race) category, so the texts
-are the unit of uncertainty. Rate intervals: a percentile bootstrap over texts (seeded), which keeps every text's
-renderings together. Impact-ratio intervals (`ratio_intervals`): paired over texts, on the log scale with
-pseudo-texts added (so that a category never or always selected, and a model that treats every text alike, keep
-their coverage), simultaneous over every pair of categories because the reference is the most selected category
-of the same data: a per-pair interval against it excluded 1 somewhere in most audits of a model that ignores
-identity. p-value: a permutation test within texts. Under the null (the model ignores the category)
+are the unit of uncertainty. Rate intervals: Wilson's on the texts' effective sample size (`texts_wilson`), which
+keeps every text's renderings together. Impact-ratio intervals (`ratio_intervals`): paired over texts, on the log
+scale with pseudo-texts added (so that a category never or always selected, and a model that treats every text
+alike, keep their coverage), simultaneous over every pair of categories because the reference is the most
+selected category of the same data: a per-pair interval against it excluded 1 somewhere in most audits of a model
+that ignores identity. p-value: a permutation test within texts. Under the null (the model ignores the category)
 the renderings of a text are exchangeable across categories; the categories' outcomes are shuffled within each
 text (for sex: within each text and race; for race: within each text and sex; for the intersection: across all
 cells of a text), and a category's ratio is compared with the smallest ratio of each shuffle. Comparing with the
@@ -35,7 +35,7 @@ from ..stats import fisher_exact, wilson
 FOUR_FIFTHS = 0.8
 MIN_SHARE = 0.02
 MIN_TEXTS = 5  # a four-fifths flag on fewer texts of a category is marked "too few"
-BOOTSTRAP = 2000
+BOOTSTRAP = 2000  # draws of the ratio intervals' simultaneous critical value (the API's name: bootstrap=)
 PERMUTATIONS = 2000
 
 
@@ -68,21 +68,23 @@ def _r(x: float | None) -> float | None:
     return None if x is None or not np.isfinite(x) else round(float(x), 6)
 
 
-def _ci(values: np.ndarray) -> tuple[float, float] | None:
-    v = values[np.isfinite(values)]
-    if not len(v):
+def texts_wilson(selected: np.ndarray, n: np.ndarray) -> tuple[float, float] | None:
+    """A rate's 95% interval with the texts as the unit: Wilson's score interval on the effective number of
+    renderings, N over the design effect (the variance of the rate over texts, a sandwich, against the variance of
+    N independent renderings; at least 1: renderings of one text count at most as independent ones). Wilson's,
+    unlike a percentile bootstrap, neither collapses to a point where every text was treated alike or where no
+    rendering was selected, nor undercovers a rate near 0 (docs/audit.md)."""
+    selected, n = np.asarray(selected, dtype=float), np.asarray(n, dtype=float)
+    reads = n > 0
+    texts, total = int(reads.sum()), float(n.sum())
+    if not total:
         return None
-    lo, hi = np.percentile(v, [2.5, 97.5])
-    return (_r(lo), _r(hi))
-
-
-def _bootstrap_weights(texts: int, seed: int, draws: int) -> np.ndarray:
-    """(draws, texts): how many times each text is drawn in each bootstrap sample."""
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, texts, size=(draws, texts))
-    w = np.zeros((draws, texts), dtype=np.int32)
-    np.add.at(w, (np.repeat(np.arange(draws), texts), idx.ravel()), 1)
-    return w
+    rate = selected.sum() / total
+    deff = 1.0
+    if texts > 1 and 0 < rate < 1:
+        between = np.sum((selected[reads] - rate * n[reads]) ** 2) / total ** 2 * texts / (texts - 1)
+        deff = max(1.0, between / (rate * (1 - rate) / total))
+    return tuple(_r(x) for x in wilson(rate, total / deff))
 
 
 def _pseudo_texts(n: np.ndarray, paired: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -189,28 +191,31 @@ def _score_bounds(log_rate: np.ndarray, count: np.ndarray, exposure: np.ndarray,
     return out[0], out[1]
 
 
-def _too_few(sel: float, n: float, texts: int, ref_rate: float, per_text: float) -> str | None:
+def _too_few(sel: float, n: float, texts: int, ref_rate: float, per_text: float, unit: str = "text") -> str | None:
     """Why a four-fifths flag on this category means little: fewer than MIN_TEXTS texts, or one more of its texts
     selected would lift its ratio to 0.8 (the "flip-flop" check of practical significance: 29 CFR 1607.4(D) lets
     differences "based on small numbers" not count as adverse impact)."""
     if texts < MIN_TEXTS:
-        return f"too few: {texts} text{'s' if texts != 1 else ''} (under {MIN_TEXTS})"
+        return f"too few: {texts} {unit}{'s' if texts != 1 else ''}, under {MIN_TEXTS}"
     lifted = min(sel + per_text, n) / n / ref_rate
     if lifted >= FOUR_FIFTHS:
-        return f"too few: one more selected text would lift the ratio to {lifted:.3f}"
+        return f"too few: one more selected {unit} would lift the ratio to {lifted:.3f}"
     return None
 
 
 def rows_from_counts(names: Sequence[str], selected: np.ndarray, n: np.ndarray, *, seed: int = 0,
                      draws: int = BOOTSTRAP, p_values: Sequence[float | None] | None = None,
-                     rate_intervals: str = "bootstrap", min_share: float = MIN_SHARE,
-                     labels: Sequence[tuple[str, str]] | None = None) -> list[Row]:
+                     rate_intervals: str = "texts", min_share: float = MIN_SHARE,
+                     labels: Sequence[tuple[str, str]] | None = None, share_of: int | None = None,
+                     unit: str = "text") -> list[Row]:
     """Rows of one table from per-text counts: `selected` and `n` are (texts, categories) arrays (a text's
-    favourable outcomes and renderings in each category). `rate_intervals`: "bootstrap" (over texts) or "wilson"
-    (independent texts). `p_values`: per category, given by the caller's test."""
+    favourable outcomes and renderings in each category). `rate_intervals`: "texts" (`texts_wilson`: a text's
+    renderings together) or "wilson" (independent texts). `draws`: of the ratio intervals' critical value.
+    `p_values`: per category, given by the caller's test. `share_of`: the count that `min_share` is a share of
+    (default: the data of known category). `unit`: what a row of `selected` is, as the "too few" mark names it."""
     selected, n = np.asarray(selected, dtype=float), np.asarray(n, dtype=float)
     tot_sel, tot_n = selected.sum(0), n.sum(0)
-    known = tot_n.sum()
+    known = tot_n.sum() if share_of is None else share_of
     with np.errstate(invalid="ignore", divide="ignore"):
         rate = np.where(tot_n > 0, tot_sel / np.maximum(tot_n, 1), np.nan)
     excluded = [None if tot_n[k] > 0 and tot_n[k] >= min_share * known else
@@ -218,12 +223,7 @@ def rows_from_counts(names: Sequence[str], selected: np.ndarray, n: np.ndarray, 
                  f"{int(known)})") for k in range(len(names))]
     kept = [k for k in range(len(names)) if excluded[k] is None]
     ref = max(kept, key=lambda k: (rate[k], -k)) if kept else None  # the most selected; the first on a tie
-    w = _bootstrap_weights(selected.shape[0], seed, draws) if selected.shape[0] else None
-    if w is not None:
-        bsel, bn = w @ selected, w @ n
-        with np.errstate(invalid="ignore", divide="ignore"):
-            brate = np.where(bn > 0, bsel / bn, np.nan)
-    has_ratios = w is not None and ref is not None and rate[ref] > 0
+    has_ratios = selected.shape[0] > 0 and ref is not None and rate[ref] > 0
     ratio_ci_of = ratio_intervals(selected, n, kept, seed=seed, draws=max(draws, 1000)) if has_ratios else {}
     texts_of = (n > 0).sum(0)
     rows = []
@@ -233,7 +233,7 @@ def rows_from_counts(names: Sequence[str], selected: np.ndarray, n: np.ndarray, 
         elif rate_intervals == "wilson":
             rci = tuple(_r(x) for x in wilson(rate[k], tot_n[k]))
         else:
-            rci = _ci(brate[:, k]) if w is not None else None
+            rci = texts_wilson(selected[:, k], n[:, k])
         ratio = ratio_ci = p = flag = few = None
         if excluded[k] is None and ref is not None and rate[ref] > 0:
             ratio = rate[k] / rate[ref]
@@ -243,7 +243,7 @@ def rows_from_counts(names: Sequence[str], selected: np.ndarray, n: np.ndarray, 
             p = p_values[k] if p_values is not None else None
             flag = bool(ratio < FOUR_FIFTHS)
             if flag:
-                few = _too_few(tot_sel[k], tot_n[k], int(texts_of[k]), rate[ref], tot_n[k] / texts_of[k])
+                few = _too_few(tot_sel[k], tot_n[k], int(texts_of[k]), rate[ref], tot_n[k] / texts_of[k], unit)
         sex, race = labels[k] if labels is not None else (None, None)
         rows.append(Row(name, int(tot_n[k]), int(tot_sel[k]), _r(rate[k]), rci, _r(ratio), ratio_ci,
                         _r(p), flag, excluded[k], sex, race, few))
@@ -315,10 +315,11 @@ def counterfactual_tables(y: np.ndarray, sexes: Sequence[str], races: Sequence[s
 
 
 def observed_tables(sex: Sequence[str | None], race: Sequence[str | None], selected: Sequence[bool],
-                    sexes: Sequence[str], races: Sequence[str], *, seed: int = 0, draws: int = BOOTSTRAP
-                    ) -> tuple[dict[str, list[Row]], dict[str, int]]:
+                    sexes: Sequence[str], races: Sequence[str], *, seed: int = 0, draws: int = BOOTSTRAP,
+                    share_of: int | None = None, unit: str = "text") -> tuple[dict[str, list[Row]], dict[str, int]]:
     """The three tables of the texts as they are: per text its observed sex and race (None: unknown) and whether
-    its outcome was favourable. Returns (tables, unknown count per table)."""
+    its outcome was favourable. Returns (tables, unknown count per table). `share_of`: as rows_from_counts'
+    (recorded decisions: every row, unknown ones included)."""
     sel = np.asarray(selected, dtype=float)
     out, unknown = {}, {}
     for axis, keys, names, labels in (
@@ -333,7 +334,8 @@ def observed_tables(sex: Sequence[str | None], race: Sequence[str | None], selec
         for j, i in enumerate(rows_known):
             n[j, col[keys[i]]] = 1
         s = n * sel[rows_known, None] if rows_known else n
-        rows = rows_from_counts(names, s, n, seed=seed, draws=draws, rate_intervals="wilson", labels=labels)
+        rows = rows_from_counts(names, s, n, seed=seed, draws=draws, rate_intervals="wilson", labels=labels,
+                                share_of=share_of, unit=unit)
         ref = max((row for row in rows if row.impact_ratio is not None), key=lambda row: row.impact_ratio,
                   default=None)
         if ref is not None:  # Fisher's exact test of each category against the reference
