@@ -8,24 +8,28 @@ from typing import Optional
 import typer
 
 from ..audit import audit
+from ..audit.decisions import DecisionsInput, audit_decisions
+from ..errors import InputError
 from .app import app, console, out_console
-from .options import config_options
+from .options import config_options, dataclass_options
 
 
 @app.command("audit")
+@dataclass_options(DecisionsInput, "decisions")
 @config_options(only=("language",), helps={"language": "+ The audit renders its category words in it (French: "
                                            "data/audit/categories_fr.yaml, the descriptor after the noun and the "
                                            "agreement carried)."})
 def audit_cmd(
-    dataset: str = typer.Option(..., "--dataset", help="Texts to audit: a JSONL, CSV or Parquet file, or a bundled "
-                                "dataset's name (imdb, bios...)."),
-    model: str = typer.Option(..., "--model", help="The model under test, as for `hinter run` (gguf:default, "
-                              "python:module:function, hf:FOLDER, openai:MODEL@URL...)."),
-    task: str = typer.Option(..., "--task", help="The task: a label task (a preset such as imdb, or a task file), "
-                             "or a free-text one (reference-letter)."),
+    dataset: Optional[str] = typer.Option(None, "--dataset", help="Texts to audit: a JSONL, CSV or Parquet file, "
+                                          "or a bundled dataset's name (imdb, bios...)."),
+    model: Optional[str] = typer.Option(None, "--model", help="The model under test, as for `hinter run` "
+                                        "(gguf:default, python:module:function, hf:FOLDER, openai:MODEL@URL...)."),
+    task: Optional[str] = typer.Option(None, "--task", help="The task: a label task (a preset such as imdb, or a "
+                                       "task file), or a free-text one (reference-letter)."),
     favourable: Optional[str] = typer.Option(None, "--favourable", help="The label that counts as selected (e.g. "
                                              "Positive); for a free-text task the measure: judge (the default: the "
-                                             "judge model finds the letter favourable) or not-refused."),
+                                             "judge model finds the letter favourable) or not-refused. With "
+                                             "--decisions: the recorded decision that counts as selected."),
     out: Path = typer.Option(..., "--out", help="Write audit.json, audit.csv, renderings.csv and audit.html here."),
     categories: Optional[Path] = typer.Option(None, "--categories", help="A category file (YAML) in place of the "
                                               "packaged EEO-1 sex x race/ethnicity file of --language."),
@@ -45,13 +49,26 @@ def audit_cmd(
     overwrite: bool = typer.Option(False, "--overwrite", help="Ask the model again about everything (the folder's "
                                    "stored answers are replaced), e.g. after the model changed."),
     options: dict = None,
+    decisions: DecisionsInput = None,
 ) -> None:
     """Render each text that describes a person in every sex x race/ethnicity category ("the Black woman", "the
     white man"...), ask the model about each rendering, and write the selection rates, impact ratios (with 95%
     intervals and a paired test) and four-fifths flags that a bias audit (NYC Local Law 144) reports. Example:
 
     hinter audit --dataset imdb --model gguf:default --task imdb --favourable Positive --limit 20 --out runs/audit
+
+    With --decisions FILE, no model: the same tables from the decisions as recorded (historical data).
     """
+    if decisions.decisions is not None:
+        return _decisions_cmd(decisions, favourable, out, categories, seed, options["language"],
+                              given=[f for f, v in (("--dataset", dataset), ("--model", model), ("--task", task))
+                                     if v is not None])
+    missing = [f for f, v in (("--dataset", dataset), ("--model", model), ("--task", task)) if v is None]
+    if missing:
+        raise InputError(f"the audit needs {', '.join(missing)}", where="hinter audit",
+                         fix="Give --dataset, --model and --task to audit a model on texts, or --decisions FILE "
+                             "(with --sex-field, --race-field, --selected-field, --favourable) to audit recorded "
+                             "decisions.")
     console.print(f"Auditing {model} on {dataset}...", highlight=False)
     result = audit(dataset, model, task=task, favourable=favourable, out=out, categories=categories,
                    text_field=text_field, id_field=id_field, limit=limit, seed=seed, judge=judge, budget=budget,
@@ -69,3 +86,24 @@ def audit_cmd(
                       f"{', estimated' if u['estimated'] else ''})"
                       + (f"; judge calls: {u['judge']['calls']}" if u.get("judge") else "") + ".", highlight=False)
     out_console.print(f"Wrote {out / 'audit.html'} and audit.json, audit.csv, renderings.csv.", highlight=False)
+
+
+def _decisions_cmd(fields: DecisionsInput, favourable, out: Path, categories, seed: int, language: str,
+                   given: list[str]) -> None:
+    """hinter audit --decisions: the tables of the recorded decisions, written as the model's audit is."""
+    if given:
+        raise InputError(f"--decisions audits recorded decisions: {', '.join(given)} cannot be given with it",
+                         where="--decisions", fix="Leave out --dataset, --model and --task, or --decisions.")
+    console.print(f"Auditing the decisions in {fields.decisions}...", highlight=False)
+    result = audit_decisions(fields, favourable=favourable, out=out, categories=categories, language=language,
+                             seed=seed)
+    c, u = result["counts"], result["unknown"]
+    out_console.print(f"{c['rows']} applicants, {c['selected']} selected; unknown: sex {u['sex']['count']}, race "
+                      f"{u['race']['count']}.", highlight=False)
+    for row in result["tables"]["intersectional"]:
+        mark = ("  UNDER 4/5" + (" (too few)" if row.get("too_few") else "")) if row["four_fifths"] else ""
+        ratio = "–" if row["impact_ratio"] is None else f"{row['impact_ratio']:.3f}"
+        rate = "–" if row["rate"] is None else f"{row['rate']:.3f}"
+        out_console.print(f"  {row['category']:<52} rate {rate}  ratio {ratio}{mark}"
+                          + (f"  ({row['excluded']})" if row["excluded"] else ""), highlight=False)
+    out_console.print(f"Wrote {out / 'audit.html'} and audit.json, audit.csv.", highlight=False)
