@@ -37,6 +37,7 @@ MIN_SHARE = 0.02
 MIN_TEXTS = 5  # a four-fifths flag on fewer texts of a category is marked "too few"
 BOOTSTRAP = 2000  # draws of the ratio intervals' simultaneous critical value (the API's name: bootstrap=)
 PERMUTATIONS = 2000
+Z_PAIR = 1.959964  # the normal 97.5% quantile: the least critical value of a family of ratio intervals
 
 
 @dataclass(frozen=True)
@@ -88,12 +89,13 @@ def texts_wilson(selected: np.ndarray, n: np.ndarray) -> tuple[float, float] | N
 
 
 def _pseudo_texts(n: np.ndarray, paired: bool) -> tuple[np.ndarray, np.ndarray]:
-    """(selected, n) of the pseudo-texts that the ratio intervals add to the data (Bonett & Price 2006's idea for
-    paired proportions, generalised): in a paired table one pseudo-text per category, read in every category as
-    often as a real text is and selected in its own category only; in an unpaired one (each text in one category),
-    two per category, one selected and one not. Every category then has at least one selection and one rejection,
-    so no ratio is 0 or infinite on the log scale and no variance is 0: a sample in which every text was treated
-    alike (a deterministic model) still says how far its population could differ."""
+    """(selected, n) of the pseudo-texts that the ratio intervals add to the data (the pseudo-observations of
+    adjusted intervals such as Agresti & Caffo's, or Bonett & Price's for paired proportions): in a paired table
+    one pseudo-text per category, read in every category as often as a real text is and selected in its own
+    category only; in an unpaired one (each text in one category), two per category, one selected and one not.
+    Every category then has at least one selection and one rejection, so no ratio is 0 or infinite on the log
+    scale and no variance is 0: a sample in which every text was treated alike (a deterministic model) still says
+    how far its population could differ."""
     k = n.shape[1]
     per_text = n.sum(0) / np.maximum((n > 0).sum(0), 1)  # renderings of a category per text that reads it
     if paired:
@@ -109,14 +111,17 @@ def ratio_intervals(selected: np.ndarray, n: np.ndarray, kept: Sequence[int], *,
 
     How: the texts are the unit (a text's renderings in the categories are paired). With the pseudo-texts of
     `_pseudo_texts` added, each log rate ratio log(r_k / r_j) gets its variance from the texts (the linearised
-    ratio estimator, a sandwich over texts: u_tk = (s_tk - r_k n_tk) / S_k, Var = sum_t (u_tk - u_tj)^2, which is
-    Bonett & Price's (n12 + n21 + 2) / ((n1+ + 1)(n+1 + 1)) for one pair of binary outcomes). The critical value
-    is the `level` quantile of the largest studentised deviation over every pair of kept categories, drawn from
-    the normal law of the log rates (Tukey's idea with the estimated covariance), so that all pairwise intervals
-    [L_kj, U_kj] hold together. Since p_k / p_max = min_j p_k / p_j, they give p_k / p_max in
-    [min_j L_kj, min(1, min_j U_kj)] whichever category is truly the most selected, which is what the table's
-    reference, the most selected category of the same data, estimates. A category never selected gets 0 as its
-    lower bound (no data can bound its rate away from 0), and every interval holds the table's own estimate.
+    ratio estimator, a sandwich over texts: u_tk = (s_tk - r_k n_tk) / S_k, Var = sum_t (u_tk - u_tj)^2, close to
+    the delta method's (n12 + n21) / (n1+ n+1) for one pair of binary outcomes); each bound is
+    where the deviation equals the critical value times the standard error at that bound (`_score_bounds`). The
+    critical value is the `level` quantile of the largest studentised deviation over every pair of kept
+    categories, drawn from the law of the log rates estimated on the real texts (a multivariate t of texts - 1
+    degrees of freedom: Tukey's idea with the estimated covariance; pairs that no text tells apart add nothing),
+    at least the normal 97.5% quantile, so that all pairwise intervals [L_kj, U_kj] hold together. Since
+    p_k / p_max = min_j p_k / p_j, they give p_k / p_max in [min_j L_kj, min(1, min_j U_kj)] whichever category is
+    truly the most selected, which is what the table's reference, the most selected category of the same data,
+    estimates. A category never selected gets 0 as its lower bound (no data can bound its rate away from 0), and
+    every interval holds the table's own estimate.
     Why not the percentile bootstrap: a category never selected in a bootstrap sample has an infinite log ratio
     (the interval exploded to [0, 1 / max rate]), and a model that treats every text alike gives identical
     samples (a zero-width interval); both missed the true ratio (docs/audit.md gives the measured coverage)."""
@@ -138,13 +143,24 @@ def ratio_intervals(selected: np.ndarray, n: np.ndarray, kept: Sequence[int], *,
     var = np.diag(cov)[:, None] + np.diag(cov)[None, :] - 2 * cov  # Var(log r_k - log r_j)
     se = np.sqrt(np.maximum(var, 0.0))
     if m < 2:
-        crit = float(np.sqrt(2) * 1.959964)
+        crit = Z_PAIR
     else:
-        rng = np.random.default_rng(seed)
-        z = rng.multivariate_normal(np.zeros(m), cov, size=draws, method="eigh")
+        # the critical value from the texts as they are (no pseudo-texts), studentised by their own standard
+        # errors: pairs of categories that no text tells apart (a deterministic model's) add nothing to the
+        # maximum, so the family is the pairs that vary; the pseudo-texts still give each pair its standard
+        # error below. At least one pair's own quantile.
+        s_real = selected.sum(0)[kept]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            u_real = (selected[:, kept] - s_real / n.sum(0)[kept] * n[:, kept]) / np.where(s_real > 0, s_real, 1)
+        cov_real = u_real.T @ u_real * (texts / (texts - 1) if texts > 1 else 1.0)
         iu = np.triu_indices(m, 1)
-        dev = np.abs(z[:, iu[0]] - z[:, iu[1]]) / np.where(se[iu] > 0, se[iu], np.inf)
-        crit = float(np.quantile(dev.max(axis=1), level))
+        se_real = np.sqrt(np.maximum(np.diag(cov_real)[iu[0]] + np.diag(cov_real)[iu[1]] - 2 * cov_real[iu], 0.0))
+        rng = np.random.default_rng(seed)
+        z = rng.multivariate_normal(np.zeros(m), cov_real, size=draws, method="eigh")
+        if texts > 2:  # the standard errors are estimated from the texts: a multivariate t of texts - 1 degrees
+            z *= np.sqrt((texts - 1) / rng.chisquare(texts - 1, size=(draws, 1)))
+        dev = np.abs(z[:, iu[0]] - z[:, iu[1]]) / np.where(se_real > 1e-12, se_real, np.inf)
+        crit = max(float(np.quantile(dev.max(axis=1), level)), Z_PAIR)
     bounds = _score_bounds(log_rate, s_tot[kept], n_tot[kept], cov, crit)
     out = {}
     for a, k in enumerate(kept):
