@@ -165,12 +165,45 @@ def _read_dataset(path: str | Path, text_field: str, label_field: str | None, id
         result.records.append(rec)
 
     records = result.records
+    p = _dataset_file(path)
+    rows = _rows(p, limit) if limit is None or limit > 0 else iter(())
+    for row, where in rows:
+        add(_reader(row, where, text_field, label_field, id_field))
+        if limit is not None and len(records) >= limit:  # before the next row is read: nothing past it can fail
+            break
+    if not records:
+        if p.is_dir() or p.suffix.lower() in {".parquet", ".pq"}:
+            raise InputError("the dataset holds no usable records", where=str(p),
+                             fix="Add at least one record with a text.")
+        problem = "the dataset holds no records" if not result.skipped else "every row was skipped"
+        raise InputError(problem, where=str(p), fix="Add at least one record with a text.")
+    return result
+
+
+def _dataset_file(path: str | Path) -> Path:
     p = Path(path)
     if not p.exists() and str(path) in BUNDLED:
         p = bundled_path(str(path))
     if not p.exists():
         raise InputError("no such file", where=f"dataset {path}",
                          fix=f"Give {FORMATS}, or a bundled dataset ({', '.join(BUNDLED)}).")
+    return p
+
+
+def table_rows(path: str | Path):
+    """Every row of a JSONL, CSV or Parquet file (or datasets folder) as a dict, with where it is ("FILE, line N"):
+    the reader of `--dataset`, for tables that are not texts (`hinter audit --decisions`). A row that does not
+    parse is an InputError naming the file, the line and the fix."""
+    p = _dataset_file(path)
+    for row, where in _rows(p, None):
+        if not isinstance(row, dict):
+            _reader(row, where, "text", None, ID_FIELD)()  # raises the row's own error
+        yield row, where
+
+
+def _rows(p: Path, limit: int | None):
+    """(row, where) of the file `p`: a dict, or a _BadJSON, _BadCSVRow or _NotAnObject for a row that does not
+    parse (its error is raised, or skipped, by the caller, in order). `limit`: Parquet rows read at most."""
     suffix = p.suffix.lower()
     if p.is_dir() or suffix in {".parquet", ".pq"}:
         class_names: dict[str, list[str]] = {}
@@ -188,11 +221,8 @@ def _read_dataset(path: str | Path, text_field: str, label_field: str | None, id
                 raise InputError(f"not a readable Parquet file ({e})", where=f"dataset {p}", fix="Check the file.") from None
         if limit is not None:
             table = table.slice(0, limit)
-        for row, where in _rows_from_table(table, str(p), class_names):
-            add(_reader(row, where, text_field, label_field, id_field))
-        if not records:
-            raise InputError("the dataset holds no usable records", where=str(p), fix="Add at least one record with a text.")
-        return result
+        yield from _rows_from_table(table, str(p), class_names)
+        return
     raw = p.read_bytes()
     try:
         content = decode_utf8(raw)
@@ -202,8 +232,6 @@ def _read_dataset(path: str | Path, text_field: str, label_field: str | None, id
                          fix="Save the file as UTF-8.") from None
     if suffix in {".jsonl", ".json", ".ndjson"}:
         for lineno, line in enumerate(content.splitlines(), start=1):
-            if limit is not None and len(records) >= limit:
-                break
             if not line.strip():
                 continue
             try:
@@ -212,11 +240,11 @@ def _read_dataset(path: str | Path, text_field: str, label_field: str | None, id
                 row = _BadJSON(e.msg)
             if not isinstance(row, dict):
                 row = _NotAnObject(row)
-            add(_reader(row, f"{p}, line {lineno}", text_field, label_field, id_field))
+            yield row, f"{p}, line {lineno}"
     elif suffix in {".csv", ".tsv"}:
         csv.field_size_limit(sys.maxsize)  # long texts are checked by _record, with a clear message
         reader = csv.DictReader(io.StringIO(content), delimiter="\t" if suffix == ".tsv" else ",")
-        while limit is None or len(records) < limit:
+        while True:
             try:
                 row = next(reader)
             except StopIteration:
@@ -228,13 +256,9 @@ def _read_dataset(path: str | Path, text_field: str, label_field: str | None, id
                 row = _BadCSVRow(len(reader.fieldnames or ()), len([v for k, v in row.items() if k is not None
                                                                     and v is not None]) + len(row.get(None) or ()),
                                  "tabs" if suffix == ".tsv" else "commas")
-            add(_reader(row, f"{p}, line {reader.line_num}", text_field, label_field, id_field))
+            yield row, f"{p}, line {reader.line_num}"
     else:
         raise InputError(f"unknown dataset format {p.suffix!r}", where=str(p), fix=f"Give {FORMATS}.")
-    if not records:
-        problem = "the dataset holds no records" if not result.skipped else "every row was skipped"
-        raise InputError(problem, where=str(p), fix="Add at least one record with a text.")
-    return result
 
 
 class _BadJSON(str):

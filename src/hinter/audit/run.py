@@ -366,12 +366,20 @@ def _twins(complete, tables, cells, verdicts, per_cell: int = 3) -> list[dict]:
 
 CSV_FIELDS = ("design", "table", "category", "sex", "race", "n", "applicants", "selected", "rate", "rate_ci_low",
               "rate_ci_high", "impact_ratio", "impact_ratio_ci_low", "impact_ratio_ci_high", "p_value", "four_fifths",
-              "excluded")
+              "too_few", "excluded")
 # the published summary's fields, repeated on every row: each row of audit.csv says what it is a result of
 SUMMARY_FIELDS = ("data_type", "audit_date", "auditor", "distribution_date", "employer", "tool_name", "tool_version",
                   "job_category", "data_period", "data_description", "test_data_reason")
 RENDERINGS_FIELDS = ("text_index", "source_id", "kind", "sex", "race", "outcome", "favourable", "favourable_share",
                      "text")
+
+
+def audit_csv_text(result: dict, rows: list[dict]) -> str:
+    """audit.csv: the table rows (_csv_rows), each with the published summary's fields (SUMMARY_FIELDS)."""
+    published = {**result.get("summary", {}), "audit_date": result.get("manifest", {}).get("date")}
+    columns = CSV_FIELDS + SUMMARY_FIELDS
+    return csv_text(columns, ([{**r, **{k: published.get(k) for k in SUMMARY_FIELDS}}.get(c) for c in columns]
+                              for r in rows))
 
 
 def _csv_rows(design: str, tables: dict) -> list[dict]:
@@ -384,7 +392,7 @@ def _csv_rows(design: str, tables: dict) -> list[dict]:
                         "selected": r["selected"], "rate": r["rate"],
                         "rate_ci_low": rc[0], "rate_ci_high": rc[1], "impact_ratio": r["impact_ratio"],
                         "impact_ratio_ci_low": ic[0], "impact_ratio_ci_high": ic[1], "p_value": r["p_value"],
-                        "four_fifths": r["four_fifths"], "excluded": r["excluded"]})
+                        "four_fifths": r["four_fifths"], "too_few": r.get("too_few"), "excluded": r["excluded"]})
     return out
 
 
@@ -395,10 +403,7 @@ def output_texts(result: dict, rendered, verdicts: dict[str, Verdict], cats: Cat
     rows = _csv_rows("counterfactual", result["tables"]) + _csv_rows("observed", result["observed"]["tables"])
     if "scoring" in result:
         rows += _csv_rows("scoring", result["scoring"]["tables"])
-    published = {**result.get("summary", {}), "audit_date": result.get("manifest", {}).get("date")}
-    columns = CSV_FIELDS + SUMMARY_FIELDS
-    audit_csv = csv_text(columns, ([{**r, **{k: published.get(k) for k in SUMMARY_FIELDS}}.get(c) for c in columns]
-                                   for r in rows))
+    audit_csv = audit_csv_text(result, rows)
 
     # one row per rendering (and per original): what the tables count, for a reader to recount them
     def renderings():

@@ -8,15 +8,18 @@ from typing import Optional
 import typer
 
 from ..audit import audit
+from ..audit.decisions import DecisionsInput, audit_decisions
 from ..audit.summary import AuditSummary
+from ..errors import InputError
 from .app import app, console, out_console
-from .options import audit_summary_options, config_options
+from .options import audit_summary_options, config_options, dataclass_options
 
 # the options an audit shares with a run, declared once in RunConfig (its help adapted where the audit differs)
 AUDIT_RUN_OPTIONS = ("text_field", "id_field", "limit", "seed", "budget", "price_in", "price_out", "language")
 
 
 @app.command("audit")
+@dataclass_options(DecisionsInput, "decisions")
 @config_options(only=AUDIT_RUN_OPTIONS, helps={
     "language": "+ The audit renders its category words in it (French: data/audit/categories_fr.yaml, the "
                 "descriptor after the noun and the agreement carried).",
@@ -29,15 +32,16 @@ AUDIT_RUN_OPTIONS = ("text_field", "id_field", "limit", "seed", "budget", "price
     "price_in": "The price of a million tokens read.", "price_out": "The price of a million tokens written."})
 @audit_summary_options()
 def audit_cmd(
-    dataset: str = typer.Option(..., "--dataset", help="Texts to audit: a JSONL, CSV or Parquet file, or a bundled "
-                                "dataset's name (imdb, bios...)."),
-    model: str = typer.Option(..., "--model", help="The model under test, as for `hinter run` (gguf:default, "
-                              "python:module:function, hf:FOLDER, openai:MODEL@URL...)."),
-    task: str = typer.Option(..., "--task", help="The task: a label task (a preset such as imdb, or a task file), "
-                             "or a free-text one (reference-letter)."),
+    dataset: Optional[str] = typer.Option(None, "--dataset", help="Texts to audit: a JSONL, CSV or Parquet file, "
+                                          "or a bundled dataset's name (imdb, bios...)."),
+    model: Optional[str] = typer.Option(None, "--model", help="The model under test, as for `hinter run` "
+                                        "(gguf:default, python:module:function, hf:FOLDER, openai:MODEL@URL...)."),
+    task: Optional[str] = typer.Option(None, "--task", help="The task: a label task (a preset such as imdb, or a "
+                                       "task file), or a free-text one (reference-letter)."),
     favourable: Optional[str] = typer.Option(None, "--favourable", help="The label that counts as selected (e.g. "
                                              "Positive); for a free-text task the measure: judge (the default: the "
-                                             "judge model finds the letter favourable) or not-refused."),
+                                             "judge model finds the letter favourable) or not-refused. With "
+                                             "--decisions: the recorded decision that counts as selected."),
     out: Path = typer.Option(..., "--out", help="Write audit.json, audit.csv, renderings.csv and audit.html here."),
     categories: Optional[Path] = typer.Option(None, "--categories", help="A category file (YAML) in place of the "
                                               "packaged EEO-1 sex x race/ethnicity file of --language."),
@@ -45,7 +49,7 @@ def audit_cmd(
                                         "in place of the task file's `judge:`."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Ask the model again about everything (the folder's "
                                    "stored answers are replaced), e.g. after the model changed."),
-    options: dict = None, summary: AuditSummary = None,
+    options: dict = None, summary: AuditSummary = None, decisions: DecisionsInput = None,
 ) -> None:
     """Render each text that describes a person in every sex x race/ethnicity category ("the Black woman", "the
     white man"...), ask the model about each rendering, and write the selection rates, impact ratios (with 95%
@@ -56,7 +60,19 @@ def audit_cmd(
     The published summary (LL144): --auditor, --distribution-date, --data-description, --test-data-reason and the
     other summary options go into audit.json, audit.csv and the page; those the rule asks for are listed as
     missing until given.
+
+    With --decisions FILE, no model: the same tables from the decisions as recorded (historical data).
     """
+    if decisions.decisions is not None:
+        return _decisions_cmd(decisions, favourable, out, categories, options["seed"], options["language"],
+                              given=[f for f, v in (("--dataset", dataset), ("--model", model), ("--task", task))
+                                     if v is not None])
+    missing = [f for f, v in (("--dataset", dataset), ("--model", model), ("--task", task)) if v is None]
+    if missing:
+        raise InputError(f"the audit needs {', '.join(missing)}", where="hinter audit",
+                         fix="Give --dataset, --model and --task to audit a model on texts, or --decisions FILE "
+                             "(with --sex-field, --race-field, --selected-field, --favourable) to audit recorded "
+                             "decisions.")
     console.print(f"Auditing {model} on {dataset}...", highlight=False)
     o = options
     result = audit(dataset, model, task=task, favourable=favourable, out=out, categories=categories,
@@ -70,7 +86,7 @@ def audit_cmd(
     for line in result["limitations"]:
         console.print(line, highlight=False, markup=False, soft_wrap=True)
     for row in result["tables"]["intersectional"]:
-        mark = "  UNDER 4/5" if row["four_fifths"] else ""
+        mark = ("  UNDER 4/5" + (" (too few)" if row.get("too_few") else "")) if row["four_fifths"] else ""
         ratio = "–" if row["impact_ratio"] is None else f"{row['impact_ratio']:.3f}"
         out_console.print(f"  {row['category']:<52} rate {row['rate']:.3f}  ratio {ratio}{mark}", highlight=False)
     u = result["usage"]
@@ -86,3 +102,24 @@ def audit_cmd(
         why = result["limitations"][0].rstrip(".")
         raise NothingTested(why[0].lower() + why[1:],
                             fix=f"Its outputs say so in {out / 'audit.html'}.")
+
+
+def _decisions_cmd(fields: DecisionsInput, favourable, out: Path, categories, seed: int, language: str,
+                   given: list[str], summary: AuditSummary | None = None) -> None:
+    """hinter audit --decisions: the tables of the recorded decisions, written as the model's audit is."""
+    if given:
+        raise InputError(f"--decisions audits recorded decisions: {', '.join(given)} cannot be given with it",
+                         where="--decisions", fix="Leave out --dataset, --model and --task, or --decisions.")
+    console.print(f"Auditing the decisions in {fields.decisions}...", highlight=False)
+    result = audit_decisions(fields, favourable=favourable, out=out, categories=categories, language=language,
+                             seed=seed, summary=summary)
+    c, u = result["counts"], result["unknown"]
+    out_console.print(f"{c['rows']} applicants, {c['selected']} selected; unknown: sex {u['sex']['count']}, race "
+                      f"{u['race']['count']}.", highlight=False)
+    for row in result["tables"]["intersectional"]:
+        mark = ("  UNDER 4/5" + (" (too few)" if row.get("too_few") else "")) if row["four_fifths"] else ""
+        ratio = "–" if row["impact_ratio"] is None else f"{row['impact_ratio']:.3f}"
+        rate = "–" if row["rate"] is None else f"{row['rate']:.3f}"
+        out_console.print(f"  {row['category']:<52} rate {rate}  ratio {ratio}{mark}"
+                          + (f"  ({row['excluded']})" if row["excluded"] else ""), highlight=False)
+    out_console.print(f"Wrote {out / 'audit.html'} and audit.json, audit.csv.", highlight=False)

@@ -72,6 +72,12 @@ def execution_options(only: tuple[str, ...] | None = None):
     return _field_options(fields, Execution, "execution", lambda values: Execution(**values))
 
 
+def dataclass_options(owner: type, receive: str):
+    """Decorate a command with the options of every field of the dataclass `owner` (their `option()` metadata); the
+    command receives `receive`, an `owner` built from their values (hinter audit's --decisions options)."""
+    return _field_options(list(dataclasses.fields(owner)), owner, receive, lambda values: owner(**values))
+
+
 def _field_options(fields: list[dataclasses.Field], owner: type, receive: str, collect, defaults: dict | None = None,
                    helps: dict | None = None, required: tuple[str, ...] = ()):
     """The decorator behind config_options and execution_options: one Typer option per dataclass field of `owner`
