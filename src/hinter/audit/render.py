@@ -15,22 +15,26 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
 from typing import Callable, Sequence
 
 from ..dictionary import WordMatcher
-from ..languages.french import SentenceDocs
+from ..languages import get_language
+from ..languages.french import SentenceDocs, french_nlp
 from ..person import driver_nlp
 from ..records import apply_replacements, starts_sentence
 from ..validity import changed_sentences
 from ..validity.sentences import sentence_spans
 from .categories import Categories
-from .french import NOT_CARRIED, descriptor_after, french_edits, french_tagger, span_tagger
+from .french import NOT_CARRIED, descriptor_after, french_edits, french_people, french_tagger, span_tagger
 from .french import NOUN as FRENCH_NOUN
 
-NO_PERSON = "no person noun"
+NO_PERSON = "no person noun"  # nor a name or a pronoun that says the person's sex
 BOTH_SEXES = "words of more than one sex"
+NO_ANCHOR = "no place for the descriptor"  # named by object or possessive pronouns only ("her work", "him")
 NOT_VALID = "renderings differ in structure"
-NOT_RENDERED_REASONS = (NO_PERSON, BOTH_SEXES, NOT_VALID, NOT_CARRIED)
+NOT_RENDERED_REASONS = (NO_PERSON, BOTH_SEXES, NO_ANCHOR, NOT_VALID, NOT_CARRIED)
 
 # Tags a possessive use of "her"/"his" (PTB): "her book" (PRP$) against "saw her" (PRP) or "the book is his".
 POSSESSIVE_TAG = "PRP$"
@@ -39,6 +43,15 @@ NOUN_TAGS = frozenset({"NN", "NNS"})  # a person noun as a common noun ("NNP": a
 _ARTICLE = re.compile(r"\b(a|an)(\s+)$", re.IGNORECASE)
 
 Tagger = Callable[[str, Sequence[tuple[int, int]]], list[str]]  # (text, spans) -> the PTB tag of each span
+People = Callable[[str], list[tuple[int, int]]]  # text -> the spans of the people's names (PERSON entities)
+
+# English titles before a surname, and the one each sex is rendered with ("Mr. Nguyen" -> "Ms. Nguyen")
+TITLES = {"mr": "male", "mrs": "female", "ms": "female", "miss": "female"}
+TITLE_OF = {"male": "Mr", "female": "Ms"}
+_TITLE = re.compile(r"\b(Mr|Mrs|Ms|Miss)\b\.?\s+([A-Z][\w'-]*)")
+# Race words whose capital is a writer's convention ("Black"/"black", "White"/"white"): an inserted one follows the
+# text's own; the others are proper adjectives (Hispanic, Asian) and keep the category file's spelling
+CASE_CONVENTION = frozenset({"black", "white"})
 
 
 @dataclass(frozen=True)
@@ -56,6 +69,10 @@ class Person:
     names: tuple[tuple[int, int, str], ...] = ()  # (start, end, name) of the person's first names (its sex)
     last_names: tuple[tuple[int, int], ...] = ()  # (start, end) of a last name of the lists right after one
     follows: tuple[tuple[int, int, int], ...] = ()  # French: (noun start, start, end) of the descriptor after it
+    anchor: int | None = None  # no person noun: where the descriptor goes in apposition (after a name or pronoun)
+    titles: tuple[tuple[int, int, str], ...] = ()  # (start, end, sex) of each "Mr"/"Ms" before a surname
+
+    how: str = "noun"  # how the text names its person: "noun" (the descriptor before it), "name" or "pronoun"
 
 
 @dataclass(frozen=True)
@@ -70,6 +87,18 @@ class RenderedText:
     renderings: dict = field(default_factory=dict)  # (sex, race) -> text; empty when not rendered
     reason: str | None = None  # why not rendered (NOT_RENDERED_REASONS, with the validity reason for NOT_VALID)
     named: bool = False  # the text names the person (a first name of the category file, of the person's sex)
+    how: str | None = None  # how the text names its person (Person.how: noun, name, pronoun); None: not rendered
+
+
+@lru_cache(maxsize=None)
+def origin_words(language: str) -> frozenset[str]:
+    """The race and origin words of the language's built-in dictionary (its race/GROUP.csv word lists)."""
+    root = resources.files("hinter") / "data" / get_language(language).dictionary / "race"
+    words = set()
+    for f in root.iterdir():
+        if f.name.endswith(".csv") and "_" not in f.name:
+            words |= {w.strip().lower() for w in f.read_text(encoding="utf-8").splitlines() if w.strip()}
+    return frozenset(words)
 
 
 class Finder:
@@ -84,7 +113,11 @@ class Finder:
         shared = {p for p in self.pronoun_sex if sum(p in s.pronouns.values() for s in cats.sexes) > 1}
         if shared:  # a pronoun of two sexes (e.g. "they" for both) says nothing about the sex
             self.pronoun_sex = {p: s for p, s in self.pronoun_sex.items() if p not in shared}
-        self.race_of = {w: r.name for r in cats.races for w in r.words}
+        # the file's race words, and the origin words of the language's dictionary (race/GROUP.csv: "Nigerian",
+        # "Irish", "européen"), which mark no category of the file but are the text's own descriptor all the same:
+        # replaced, never kept beside the rendering's ("Le directeur noir européen")
+        self.race_of = {**{w: None for w in origin_words(cats.language)},
+                        **{w: r.name for r in cats.races for w in r.words}}
         self.name_of = {n: (sex, r.name) for r in cats.races for sex, ns in r.names.items() for n in ns}
         # names of no marked race: they say the sex only (a name of a race's list wins)
         self.first_names = {**{n: (sex, None) for sex, ns in (cats.unmarked_names or {}).items() for n in ns},
@@ -106,9 +139,11 @@ class Finder:
                 best = (s, race)
         return best
 
-    def find(self, text: str, tagger: Tagger | None = None) -> Person:
+    def find(self, text: str, tagger: Tagger | None = None, people: People | None = None) -> Person:
         """The person of `text`. `tagger` tags the noun mentions (a noun tagged otherwise, "Man, ..." or "boy, it
-        delivered", is no person) and the her/his pronouns (possessive or not); None: every mention counts."""
+        delivered", is no person) and the her/his pronouns (possessive or not); None: every mention counts.
+        `people(text)`: the spans of the names of people (the parser's PERSON entities), read when the text names
+        its person without a person noun ("Emily is a nurse. She..."); None: only the file's names are read."""
         nouns = sorted((s, e, w) for w, spans in self.nouns.find(text).items() for s, e in spans)
         # capitalised inside a sentence, a noun is part of a title or a name ("The Lady and the Duke")
         nouns = [(s, e, w) for s, e, w in nouns if not text[s].isupper() or text[s:e].isupper() or
@@ -118,17 +153,18 @@ class Finder:
                  if not (starts_sentence(text, s) and text[e:].lstrip()[:1] in (",", "!"))]
         pronouns = sorted((s, e, w) for w, spans in self.pronouns.find(text).items() for s, e in spans)
         possessive: dict[tuple[int, int], bool] = {}
-        if nouns and tagger is not None:
+        if (nouns or pronouns) and tagger is not None:
             ambiguous = [(s, e) for s, e, w in pronouns if w in AMBIGUOUS_PRONOUNS]
             tags = tagger(text, [(s, e) for s, e, _ in nouns] + ambiguous)
             nouns = [n for n, t in zip(nouns, tags) if t in self.noun_tags]
             possessive = {sp: t == POSSESSIVE_TAG for sp, t in zip(ambiguous, tags[-len(ambiguous):] if ambiguous
                                                                        else [])}
-        race_spans = [(s, e, self.race_of[w]) for w, spans in self.races.find(text).items() for s, e in spans]
+        race_spans = [(s, e, self.race_of.get(w)) for w, spans in self.races.find(text).items() for s, e in spans]
         # only as written in the file, capitalised: "Mark", not "mark"
         found = sorted((s, e, text[s:e]) for spans in self.names.find(text).values() for s, e in spans
                        if text[s:e] in self.first_names)
         names = [(s, e, self.name_of[n]) for s, e, n in found if n in self.name_of]
+        titles = [(m.start(1), m.end(1), TITLES[m.group(1).lower()], m.end(2)) for m in _TITLE.finditer(text)]
         sexes = {self.noun_of[w][0] for _, _, w in nouns} | {self.pronoun_sex[w] for _, _, w in pronouns}
         descriptors, follows = [], []
         for s, e, _ in nouns:
@@ -141,44 +177,106 @@ class Finder:
             d = self._descriptor_before(text, s, race_spans)
             if d is not None:
                 descriptors.append((d[0], s, d[1]))
-        races = {r for _, _, r in descriptors} | {v[1] for _, _, v in names}
+        races = {r for _, _, r in descriptors if r is not None} | {v[1] for _, _, v in names if v[1] is not None}
         name_sexes = {v[0] for _, _, v in names}
         observed_sex = next(iter(sexes | name_sexes)) if len(sexes | name_sexes) == 1 else None
         observed_race = next(iter(races)) if len(races) == 1 else None
-        if not nouns:
-            return Person(None, NO_PERSON, observed_sex=observed_sex, observed_race=observed_race)
         if len(sexes) > 1:
             return Person(None, BOTH_SEXES, observed_sex=None, observed_race=observed_race)
+        if not nouns:  # named by a name or a pronoun only: the descriptor goes in apposition
+            return self._named(text, pronouns, found, titles, people, observed_sex, observed_race, possessive)
         sex = sexes.pop()
         own = tuple((s, e, n) for s, e, n in found if self.first_names[n][0] == sex)
+        return Person(sex, None, tuple((s, e, self.noun_of[w][1]) for s, e, w in nouns),
+                      tuple(descriptors), tuple(pronouns), observed_sex, observed_race, possessive, own,
+                      self._last_names(text, own), tuple(follows))
+
+    def _last_names(self, text: str, own) -> tuple[tuple[int, int], ...]:
+        """"Jamal Washington": a last name of the lists right after each first name."""
         last = []
-        for _, e, _ in own:  # "Jamal Washington": a last name of the lists right after the first name
+        for _, e, _ in own:
             m = re.match(r"\s+([A-Z][\w'-]*)", text[e:])
             if m and m.group(1) in self.last_names:
                 last.append((e + m.start(1), e + m.end(1)))
-        return Person(sex, None, tuple((s, e, self.noun_of[w][1]) for s, e, w in nouns),
-                      tuple(descriptors), tuple(pronouns), observed_sex, observed_race, possessive, own, tuple(last),
-                      tuple(follows))
+        return tuple(last)
+
+    def _named(self, text, pronouns, found, titles, people, observed_sex, observed_race, possessive) -> Person:
+        """A person named without a person noun: by a first name ("Maria has..."), a title and surname ("Mr. Nguyen
+        has..."), or a subject pronoun ("She has run a bakery..."). The sex is the pronouns' (else the name's or
+        the title's); the anchor, after which the descriptor goes in apposition ("She, a Black woman, has run"), is
+        the earliest of the person's first name (past its last name), title and surname, and subject pronoun."""
+        sex = next(iter({self.pronoun_sex[w] for _, _, w in pronouns}), None)
+        if sex is None:  # no pronoun: one name or title says the sex
+            said = {self.first_names[n][0] for _, _, n in found} | {t[2] for t in titles}
+            sex = next(iter(said)) if len(said) == 1 else None
+        if sex is None:
+            return Person(None, NO_PERSON, observed_sex=observed_sex, observed_race=observed_race)
+        first_pronoun = pronouns[0][0] if pronouns else len(text)
+        own = [(s, e, n) for s, e, n in found if self.first_names[n][0] == sex]
+        listed = {s for s, _, _ in found}
+        surnames = {e for *_, e in titles}
+        # an unlisted name (a PERSON entity) is the person's when it comes before every pronoun: "Emily is ... She"
+        for s, e in (people(text) if people is not None else []):
+            if s not in listed and s < first_pronoun and text[s:s + 1].isupper() and starts_sentence(text, s) and \
+                    not any(t[0] <= s <= t[3] for t in titles):
+                first = re.match(r"[\w'-]+", text[s:e]).group(0)
+                own.append((s, s + len(first), first))
+        own.sort()
+        # the anchor: (position after which the apposition goes, mention start)
+        anchors = []
+        if own:  # past a capitalised word right after the first name: its last name ("Jamal Washington, a ...")
+            s, e, _ = own[0]
+            m = re.match(r" [A-Z][\w'-]*", text[e:])
+            anchors.append((e + m.end() if m else e, s))
+        anchors += [(end, s) for s, _, sx, end in titles if sx == sex]
+        subject = {x.pronouns.get("subject") for x in self.cats.sexes if x.name == sex}
+        anchors += [(e, s) for s, e, w in pronouns if w in subject]
+        anchors = [a for a in anchors if _apposable(text, a[0])]
+        if not anchors:
+            return Person(None, NO_ANCHOR, observed_sex=observed_sex, observed_race=observed_race)
+        anchor, start = min(anchors, key=lambda a: a[1])
+        how = "pronoun" if any(s == start for s, _, _ in pronouns) else "name"
+        return Person(sex, None, (), (), tuple(pronouns), observed_sex, observed_race, possessive,
+                      tuple((s, e, n) for s, e, n in own), self._last_names(text, [x for x in own if x[2] in
+                                                                                   self.first_names]),
+                      anchor=anchor, titles=tuple((s, e, sx) for s, e, sx, _ in titles), how=how)
+
+
+def _apposable(text: str, end: int) -> bool:
+    """Whether an apposition can follow the word ending at `end`: a space and a word, or a comma, come next
+    ("She's", "she." and "he/she" take none)."""
+    rest = text[end:]
+    return bool(re.match(r"(\s+[\w(\"“'‘-]|,)", rest))
 
 
 def edits_for(text: str, person: Person, cats: Categories, sex: str, race: str, names: bool = True
               ) -> list[tuple[int, int, str]]:
-    """The edits that render `text` as a person of (`sex`, `race`); `names`: with the person's names rendered."""
+    """The edits that render `text` as a person of (`sex`, `race`); `names`: with the person's names rendered.
+    The first mention gets the descriptor ("the man" -> "the Black woman"), or, without a person noun, an
+    apposition after the name or pronoun ("She, a Black woman, has run"); the text's own descriptor is replaced
+    word for word in the text's casing convention ("The White man" -> "The Black woman", never "The Black Woman");
+    an a/an before a changed word follows its sound (inflect: "an Asian woman", "a European man")."""
     target = next(s for s in cats.sexes if s.name == sex)
     source = next(s for s in cats.sexes if s.name == person.sex)
     r = next(x for x in cats.races if x.name == race)
-    described = {noun_start: d_start for d_start, noun_start, _ in person.descriptors}
+    descriptor = cased_descriptor(r.descriptor, case_convention(text, person))
+    # English descriptors are (start, the noun's start, race): the word ends where the spaces before the noun begin
+    described = {noun_start: (d_start, len(text[:noun_start].rstrip())) for d_start, noun_start, _ in
+                 person.descriptors}
     edits = []
     for k, (s, e, i) in enumerate(person.nouns):
         noun = target.nouns[i]
-        if k == 0 or s in described:
-            start = described.get(s, s)
-            edits.append((start, e, f"{r.descriptor} {noun}"))
-            article = _ARTICLE.search(text[:start])
-            if article is not None:
-                edits.append((article.start(1), article.end(1), r.article))
+        if s in described:  # the text's own descriptor, replaced by the category's
+            d_s, d_e = described[s]
+            edits += literal(text, d_s, d_e, descriptor)
+            edits.append((s, e, noun))
+        elif k == 0:
+            edits += literal(text, s, e, f"{descriptor} {noun}" if not text[s:e].isupper() else
+                             f"{descriptor} {noun}".upper())
         else:
             edits.append((s, e, noun))
+    if person.anchor is not None:  # no person noun: "She, a Black woman, has run..."
+        edits.append((person.anchor, person.anchor, f", {an(descriptor)} {target.nouns[0]},"))
     form_of = {}
     for form, word in source.pronouns.items():
         form_of.setdefault(word, []).append(form)
@@ -189,9 +287,64 @@ def edits_for(text: str, person: Person, cats: Categories, sex: str, race: str, 
             forms = [f for f in forms if (f == "possessive") == poss] or forms
         if forms:
             edits.append((s, e, target.pronouns[forms[0]]))
+    if sex != person.sex:  # "Mr. Nguyen" -> "Ms. Nguyen"
+        edits += [(s, e, TITLE_OF[sex]) for s, e, _ in person.titles]
     if names:
         edits += name_edits(text, person, cats, sex, r)
-    return edits
+    return edits + articles(text, edits)
+
+
+def literal(text: str, start: int, end: int, new: str) -> list[tuple[int, int, str]]:
+    """Edits that put `new` in place of text[start:end] as written (its first letter a capital at a sentence's
+    start): an insertion and a deletion, since apply_replacements gives a replacement the case of the word it
+    replaces, which would make "the White man" -> "the Black Woman"."""
+    if starts_sentence(text, start):
+        new = new[:1].upper() + new[1:]
+    return [(start, start, new), (start, end, "")]
+
+
+def case_convention(text: str, person: Person) -> str | None:
+    """"upper" or "lower": how the text writes its own Black/White inside a sentence; None: it does not say."""
+    for s, e, _ in person.descriptors:
+        word = text[s:e].strip()
+        if word.lower() in CASE_CONVENTION and not starts_sentence(text, s):
+            return "upper" if word[0].isupper() else "lower"
+    return None
+
+
+def cased_descriptor(descriptor: str, convention: str | None) -> str:
+    """The category's descriptor in the text's convention (Black/White capitalised or not); other words, and every
+    word in a text that does not say, as the category file writes them."""
+    if convention is None or descriptor.lower() not in CASE_CONVENTION:
+        return descriptor
+    return descriptor[:1].upper() + descriptor[1:].lower() if convention == "upper" else descriptor.lower()
+
+
+@lru_cache(maxsize=1)
+def _inflect():
+    import inflect
+    return inflect.engine()
+
+
+def an(word: str) -> str:
+    """`word` after "a" or "an", as its sound says ("an Asian", "a European", "an hour")."""
+    return _inflect().a(word)
+
+
+def articles(text: str, edits: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """The a/an edits that the other edits need: an article right before a changed word takes the one of the
+    word's sound ("an Asian woman" -> "a Black woman", "a man" -> "an Indigenous man")."""
+    out = []
+    changed = sorted((s, e, new) for s, e, new in edits if new.strip())
+    for s, e, new in changed:
+        m = _ARTICLE.search(text[:s])
+        if m is None or any(a < m.end(1) and m.start(1) < b for a, b, n in edits if n):
+            continue
+        word = new.split()[0]
+        article = an(word).split()[0]
+        if article.lower() != m.group(1).lower():
+            out.append((m.start(1), m.end(1), article))
+    return out
 
 
 def name_edits(text: str, person: Person, cats: Categories, sex: str, race) -> list[tuple[int, int, str]]:
@@ -213,28 +366,62 @@ def name_edits(text: str, person: Person, cats: Categories, sex: str, race) -> l
     return edits
 
 
+def spacy_people() -> People:
+    """The names of people in a text, by the driver's spaCy pipeline (people_in)."""
+    return lambda text: people_in(driver_nlp()(text), "PERSON")
+
+
+def people_in(doc, person_label: str) -> list[tuple[int, int]]:
+    """The spans of the people's names of a parsed text: its person entities (`person_label`), and the proper
+    nouns that open a sentence as its subject ("Maria has worked...": the small models' NER reads many first names
+    as organisations), unless the sentence has an object pronoun ("Google hired her": "her" is the person, so
+    "Google" is not) or they are a place, a date or a nationality."""
+    out = [(e.start_char, e.end_char) for e in doc.ents if e.label_ == person_label]
+    for sent in doc.sents:
+        tok = sent[0]
+        if tok.pos_ != "PROPN" or not tok.text[:1].isupper() or tok.ent_type_ in NOT_PEOPLE:
+            continue
+        end = tok.i + 1
+        while end < sent.end and doc[end].pos_ == "PROPN" and doc[end].text[:1].isupper():
+            end += 1
+        run = doc[tok.i:end]
+        if run.root.dep_ in ("nsubj", "nsubj:pass", "nsubjpass") and not any(
+                t.pos_ == "PRON" and t.dep_ in ("obj", "dobj") for t in sent):
+            out.append((run.start_char, run.end_char))
+    return sorted(set(out))
+
+
+NOT_PEOPLE = frozenset({"GPE", "LOC", "NORP", "DATE", "TIME", "FAC", "PRODUCT", "LANGUAGE", "EVENT", "MONEY",
+                        "CARDINAL", "ORDINAL", "QUANTITY", "PERCENT", "WORK_OF_ART", "LAW", "MISC"})
+
+
 def spacy_tagger() -> Tagger:
     """Tags the person nouns and her/his with the driver's spaCy pipeline (hinter.person's, loaded once)."""
     return span_tagger(driver_nlp(), lambda span: span[0].tag_)
 
 
 def render_texts(records: Sequence, cats: Categories, validate: Callable, tagger: Tagger | None = None,
-                 disagree: Callable | None = None) -> list[RenderedText]:
+                 disagree: Callable | None = None, people: People | None = None,
+                 parse: Callable | None = None) -> list[RenderedText]:
     """Each record (a TextRecord) rendered in every category, or the reason it is not. `validate(pairs)` is a
     Validator's `reasons`: per rendering, its changed sentence pairs against the text's first rendering -> None
     (valid) or why not. `disagree(pairs)` (a Validator's `disagree`, needed by a French file): per rendering less
-    its inserted descriptor, its changed sentence pairs against the original -> whether a word stopped agreeing."""
+    its inserted descriptor, its changed sentence pairs against the original -> whether a word stopped agreeing.
+    `people`: the names of people in a text (default: the language's spaCy NER and proper nouns). `parse` (a
+    Parser's `parse`): a text whose renderings fail `validate` is judged again with the parser's flips at the
+    rendering's own words tolerated (renderings_conform); None: `validate` alone decides."""
     finder = Finder(cats)
     if finder.french and disagree is None:
         raise TypeError("French renderings need the agreement check (disagree)")
     probes: list[tuple[int, list]] = []  # (index in out, per category the changed pairs of its agreement probe)
     cells = cats.cells
     tagger = tagger or (french_tagger() if finder.french else spacy_tagger())
+    people = people or (french_people() if finder.french else spacy_people())
     out: list[RenderedText] = []
     pending: list[tuple[int, list]] = []  # (index in out, changed sentence pairs of each rendering but the first)
     for i, rec in enumerate(records):
         text = rec.text
-        person = finder.find(text, tagger)
+        person = finder.find(text, tagger, people)
         if person.reason is not None:
             out.append(RenderedText(i, rec.source_id, text, person.observed_sex, person.observed_race,
                                     reason=person.reason))
@@ -243,7 +430,8 @@ def render_texts(records: Sequence, cats: Categories, validate: Callable, tagger
             made = _french_renderings(text, person, cats)
             if isinstance(made, str):
                 out.append(RenderedText(i, rec.source_id, text, person.observed_sex, person.observed_race,
-                                        reason=f"{NOT_CARRIED} ({made})", named=bool(person.names)))
+                                        reason=f"{NOT_CARRIED} ({made})", named=bool(person.names),
+                                        how=person.how))
                 continue
             renderings, checked, probe = made
             probes.append((len(out), [changed_sentences(text, p) for p in probe]))
@@ -256,7 +444,7 @@ def render_texts(records: Sequence, cats: Categories, validate: Callable, tagger
         first = checked[cells[0]]
         pending.append((len(out), [changed_sentences(first, checked[c]) for c in cells[1:]]))
         out.append(RenderedText(i, rec.source_id, text, person.observed_sex, person.observed_race, renderings,
-                                named=bool(person.names)))
+                                named=bool(person.names), how=person.how))
     if probes:  # French: a rendering whose words stopped agreeing with the person is no rendering
         flat = [p for _, pairs in probes for p in pairs]
         broken = disagree(flat)
@@ -266,22 +454,54 @@ def render_texts(records: Sequence, cats: Categories, validate: Callable, tagger
                 t = out[index]
                 out[index] = RenderedText(t.index, t.source_id, t.text, t.observed_sex, t.observed_race,
                                           reason=f"{NOT_CARRIED} (a word no longer agrees with the person)",
-                                          named=t.named)
+                                          named=t.named, how=t.how)
             k += len(pairs)
     # one call for every text: the validator parses each distinct sentence once
     flat = [p for i, pairs in pending if out[i].renderings for p in pairs]
     reasons = validate(flat) if flat else []
     k = 0
+    tokenize = (french_nlp() if finder.french else driver_nlp()).tokenizer if parse is not None else None
     for index, pairs in pending:
         if not out[index].renderings:
             continue
         failed = next((r for r in reasons[k:k + len(pairs)] if r is not None), None)
         k += len(pairs)
+        if failed is not None and parse is not None and renderings_conform(pairs, parse, tokenize):
+            failed = None
         if failed is not None:
             t = out[index]
             out[index] = RenderedText(t.index, t.source_id, t.text, t.observed_sex, t.observed_race,
-                                      reason=f"{NOT_VALID} ({failed})", named=t.named)
+                                      reason=f"{NOT_VALID} ({failed})", named=t.named, how=t.how)
     return out
+
+
+# Tags one word of a rendering may take where another rendering's word has another: the small parser reads "White"
+# as a proper noun and "Black" as an adjective, "She" and "He" at the head of a loose phrase differently
+_WORD_TAGS = frozenset({"JJ", "NN", "NNS", "NNP", "NNPS", "PRP", "PRP$", "ADJ", "NOUN", "PROPN", "PRON"})
+
+
+def renderings_conform(pairs: Sequence, parse: Callable, tokenize: Callable) -> bool:
+    """Whether every (first rendering, rendering) sentence pair has the same structure once the parser's flips at
+    the rendering's own words are tolerated: the same tokens count; every word the renderings share has the same
+    tag and dependency label; a word they do not share (the descriptor, the person noun, a pronoun, a/an) may be
+    tagged otherwise within the word classes above and attached with another label. The renderings of a text are
+    built alike and differ in those words only, so what is left is the structure of the rest of the sentence."""
+    if any(p is None for p in pairs):
+        return False
+    for changed in pairs:
+        if changed is None:
+            return False
+        for first, other in changed:
+            a, b = [t.text for t in tokenize(first)], [t.text for t in tokenize(other)]
+            pa, pb = parse([first, other])
+            if not (len(a) == len(b) == len(pa.tags) == len(pb.tags)):
+                return False
+            for wa, wb, ta, tb, da, db in zip(a, b, pa.tags, pb.tags, pa.deps, pb.deps):
+                if wa == wb and (ta != tb or da != db):
+                    return False
+                if wa != wb and ta != tb and not {ta, tb} <= _WORD_TAGS:
+                    return False
+    return True
 
 
 def _french_renderings(text: str, person: Person, cats: Categories) -> tuple[dict, dict, list] | str:
