@@ -52,7 +52,7 @@ def render_page(result: dict, cats: Categories) -> str:
     the EU AI Act section and the manifest, in that order."""
     head = (f"<!doctype html><html lang=en><head><meta charset=utf-8><title>Bias audit</title><style>{CSS}</style>"
             "</head><body><h1>Bias audit: selection rates and impact ratios</h1>")
-    parts = [head, *_summary(result), *_twins(result), *_observed(result), *_method(result, cats),
+    parts = [head, *_summary(result), *_outcomes(result), *_twins(result), *_observed(result), *_method(result, cats),
              *_eu_ai_act(result, cats)]
     man = result.get("manifest", {})
     parts.append("<h2>Manifest</h2><table>" + "".join(f"<tr><th>{_e(k)}</th><td><code>{_e(v)}</code></td></tr>"
@@ -77,11 +77,11 @@ def _summary(result: dict) -> list[str]:
             ("Model", man.get("model")), ("Task", man.get("task")), ("Favourable outcome", result["favourable"]),
             ("Texts read", counts["texts"]), ("Texts rendered in every category", counts["rendered"]),
             ("Renderings asked", counts["renderings"]),
-            ("Unknown (not rendered or unanswered)", result["unknown"]),
+            ("Not rendered or unanswered (the unknown count)", result["unknown"]),
             *extra)) + "</table>")
     parts.append("<p class=note>Each rendered text is read by the model once in every category below: the counts "
-                 "per category are equal by design (n per sex and per race counts renderings). The unknown count "
-                 "is of texts that could not be rendered (" + _e(", ".join(
+                 "per category are equal by design (n per sex and per race counts renderings). The texts not "
+                 "rendered, by reason (" + _e(", ".join(
                      f"{n} {r}" for r, n in counts["not_rendered"].items())) + ").</p>")
     for key, title in TITLES:
         if key in result["tables"]:
@@ -95,6 +95,28 @@ def _summary(result: dict) -> list[str]:
                      f"above the sample's median ({_e(result['scoring']['median'])}), and its ratios.</p>")
         for key, title in TITLES:
             parts.append(table_html(result["scoring"]["tables"][key], "Scoring rate: " + title))
+    return parts
+
+
+def _outcomes(result: dict) -> list[str]:
+    """How the texts were rendered (through a person noun, a name or a pronoun) and each text not rendered, with
+    its reason (audit.json's `texts`)."""
+    texts = result.get("texts")
+    if texts is None:
+        return []
+    by = result["counts"].get("rendered_by", {})
+    parts = ["<h3>Texts not rendered</h3><p class=note>Rendered texts name their person with a person noun "
+             f"({_e(by.get('noun', 0))}; the descriptor before it: \u201cthe Black woman\u201d), a name "
+             f"({_e(by.get('name', 0))}) or a pronoun only ({_e(by.get('pronoun', 0))}; the descriptor in "
+             "apposition: \u201cShe, a Black woman, has\u2026\u201d; in French the first mention becomes "
+             "\u201cune femme noire\u201d). Each text's outcome is in audit.json (<code>texts</code>).</p>"]
+    dropped = [t for t in texts if t["outcome"] != "rendered"]
+    if dropped:
+        parts.append("<table><tr><th>text</th><th>id</th><th>reason</th></tr>" + "".join(
+            f"<tr><td>{_e(t['index'])}</td><td>{_e(t['id'] or '')}</td><td>{_e(t['reason'])}</td></tr>"
+            for t in dropped) + "</table>")
+    else:
+        parts.append("<p>None: every text was rendered in every category.</p>")
     return parts
 
 

@@ -58,8 +58,10 @@ def audit_cmd(
                    price_in=price_in, price_out=price_out, overwrite=overwrite, language=options["language"],
                    notify=lambda m: console.print(m, highlight=False, markup=False, soft_wrap=True))
     c = result["counts"]
+    why = ", ".join(f"{n} {reason}" for reason, n in c["not_rendered"].items() if n)
     out_console.print(f"{c['rendered']} of {c['texts']} texts rendered in every category ({c['renderings']} "
-                      f"renderings); unknown: {result['unknown']}.", highlight=False)
+                      f"renderings); not rendered: {result['unknown']}" + (f" ({why})" if why else "") +
+                      " (each text's outcome: audit.json, texts).", highlight=False)
     for row in result["tables"]["intersectional"]:
         mark = "  UNDER 4/5" if row["four_fifths"] else ""
         ratio = "–" if row["impact_ratio"] is None else f"{row['impact_ratio']:.3f}"
