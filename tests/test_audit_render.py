@@ -175,3 +175,25 @@ def test_each_text_s_outcome_is_in_audit_json_and_the_console_says_not_rendered(
     said = " ".join(r.stdout.split())  # the console wraps its lines
     assert "2 of 4 texts rendered" in said and "unknown" not in said
     assert "not rendered: 2 (1 no person noun, 1 words of more than one sex)" in said
+
+
+def test_a_race_word_before_female_or_male_and_an_unlisted_name_before_a_noun_are_rendered(english, french):
+    """Found on held-out applications: "Black female candidate ... She" kept its "Black" beside the apposition's
+    descriptor, and "Emily is a mother ..." kept "Emily" in a man's rendering; in French a name before a noun
+    ("Karim est ... Il") and a noun the parser reads as an adjective after its determiner ("Le postulant a une
+    formation") were rendered around the name or as a second person."""
+    cats = load_categories()
+    female, emily = english(
+        "Black female candidate with a bachelor's degree in nursing. She is calm with anxious parents.",
+        "Emily is a mother of two returning to work. She was an office manager.")
+    assert female.renderings[("male", ASIAN)] == ("Asian male candidate with a bachelor's degree in nursing. He is "
+                                                  "calm with anxious parents.")
+    first, rest = emily.renderings[("male", BLACK)].split(" ", 1)
+    assert first in next(r for r in cats.races if r.name == BLACK).names["male"]
+    assert rest == "is a Black father of two returning to work. He was an office manager."
+    karim, postulant = french("Karim est cariste depuis douze ans. Il est ponctuel et sérieux.",
+                              "Le postulant a une formation de mécanicien. Il est disponible immédiatement.")
+    assert karim.renderings[("female", WHITE)] == ("Une femme blanche est cariste depuis douze ans. Elle est "
+                                                   "ponctuelle et sérieuse.")
+    assert postulant.renderings[("female", BLACK)] == ("La postulante noire a une formation de mécanicien. Elle est "
+                                                       "disponible immédiatement.")

@@ -42,6 +42,9 @@ POSSESSIVE_TAG = "PRP$"
 AMBIGUOUS_PRONOUNS = frozenset({"her", "his"})
 NOUN_TAGS = frozenset({"NN", "NNS"})  # a person noun as a common noun ("NNP": a title; "UH": "man, ...")
 _ARTICLE = re.compile(r"\b(a|an)(\s+)$", re.IGNORECASE)
+_SEX_ADJECTIVE = re.compile(r"\b(female|male)\b", re.IGNORECASE)
+_FRENCH_DET = re.compile(r"(?:\b(?:le|la|un|une|mon|ma|notre|votre|ce|cet|cette|son|sa)\s+|\bl['’])$",
+                         re.IGNORECASE)
 
 Tagger = Callable[[str, Sequence[tuple[int, int]]], list[str]]  # (text, spans) -> the PTB tag of each span
 People = Callable[[str], list[tuple[int, int]]]  # text -> the spans of the people's names (PERSON entities)
@@ -111,6 +114,8 @@ class Finder:
         self.french = cats.language == "fr"
         self.noun_tags = frozenset({FRENCH_NOUN}) if self.french else NOUN_TAGS
         self.noun_of = {n: (s.name, i) for s in cats.sexes for i, n in enumerate(s.nouns)}
+        if {s.name for s in cats.sexes} == {"female", "male"} and not self.french:  # the sex as an adjective
+            self.noun_of = {"female": ("female", -1), "male": ("male", -1), **self.noun_of}
         self.pronoun_sex = {p: s.name for s in cats.sexes for p in s.pronouns.values()}
         shared = {p for p in self.pronoun_sex if sum(p in s.pronouns.values() for s in cats.sexes) > 1}
         if shared:  # a pronoun of two sexes (e.g. "they" for both) says nothing about the sex
@@ -125,7 +130,7 @@ class Finder:
         self.first_names = {**{n: (sex, None) for sex, ns in (cats.unmarked_names or {}).items() for n in ns},
                             **self.name_of}
         self.last_names = {n for r in cats.races for n in r.last_names}
-        self.nouns = WordMatcher(self.noun_of)
+        self.nouns = WordMatcher([n for x in cats.sexes for n in x.nouns])
         self.pronouns = WordMatcher(self.pronoun_sex)
         self.races = WordMatcher(self.race_of)
         self.names = WordMatcher(self.first_names)
@@ -153,6 +158,8 @@ class Finder:
         # opening a sentence before a comma or "!", it is an interjection or a call: "Man, what a film", "Boy!"
         nouns = [(s, e, w) for s, e, w in nouns
                  if not (starts_sentence(text, s) and text[e:].lstrip()[:1] in (",", "!"))]
+        # part of a compound ("aide-cuisinière", "step-mother"): not the file's noun
+        nouns = [(s, e, w) for s, e, w in nouns if text[s - 1:s] != "-" and text[e:e + 1] != "-"]
         pronouns = sorted((s, e, w) for w, spans in self.pronouns.find(text).items() for s, e in spans)
         possessive: dict[tuple[int, int], bool] = {}
         predicates = []
@@ -161,8 +168,13 @@ class Finder:
             tags = tagger(text, [(s, e) for s, e, _ in nouns] + ambiguous)
             # French: a person noun the parser reads as a verb or an adjective after être ("a été vendeuse") is a
             # predicate of the person: no mention, but its gender follows the person's
-            predicates = [n for n, t in zip(nouns, tags) if self.french and t in ("VERB", "ADJ", "AUX")]
-            nouns = [n for n, t in zip(nouns, tags) if t in self.noun_tags]
+            # ...unless a determiner opens it ("Le postulant a une formation": the parser reads "postulant" as an
+            # adjective of "formation"): a mention
+            mention = [t in self.noun_tags or self.french and _FRENCH_DET.search(text[:s]) is not None
+                       for (s, _, _), t in zip(nouns, tags)]
+            predicates = [n for n, t, m in zip(nouns, tags, mention) if self.french and not m and
+                          t in ("VERB", "ADJ", "AUX")]
+            nouns = [n for n, m in zip(nouns, mention) if m]
             possessive = {sp: t == POSSESSIVE_TAG for sp, t in zip(ambiguous, tags[-len(ambiguous):] if ambiguous
                                                                        else [])}
         race_spans = [(s, e, self.race_of.get(w)) for w, spans in self.races.find(text).items() for s, e in spans]
@@ -171,6 +183,8 @@ class Finder:
                        if text[s:e] in self.first_names)
         names = [(s, e, self.name_of[n]) for s, e, n in found if n in self.name_of]
         titles = [(m.start(1), m.end(1), TITLES[m.group(1).lower()], m.end(2)) for m in _TITLE.finditer(text)]
+        if not nouns and not self.french:
+            nouns = self._sex_adjective(text, pronouns, race_spans)
         sexes = {self.noun_of[w][0] for _, _, w in nouns} | {self.pronoun_sex[w] for _, _, w in pronouns}
         descriptors, follows = [], []
         for s, e, _ in nouns:
@@ -189,16 +203,34 @@ class Finder:
         observed_race = next(iter(races)) if len(races) == 1 else None
         if len(sexes) > 1:
             return Person(None, BOTH_SEXES, observed_sex=None, observed_race=observed_race)
+        first_mention = min([s for s, _, _ in pronouns] + [s for s, _, _ in nouns] + [len(text)])
+        unlisted = self._unlisted_names(text, found, titles, people, first_mention)
+        if nouns and self.french and (unlisted or any(s < nouns[0][0] for s, _, _ in found)):
+            # a named person ("Fatou est cuisinière"): no French names to render it, the name becomes the
+            # described noun and the nouns after it are predicates of the person
+            predicates, nouns = predicates + nouns, []
         if not nouns:  # named by a name or a pronoun only: the descriptor goes in apposition
-            person = self._named(text, pronouns, found, titles, people, observed_sex, observed_race, possessive)
+            person = self._named(text, pronouns, found, titles, unlisted, observed_sex, observed_race, possessive)
         else:
             sex = sexes.pop()
-            own = tuple((s, e, n) for s, e, n in found if self.first_names[n][0] == sex)
+            own = tuple(sorted([(s, e, n) for s, e, n in found if self.first_names[n][0] == sex] + unlisted))
             person = Person(sex, None, tuple((s, e, self.noun_of[w][1]) for s, e, w in nouns),
                             tuple(descriptors), tuple(pronouns), observed_sex, observed_race, possessive, own,
                             self._last_names(text, own), tuple(follows))
         kept = tuple((s, e, self.noun_of[w][1]) for s, e, w in predicates if self.noun_of[w][0] == person.sex)
         return dataclasses.replace(person, predicates=kept) if kept and person.reason is None else person
+
+    def _sex_adjective(self, text, pronouns, race_spans) -> list[tuple[int, int, str]]:
+        """English: "female"/"male" naming the person before any pronoun, after a race word or opening a sentence
+        ("Black female candidate with...", "Female, 34, nurse"): the mention that carries the descriptor, its
+        sex word rendered in the category's sex (the sexes must be named female and male)."""
+        first = pronouns[0][0] if pronouns else len(text)
+        for m in _SEX_ADJECTIVE.finditer(text[:first]):
+            word = m.group(1).lower()
+            if word in self.noun_of and (starts_sentence(text, m.start(1)) or
+                                         self._descriptor_before(text, m.start(1), race_spans) is not None):
+                return [(m.start(1), m.end(1), word)]
+        return []
 
     def _last_names(self, text: str, own) -> tuple[tuple[int, int], ...]:
         """"Jamal Washington": a last name of the lists right after each first name."""
@@ -209,7 +241,20 @@ class Finder:
                 last.append((e + m.start(1), e + m.end(1)))
         return tuple(last)
 
-    def _named(self, text, pronouns, found, titles, people, observed_sex, observed_race, possessive) -> Person:
+    def _unlisted_names(self, text, found, titles, people, first_mention) -> list[tuple[int, int, str]]:
+        """The person's first name when no list has it: a name of `people` (a PERSON entity, or a proper noun
+        opening a sentence as its subject) that opens a sentence before every other mention of the person ("Emily
+        is a nurse. She...", "Karim est cariste. Il..."), outside a title's surname."""
+        listed = {s for s, _, _ in found}
+        out = []
+        for s, e in (people(text) if people is not None else []):
+            if s not in listed and s < first_mention and text[s:s + 1].isupper() and starts_sentence(text, s) and \
+                    not any(t[0] <= s <= t[3] for t in titles):
+                first = re.match(r"[\w'-]+", text[s:e]).group(0)
+                out.append((s, s + len(first), first))
+        return out[:1]
+
+    def _named(self, text, pronouns, found, titles, unlisted, observed_sex, observed_race, possessive) -> Person:
         """A person named without a person noun: by a first name ("Maria has..."), a title and surname ("Mr. Nguyen
         has..."), or a subject pronoun ("She has run a bakery..."). The sex is the pronouns' (else the name's or
         the title's); the anchor, after which the descriptor goes in apposition ("She, a Black woman, has run"), is
@@ -220,17 +265,7 @@ class Finder:
             sex = next(iter(said)) if len(said) == 1 else None
         if sex is None:
             return Person(None, NO_PERSON, observed_sex=observed_sex, observed_race=observed_race)
-        first_pronoun = pronouns[0][0] if pronouns else len(text)
-        own = [(s, e, n) for s, e, n in found if self.first_names[n][0] == sex]
-        listed = {s for s, _, _ in found}
-        surnames = {e for *_, e in titles}
-        # an unlisted name (a PERSON entity) is the person's when it comes before every pronoun: "Emily is ... She"
-        for s, e in (people(text) if people is not None else []):
-            if s not in listed and s < first_pronoun and text[s:s + 1].isupper() and starts_sentence(text, s) and \
-                    not any(t[0] <= s <= t[3] for t in titles):
-                first = re.match(r"[\w'-]+", text[s:e]).group(0)
-                own.append((s, s + len(first), first))
-        own.sort()
+        own = sorted([(s, e, n) for s, e, n in found if self.first_names[n][0] == sex] + unlisted)
         # the anchor: (position after which the apposition goes, mention start)
         anchors = []
         if own:  # past a capitalised word right after the first name: its last name ("Jamal Washington, a ...")
@@ -274,7 +309,7 @@ def edits_for(text: str, person: Person, cats: Categories, sex: str, race: str, 
                  person.descriptors}
     edits = []
     for k, (s, e, i) in enumerate(person.nouns):
-        noun = target.nouns[i]
+        noun = target.nouns[i] if i >= 0 else target.name  # -1: "female"/"male"
         if s in described:  # the text's own descriptor, replaced by the category's
             d_s, d_e = described[s]
             edits += literal(text, d_s, d_e, descriptor)

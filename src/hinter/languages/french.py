@@ -265,7 +265,7 @@ class _Carry:
             return f"cannot inflect {tok.text!r}: it is part of a longer replacement"
         word = self.now(doc, base, tok)
         if " " in word or not word.replace("-", "").isalpha():
-            return f"cannot inflect {word!r} to {to.lower()}inine"
+            return f"cannot inflect {word!r} to {'feminine' if to == FEM else 'masculine'}"
         participle = "Part" in tok.morph.get("VerbForm")
         new = inflect(word, to, plural, tok.lemma_, participle)
         if new is None and lenient:
