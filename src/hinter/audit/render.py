@@ -28,7 +28,8 @@ from ..records import apply_replacements, starts_sentence
 from ..validity import changed_sentences
 from ..validity.sentences import sentence_spans, split_sentences
 from .categories import Categories
-from .french import NOT_CARRIED, descriptor_after, french_edits, french_people, french_tagger, span_tagger
+from .french import (NOT_CARRIED, descriptor_after, french_edits, french_people, french_tagger, people_in,
+                     span_tagger)
 from .french import NOUN as FRENCH_NOUN
 
 NO_PERSON = "no person noun"  # nor a name or a pronoun that says the person's sex
@@ -414,33 +415,6 @@ def name_edits(text: str, person: Person, cats: Categories, sex: str, race) -> l
 def spacy_people() -> People:
     """The names of people in a text, by the driver's spaCy pipeline (people_in)."""
     return lambda text: people_in(driver_nlp()(text), "PERSON")
-
-
-def people_in(doc, person_label: str) -> list[tuple[int, int]]:
-    """The spans of the people's names of a parsed text: its person entities (`person_label`), and the proper
-    nouns that open a sentence as its subject ("Maria has worked...": the small models' NER reads many first names
-    as organisations or places), unless the sentence has an object pronoun ("Google hired her": "her" is the
-    person, so "Google" is not) or they are a country, a date or a nationality. An organisation or a place opening
-    the text as a subject before the person is mentioned is taken for a name: a limit (docs/audit.md)."""
-    out = [(e.start_char, e.end_char) for e in doc.ents if e.label_ == person_label]
-    for sent in doc.sents:
-        tok = sent[0]
-        if tok.pos_ != "PROPN" or not tok.text[:1].isupper() or tok.ent_type_ in NOT_PEOPLE:
-            continue
-        end = tok.i + 1
-        while end < sent.end and doc[end].pos_ == "PROPN" and doc[end].text[:1].isupper():
-            end += 1
-        run = doc[tok.i:end]
-        if run.root.dep_ in ("nsubj", "nsubj:pass", "nsubjpass") and not any(
-                t.pos_ == "PRON" and t.dep_ in ("obj", "dobj") for t in sent):
-            out.append((run.start_char, run.end_char))
-    return sorted(set(out))
-
-
-# Entity labels that are never a person's name; the small models label first names ORG, LOC or MISC as often as
-# PERSON ("Maria" ORG, "Karim" LOC, "Nicolas" MISC), so those do not rule a subject out
-NOT_PEOPLE = frozenset({"GPE", "NORP", "DATE", "TIME", "MONEY", "CARDINAL", "ORDINAL", "QUANTITY", "PERCENT",
-                        "LANGUAGE"})
 
 
 def spacy_tagger() -> Tagger:
