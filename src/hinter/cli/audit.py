@@ -81,8 +81,10 @@ def audit_cmd(
                    language=o["language"], summary=summary,
                    notify=lambda m: console.print(m, highlight=False, markup=False, soft_wrap=True))
     c = result["counts"]
+    why = ", ".join(f"{n} {reason}" for reason, n in c["not_rendered"].items() if n)
     out_console.print(f"{c['rendered']} of {c['texts']} texts rendered in every category ({c['renderings']} "
-                      f"renderings); unknown: {result['unknown']}.", highlight=False)
+                      f"renderings); not rendered: {result['unknown']}" + (f" ({why})" if why else "") +
+                      " (each text's outcome: audit.json, texts).", highlight=False)
     for line in result["limitations"]:
         console.print(line, highlight=False, markup=False, soft_wrap=True)
     for row in result["tables"]["intersectional"]:

@@ -239,6 +239,8 @@ class _Carry:
     def __init__(self, text: str, replacements):
         self.text = text
         self.dictionary = {s: r.replacement for r in replacements for s in r.spans}
+        # words a change of gender put: already in the new gender ("est infirmière" -> "est infirmier")
+        self.gendered = {s for r in replacements if _gender_change(r) for s in r.spans}
         self.edits: dict[tuple[int, int], tuple[str, str, str, str]] = {}
 
     def now(self, doc, base, tok) -> str:
@@ -257,13 +259,13 @@ class _Carry:
         """Inflect an adjective or participle (in the number of its head, `plural`); a reason when it cannot be
         (`lenient`: a word the parser may have misread, "content" as an adverb, is left alone instead)."""
         span = (base + tok.idx, base + tok.idx + len(tok.text))
-        if span in self.edits:
+        if span in self.edits or span in self.gendered:
             return None  # inflected already (a predicate reached from the noun and from its pronoun)
         if any(a < span[1] and span[0] < b and (a, b) != span for a, b in self.dictionary):
             return f"cannot inflect {tok.text!r}: it is part of a longer replacement"
         word = self.now(doc, base, tok)
         if " " in word or not word.replace("-", "").isalpha():
-            return f"cannot inflect {word!r} to {to.lower()}inine"
+            return f"cannot inflect {word!r} to {'feminine' if to == FEM else 'masculine'}"
         participle = "Part" in tok.morph.get("VerbForm")
         new = inflect(word, to, plural, tok.lemma_, participle)
         if new is None and lenient:
@@ -309,7 +311,11 @@ def _predicates(head):
                                   and not head.doc[j].lower_.endswith("ment")
                                   or "Part" in head.doc[j].morph.get("VerbForm")):
             out.append(head.doc[j])
-    out += [c for p in list(out) for c in p.children if c.dep_ == "conj" and c.pos_ in ("ADJ",)]
+    # "est patiente et appréciée": a conjoined adjective, or a participle with no auxiliary of its own ("et a mené"
+    # has avoir: it does not agree)
+    out += [c for p in list(out) for c in p.children if c.dep_ == "conj" and (c.pos_ == "ADJ" or (
+        c.pos_ == "VERB" and "Part" in c.morph.get("VerbForm") and not any(x.dep_.startswith("aux")
+                                                                           for x in c.children)))]
     out += [c for p in list(out) for c in p.children if c.dep_ == "advmod" and c.pos_ == "ADJ"]  # "restée seule"
     return out
 
