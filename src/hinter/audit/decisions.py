@@ -22,7 +22,7 @@ from ..errors import InputError
 from ..files import json_text, storage_errors, write_set
 from ..version import __version__
 from .categories import Categories, load_categories
-from .run import _csv_rows, audit_csv_text
+from .run import audit_csv_text, csv_rows
 from .summary import LABELS, AuditSummary, flag_of, summary_section
 from .tables import MIN_SHARE, observed_tables
 
@@ -193,12 +193,12 @@ def audit_decisions(fields: DecisionsInput, *, favourable: str | None, out: str 
 def write_decisions(out: Path, result: dict) -> None:
     """audit.json, audit.csv (design "historical", and "scoring", with the published summary's fields) and
     audit.html, written as one set (files.write_set), as the model's audit writes its outputs."""
-    from ..report.html import _env  # the project's Jinja environment (autoescape)
+    from ..report.html import render_template
 
-    rows = _csv_rows("historical", result["tables"])
+    rows = csv_rows("historical", result["tables"])
     if "scoring" in result:
-        rows += _csv_rows("scoring", result["scoring"]["tables"])
-    page = _env.get_template("audit_decisions.html.j2").render(
+        rows += csv_rows("scoring", result["scoring"]["tables"])
+    page = render_template("audit_decisions.html.j2", 
         r=result, titles=(("sex", "Sex"), ("race", "Race/ethnicity"), ("intersectional", "Sex x race/ethnicity")),
         summary_rows=[(k, label) for k, label in LABELS.items() if k != "data_type"],
         flags={k: flag_of(k) for k in LABELS if k != "data_type"})

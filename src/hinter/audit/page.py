@@ -3,8 +3,7 @@ report/html/templates/audit.html.j2 with autoescaping, as every other page of hi
 user's summary fields are escaped there. This module only says what the page reads of the category file."""
 from __future__ import annotations
 
-from jinja2 import Environment, PackageLoader, StrictUndefined
-
+from ..report.html import render_template
 from .categories import Categories
 from .summary import LABELS, flag_of
 
@@ -16,9 +15,6 @@ tr.flag td{background:#fde8e8}.twin{display:flex;gap:1em}
 .note{color:#555}.missing{color:#a40000}.limitation{border-left:4px solid #a40000;padding-left:.6em}"""
 
 TITLES = (("sex", "Sex"), ("race", "Race/ethnicity"), ("intersectional", "Sex x race/ethnicity"))
-
-_env = Environment(loader=PackageLoader("hinter.report.html", "templates"), autoescape=True,
-                   undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
 
 
 def render_page(result: dict, cats: Categories) -> str:
@@ -36,9 +32,9 @@ def render_page(result: dict, cats: Categories) -> str:
         "inferred_race": sum(row["n"] for row in observed.get("race", [])),
         "inferred_sex": sum(row["n"] for row in observed.get("sex", [])),
     }
-    return _env.get_template("audit.html.j2").render(r=result, v=view, css=CSS)
+    return render_template("audit.html.j2", r=result, v=view, css=CSS)
 
 
 def render_audit_compare(c: dict) -> str:
     """compare.html for audits (hinter compare of audit folders): each table's impact ratios side by side."""
-    return _env.get_template("audit_compare.html.j2").render(c=c, css=CSS)
+    return render_template("audit_compare.html.j2", c=c, css=CSS)

@@ -396,14 +396,14 @@ RENDERINGS_FIELDS = ("text_index", "source_id", "kind", "sex", "race", "outcome"
 
 
 def audit_csv_text(result: dict, rows: list[dict]) -> str:
-    """audit.csv: the table rows (_csv_rows), each with the published summary's fields (SUMMARY_FIELDS)."""
+    """audit.csv: the table rows (csv_rows), each with the published summary's fields (SUMMARY_FIELDS)."""
     published = {**result.get("summary", {}), "audit_date": result.get("manifest", {}).get("date")}
     columns = CSV_FIELDS + SUMMARY_FIELDS
     return csv_text(columns, ([{**r, **{k: published.get(k) for k in SUMMARY_FIELDS}}.get(c) for c in columns]
                               for r in rows))
 
 
-def _csv_rows(design: str, tables: dict) -> list[dict]:
+def csv_rows(design: str, tables: dict) -> list[dict]:
     out = []
     for name, rows in tables.items():
         for r in rows:
@@ -421,9 +421,9 @@ def output_texts(result: dict, rendered, verdicts: dict[str, Verdict], cats: Cat
     """Every output's text by file name (audit.json, audit.csv, renderings.csv, audit.html), made in memory first
     so that they are written as one set. The CSVs go through the project's CSV writer: dataset ids and texts that
     begin like a formula are written as text (files.safe_cell)."""
-    rows = _csv_rows("counterfactual", result["tables"]) + _csv_rows("observed", result["observed"]["tables"])
+    rows = csv_rows("counterfactual", result["tables"]) + csv_rows("observed", result["observed"]["tables"])
     if "scoring" in result:
-        rows += _csv_rows("scoring", result["scoring"]["tables"])
+        rows += csv_rows("scoring", result["scoring"]["tables"])
     audit_csv = audit_csv_text(result, rows)
 
     # one row per rendering (and per original): what the tables count, for a reader to recount them

@@ -33,6 +33,11 @@ _env.globals.update(colours=charts.COLOURS, versions=versions, pattern_meaning=p
                     consistent_shift=consistent_shift, occupational_words=occupational_words)
 
 
+def render_template(name: str, **context) -> str:
+    """One of the package's templates rendered in the project's one Jinja environment (autoescape, strict)."""
+    return _env.get_template(name).render(**context)
+
+
 def _static(name: str) -> Markup:
     # Our own files, inlined into <style> and <script>: escaping them would break the CSS and JS.
     return Markup((files(__name__) / "static" / name).read_text(encoding="utf-8"))
