@@ -131,8 +131,8 @@ def prompted(model: str | None) -> bool:
 def _prompt_task(config: RunConfig):
     """The task whose prompt each call sends around a text (None for models that read the text alone)."""
     spec = ModelSpec(config.model or "")
-    prompt = spec.is_api or (spec.backend is not None and spec.backend.prefix in ("gguf", "hf-causal"))
-    return get_task(config.task or "imdb") if prompt else None
+    prompted = spec.is_api or (spec.backend is not None and spec.backend.prefix in ("gguf", "hf-causal"))
+    return get_task(config.task or "imdb") if prompted else None
 
 
 def estimate_first(config: RunConfig, records, dictionary, suite, out: Path, overwrite: bool, new_executor,

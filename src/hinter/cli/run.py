@@ -22,7 +22,9 @@ MODEL_FLAGS = ", ".join(f.metadata["flag"] for f in option_fields(MODEL))
 
 @app.command("run")
 @o.config_options(defaults={"model": "gguf:default", "task": "imdb"}, helps={
-    "dataset": "+ Required unless --suite is given.", "model": f"The model under test: {SPEC_HELP}."})
+    "dataset": "+ Required unless --suite is given.", "model": f"The model under test: {SPEC_HELP}.",
+    "task": "+ Left out, a classifier (python:, hf:, http:) answers its own labels; imdb is then only the prompt of a "
+            "model asked through one (openai:, gguf:, hf-causal:)."})
 @o.execution_options()
 def run_cmd(
     ctx: typer.Context,
