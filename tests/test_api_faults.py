@@ -56,7 +56,7 @@ class FakeAPI:
 
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                text = body["prompt"].rsplit("Review: ", 1)[-1].split("\n")[0]
+                text = body["prompt"].rsplit("Review: ", 1)[-1].split("\n")[0] if "prompt" in body else body["text"]
                 with api.lock:
                     api.received += 1
                     api.by_text[text] += 1
@@ -225,6 +225,28 @@ def test_a_server_failing_everything_stops_the_run_after_the_give_up_rule(api, t
     assert "requests in a row" in " ".join(err.split()), err
     from hinter.models.pacing import GIVE_UP
     assert server.received <= 1 + GIVE_UP + 4  # the preflight, the streak, the requests already out (before: 276)
+
+
+def test_a_text_that_never_answers_costs_two_timeouts_not_six(api):
+    server = api(lambda n, text: "hang" if "stuck" in text else "ok")
+    model = load_model(f"openai:m@{server.url}?timeout=0.5&concurrency=4", "imdb")  # 5 retries, as by default
+    model.backoff = 0.01
+    texts = ["A stuck film.", "A fine film.", "A good film.", "A long film."]
+    outcomes = model.predict(texts)
+    assert outcomes[0].error and "timeout" in outcomes[0].raw
+    assert [o.encode() for o in outcomes[1:]] == ["Positive"] * 3
+    assert server.by_text["A stuck film."] == 2  # before: 6 (a text that never answers cost 6 timeouts)
+
+
+def test_an_endpoint_failing_everything_stops_after_the_give_up_rule(api):
+    from hinter.errors import ModelError
+    server = api(lambda n, text: "ok" if n == 1 else "500")
+    model = load_model(f"http:{server.url}/classify?give_up=6", "imdb")
+    model.backoff = 0.01
+    with pytest.raises(ModelError) as e:
+        model.predict([f"Film number {i}." for i in range(16)])
+    assert e.value.fatal and "6 requests in a row" in e.value.message
+    assert server.received <= 1 + 6 + 4  # the preflight, the streak, the requests already out
 
 
 def test_the_help_states_the_timeouts_and_the_give_up_rule():
