@@ -363,3 +363,24 @@ def test_a_finite_score_passes_the_boundary_unchanged():
     assert at_boundary(o) is o
     bad = at_boundary(Outcome("Positive", "Positive", scores={"Positive": math.inf}))
     assert bad.error and bad.value is None
+
+
+def test_a_task_of_ten_thousand_labels_stores_what_the_analysis_reads(tmp_path):
+    labels = [f"label{i:05d}" for i in range(10_000)]
+    (tmp_path / "big.json").write_text(json.dumps({"name": "big", "labels": labels, "question": "Which?",
+                                                   "system_prompt": "Classify."}))
+    (tmp_path / "many.py").write_text(
+        "def predict(texts):\n"
+        "    return [{'label': 'label00001' if 'man' in t else 'label09999',\n"
+        "             'scores': {f'label{i:05d}': float(i % 7) for i in range(10_000)}} for t in texts]\n")
+    p = start_run(tmp_path, "python:many:predict", "--task", str(tmp_path / "big.json"))
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 0, err
+    assert "10000 labels" in " ".join(err.split())  # said, once
+    with sqlite3.connect(tmp_path / "out" / "run.sqlite") as db:
+        kept = [json.loads(s) for (s,) in db.execute("SELECT scores FROM outcomes")]
+        raws = [r for (r,) in db.execute("SELECT raw FROM outcomes") if r]
+    # the 100 highest and the answer's own: before, 10,000 scores and their repr in every row (8.6 MB for 5 texts)
+    assert kept and all(len(k) <= 101 for k in kept) and all(len(r) < 2100 for r in raws)
+    assert any(label == "label09999" for k in kept for label, _ in k)  # an answer's own label, whatever its score
+    assert (tmp_path / "out" / "run.sqlite").stat().st_size < 2_000_000

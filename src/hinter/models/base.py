@@ -59,6 +59,8 @@ def normalise(value: object, raw: str | None = None) -> Outcome:
 
 
 RAW_KEPT = 2000  # characters of a raw answer kept (stored, shown) where it is not the answer itself
+SCORES_KEPT = 100  # scores kept of an answer that scores more labels: the highest ones, and the answer's own
+_said_scores_cut: list[int] = []  # the cut of scores is said once a process
 
 
 def at_boundary(outcome: Outcome) -> Outcome:
@@ -71,9 +73,27 @@ def at_boundary(outcome: Outcome) -> Outcome:
         shown = ", ".join(f"{label}={score}" for label, score in bad[:3]) + (", ..." if len(bad) > 3 else "")
         return Outcome(None, f"model error: scores that are not finite numbers ({shown}): the model's answer is "
                              f"not used; answer: {_cut(outcome.raw)}", error=True)
-    if len(outcome.raw) > RAW_KEPT and outcome.raw != outcome.value:
-        return Outcome(outcome.value, _cut(outcome.raw), outcome.error, outcome.scores, outcome.seen)
+    scores = outcome.scores
+    if scores is not None and len(scores) > SCORES_KEPT:
+        scores = _highest(outcome)
+    if len(outcome.raw) > RAW_KEPT and outcome.raw != outcome.value or scores is not outcome.scores:
+        return Outcome(outcome.value, _cut(outcome.raw), outcome.error, scores, outcome.seen)
     return outcome
+
+
+def _highest(outcome: Outcome) -> tuple[tuple[str, float], ...]:
+    """The SCORES_KEPT highest of an outcome's scores and those of the labels it answered, in their order: a task
+    of 10,000 labels does not store 10,000 scores for every text and mutant. The analysis reads the label of
+    interest's score where it is kept, and labels where any observation lacks it (findings.analyse)."""
+    answered = outcome.value if isinstance(outcome.value, frozenset) else {outcome.value}
+    ranked = sorted(range(len(outcome.scores)), key=lambda i: -outcome.scores[i][1])
+    keep = set(ranked[:SCORES_KEPT]) | {i for i, (label, _) in enumerate(outcome.scores) if label in answered}
+    if not _said_scores_cut:
+        _said_scores_cut.append(1)
+        logging.getLogger("hinter").warning(
+            "the model scores %d labels: the %d highest scores of each answer (and its own label's) are kept",
+            len(outcome.scores), SCORES_KEPT)
+    return tuple(outcome.scores[i] for i in sorted(keep))
 
 
 def _cut(raw: str) -> str:
