@@ -31,7 +31,7 @@ def test_spec_options_are_read_once_and_checked():
     p = parse_model_spec("openai:gemma@http://127.0.0.1:8765/v1?timeout=30&concurrency=8")
     assert p.rest == "gemma@http://127.0.0.1:8765/v1" and p.given == {"timeout": 30.0, "concurrency": 8}
     assert p.options == {"timeout": 30.0, "concurrency": 8, "retries": 5, "rpm": None, "tpm": None,
-                         "price_in": None, "price_out": None}
+                         "price_in": None, "price_out": None, "give_up": 20}
     assert parse_model_spec("gguf:default").given == {} and parse_model_spec("gguf:default?").rest == "default"
     assert parse_model_spec("gguf:odd?name.gguf?").rest == "odd?name.gguf"  # a '?' of its own: end with a lone '?'
     assert parse_model_spec("hf-causal:f?device=cuda:1").given == {"device": "cuda:1"}

@@ -77,13 +77,28 @@ class Run:
 DETERMINISM_PROBES = 32
 
 
-def check_determinism(model, text: str) -> tuple[dict, Outcome | None]:
-    """Ask `model` about one text DETERMINISM_PROBES times in one batch, bypassing every cache: ({"deterministic":
-    bool or None (undecided: the model failed), "detail"}, the first answer). Scores count as equal within 1e-4
-    (float noise of kernels)."""
-    answers = predict_with_retries(model, [text] * DETERMINISM_PROBES, 1, 0.2)
-    if isinstance(answers, str) or any(a.error for a in answers):
-        return {"deterministic": None, "detail": "the model failed on the check"}, None
+def check_determinism(model, text: str, asked: Sequence[Outcome] = (), keep=None, meter=None
+                      ) -> tuple[dict, Outcome | None]:
+    """Ask `model` about one text DETERMINISM_PROBES times, in calls of at most its batch size, bypassing every
+    cache: ({"deterministic": bool or None (undecided: the model failed), "detail"}, the first answer). Scores
+    count as equal within 1e-4 (float noise of kernels). `asked`: the answers an earlier session of the run got
+    (only the rest are asked); `keep(answers)` is told the answers so far after each call, so that a session
+    killed in the check does not have the next one pay for them again; `meter` (usage.Meter) counts each call
+    before it is sent."""
+    answers = list(asked)[:DETERMINISM_PROBES]
+    step = max(1, min(DETERMINISM_PROBES, getattr(model, "batch_size", DETERMINISM_PROBES)))
+    while len(answers) < DETERMINISM_PROBES:
+        texts = [text] * min(step, DETERMINISM_PROBES - len(answers))
+        if meter is not None:
+            meter.sending(texts)
+        got = predict_with_retries(model, texts, 1, 0.2)
+        if meter is not None:
+            meter.record(texts)
+        if isinstance(got, str) or any(a.error for a in got):
+            return {"deterministic": None, "detail": "the model failed on the check"}, None
+        answers += got
+        if keep is not None:
+            keep(answers)
     x = answers[0]
     for y in answers[1:]:
         same_scores = (x.scores is None) == (y.scores is None) and (
@@ -92,6 +107,24 @@ def check_determinism(model, text: str) -> tuple[dict, Outcome | None]:
             return {"deterministic": False, "detail": f"{x.encode()!r} then {y.encode()!r}" + (
                 "" if x.encode() != y.encode() else ", with other scores")}, x
     return {"deterministic": True, "detail": f"{x.encode()!r} {DETERMINISM_PROBES} times"}, x
+
+
+PROBE_ANSWERS = "checks.determinism.asked"  # the check's answers so far, while it is unfinished
+
+
+def _probe_answers(store: RunStore, model) -> list[Outcome]:
+    """The determinism check's answers an earlier, killed session of this run got (from this model)."""
+    kept = store.settings().get(PROBE_ANSWERS) or {}
+    if kept.get("model") != model.fingerprint:
+        return []
+    return [Outcome(value, raw, scores=scores) for value, raw, scores in kept.get("answers", [])]
+
+
+def _keep_probe_answers(store: RunStore, model):
+    def keep(answers: Sequence[Outcome]) -> None:
+        store.save_settings({PROBE_ANSWERS: {"model": model.fingerprint, "answers": [
+            [a.encode(), a.raw, None if a.scores is None else [list(p) for p in a.scores]] for a in answers]}})
+    return keep
 
 
 def _open_store(out_dir: Path, settings: dict, overwrite: bool) -> RunStore:
@@ -232,13 +265,13 @@ def execute(config: RunConfig, texts: Sequence[str | TextRecord], model, *, dict
         model, loaded_here = _start_model(executor, model, parser, config, report)
         store = _open_store(out_dir, {**run_settings(config, model.fingerprint, _parser_fingerprint(executor, config),
                                                      derived, records, suite), **generative}, overwrite)
-        _run_checks(store, model, records, config, d, suite)
+        cache, judge_cache = model_stage(config, model, store, report, loaded_here)
+        _run_checks(store, model, records, config, d, suite, cache.meter)
         source = suite if suite is not None else ParsedVerdicts(Mutate(config, d), executor.validate)
         done = store.done_text_ids()
         again = _ask_again(store, config)
         if config.adaptive:  # kept as they are (_ask_again)
             done |= set(store.again_text_ids())
-        cache, judge_cache = model_stage(config, model, store, report, loaded_here)
         plan = adaptive_plan(config, store, model, d, suite)
         run_pipeline(text_batches(records, done, config.batch_texts), source, StoreSink(store), config,
                      cache=cache, total=len(records), done=len(done), report=report, plan=plan,
@@ -447,7 +480,7 @@ def _check_generative(config: RunConfig) -> dict:
 
 
 def _run_checks(store: RunStore, model, records: list[TextRecord], config: RunConfig, d: Dictionary | None,
-                suite) -> None:
+                suite, meter=None) -> None:
     """Once per run, kept with it: whether the model answers a text the same way twice, and which of its
     dictionary's pairs are evaluative."""
     several = answers_per_text(config) > 1
@@ -457,8 +490,10 @@ def _run_checks(store: RunStore, model, records: list[TextRecord], config: RunCo
                              "task's samples measure the model's own variation on every text"}})
     elif "checks.determinism" not in store.settings():
         probe = min((r.text for r in records[:config.batch_texts]), key=len)  # the cheapest to ask
-        result, answer = check_determinism(model, probe)
+        result, answer = check_determinism(model, probe, _probe_answers(store, model),
+                                           _keep_probe_answers(store, model), meter)
         store.save_settings({"checks.determinism": result})
+        store.forget_settings([PROBE_ANSWERS])
         if result["deterministic"]:  # the run reuses the answer: the text is not asked again
             store.save_outcomes(model.fingerprint, [(text_key(probe), answer)])
     if "checks.evaluative" not in store.settings():

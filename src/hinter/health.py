@@ -109,9 +109,15 @@ def require_trustworthy(summary: dict, thresholds: Thresholds = Thresholds(), al
         again = h.get("texts_to_ask_again", 0)
         asked = (f"the {again} texts with model errors are asked again, answered texts are not" if again else
                  "answered texts are not asked again")
-        raise ModelFailed(failure, fix=f"Fix the model or its server and run the same command again ({asked}); or "
-                          "raise --max-failed-share / --max-failed-originals, or pass --allow-model-errors to accept "
-                          "the run as it is.")
+        first = (summary.get("first_errors") or [""])[0]
+        if "not a label of the task" in first:  # the model answers other labels than the task's
+            fix = ("Give the --task whose labels the model answers (or leave --task out: a classifier's own labels "
+                   "are then its answers), or fix the model, and run again into a new --out folder (or with "
+                   "--overwrite)")
+        else:
+            fix = f"Fix the model or its server and run the same command again ({asked})"
+        raise ModelFailed(failure, fix=f"{fix}; or raise --max-failed-share / --max-failed-originals, or pass "
+                          "--allow-model-errors to accept the run as it is.")
     why = untested(summary) if require_tested else None
     if why:
         raise NothingTested(f"the run tested no mutant: {why}; a gate passed on it would vouch for nothing",

@@ -188,6 +188,9 @@ class Meter:
         self.before = before  # what the earlier sessions of this run spent
         self.session: dict[str, float] = {}
         self._ratio_in = 1.0  # measured / estimated tokens read, learnt from the batches the model counted
+        self._in_flight = 0  # calls counted by `sending`, not yet settled by `record`
+        if self.counted is not None and since_load and store is not None:
+            self.record(())  # what loading it cost (an API's preflight request), stored now: a kill may come next
 
     def spent(self) -> dict[str, float]:
         """Everything this run spent, the earlier sessions included."""
@@ -246,6 +249,24 @@ class Meter:
                 return i
         return len(chunks)
 
+    def sending(self, texts: Sequence[str]) -> None:
+        """Before a call on `texts` is sent: its calls (one a text) counted now, in the store, and settled by the
+        next `record` with what the model counted. A run killed (kill -9) while the call is out has counted what
+        it sent: on a paid API, no money spent goes unreported."""
+        self._in_flight += len(texts)
+        if self.store is not None and texts:
+            self.store.add_stats({self.prefix + "calls": len(texts), self.prefix + "calls_in_flight": len(texts)})
+
+    def _settled(self, delta: dict[str, float]) -> dict[str, float]:
+        """What `record` adds to the store: `delta` less the calls `sending` counted already."""
+        if not self._in_flight:
+            return delta
+        stored = dict(delta)
+        stored["calls"] = stored.get("calls", 0) - self._in_flight
+        stored["calls_in_flight"] = -self._in_flight
+        self._in_flight = 0
+        return stored
+
     def record(self, texts: Sequence[str], answers: Sequence[str] | None = None) -> None:
         """After a batch of `texts` was sent: add what it cost (the model's own count, else an estimate). `answers`:
         what the model wrote for each text, when at hand: the tokens written are then estimated from them, not
@@ -255,6 +276,8 @@ class Meter:
             delta = {k: now[k] - self._seen[k] for k in now}
             self._seen = now
             if not any(delta.values()):
+                if self._in_flight and self.store is not None:  # counted as sent, and nothing was: settled
+                    self.store.add_stats({self.prefix + k: v for k, v in self._settled({}).items() if v})
                 return
             est_in, _ = estimated(texts, self.text_cost)
             # learn how far the estimate is from the model's count (a batch alone: no preflight or check in it)
@@ -275,7 +298,7 @@ class Meter:
         for k, v in delta.items():
             self.session[k] = self.session.get(k, 0) + v
         if self.store is not None:
-            self.store.add_stats({self.prefix + k: v for k, v in delta.items() if v})
+            self.store.add_stats({self.prefix + k: v for k, v in self._settled(delta).items() if v})
         if self.report is not None:
             spent = self.spent()
             self.report("tokens~" if spent.get("estimated_calls") else "tokens",

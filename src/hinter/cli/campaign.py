@@ -118,6 +118,14 @@ def campaign_prices(config: RunConfig):
     return Prices(config.price_in, config.price_out).merged(Prices(given.get("price_in"), given.get("price_out")))
 
 
+def prompted(model: str | None) -> bool:
+    """Whether the model is asked through a task's prompt (an API, gguf:, hf-causal:), not a classifier that reads
+    the text alone and answers its own labels (python:, hf:, http:)."""
+    spec = ModelSpec(model or "")
+    return spec.backend is not None and (spec.backend.prefix in ("openai", "openai-chat", "gguf", "hf-causal")
+                                         or spec.backend.is_api and spec.backend.prefix != "http")
+
+
 def _prompt_task(config: RunConfig):
     """The task whose prompt each call sends around a text (None for models that read the text alone)."""
     backend = ModelSpec(config.model or "").backend

@@ -3,6 +3,7 @@ exit code (never a traceback), hinter's warnings as console lines, and Ctrl-C or
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import sqlite3
 import sys
@@ -21,10 +22,20 @@ class Interrupted(BaseException):
 
 
 def _interrupt(signum, frame) -> None:
-    # a second Ctrl-C, or a SIGTERM after it, must not break the clean stop (the stop takes well under a second)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # a SIGTERM after it must not break the clean stop (it takes a second or two: what was answered is stored); a
+    # second Ctrl-C is the user's "now": it ends the process at once (the run's database is transactional: the
+    # batches committed stay, the one being written is not)
+    signal.signal(signal.SIGINT, _stop_now)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     raise Interrupted(signal.Signals(signum).name)
+
+
+def _stop_now(signum, frame) -> None:
+    try:
+        sys.stderr.write("\nStopped at once (a second Ctrl-C). " + interrupted_message() + "\n")
+        sys.stderr.flush()
+    finally:
+        os._exit(130)
 
 
 class _ConsoleWarnings(logging.Handler):

@@ -14,7 +14,7 @@ from ..health import Thresholds
 from ..models import SPEC_HELP
 from . import options as o
 from .app import app
-from .campaign import run_campaign, write_report_and_gate
+from .campaign import prompted, run_campaign, write_report_and_gate
 from .gate import FAIL_ON_HELP, check_syntax
 
 MODEL_FLAGS = ", ".join(f.metadata["flag"] for f in option_fields(MODEL))
@@ -22,7 +22,9 @@ MODEL_FLAGS = ", ".join(f.metadata["flag"] for f in option_fields(MODEL))
 
 @app.command("run")
 @o.config_options(defaults={"model": "gguf:default", "task": "imdb"}, helps={
-    "dataset": "+ Required unless --suite is given.", "model": f"The model under test: {SPEC_HELP}."})
+    "dataset": "+ Required unless --suite is given.", "model": f"The model under test: {SPEC_HELP}.",
+    "task": "+ Left out, a classifier (python:, hf:, http:) answers its own labels; imdb is then only the prompt of a "
+            "model asked through one (openai:, gguf:, hf-causal:)."})
 @o.execution_options()
 def run_cmd(
     ctx: typer.Context,
@@ -62,6 +64,10 @@ def run_cmd(
     On a Ray cluster: hinter run ... --executor ray --ray-address HEAD_IP:6379
     """
     check_syntax(fail_on)
+    if getattr(ctx.get_parameter_source("task"), "name", None) == "DEFAULT" and not prompted(options["model"]):
+        # a classifier (python:, hf:, http:) answers its own labels: only a task the user gives constrains them
+        # (imdb is the default prompt of a model that needs one)
+        options = {**options, "task": None}
     loaded = None
     if suite is not None:
         # every setting the suite fixed when it was built: given beside --suite, it would be silently ignored

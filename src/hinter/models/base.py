@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import logging
+import math
 import numbers
 import threading
+import time
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -52,8 +54,52 @@ def normalise(value: object, raw: str | None = None) -> Outcome:
                                                    for s in scores.values()):
                 raise ValueError("'scores' must map labels to numbers")
         return Outcome(base.value, base.raw, scores=scores, seen=seen)
-    except (TypeError, ValueError) as e:
+    except (TypeError, ValueError, OverflowError) as e:
         return Outcome(None, f"unsupported outcome dict ({e}): {raw_text}")
+
+
+RAW_KEPT = 2000  # characters of a raw answer kept (stored, shown) where it is not the answer itself
+SCORES_KEPT = 100  # scores kept of an answer that scores more labels: the highest ones, and the answer's own
+_said_scores_cut: list[int] = []  # the cut of scores is said once a process
+
+
+def at_boundary(outcome: Outcome) -> Outcome:
+    """An outcome as the run may keep it: scores that are not finite numbers (NaN, infinity) make it a model
+    error of its text (never stored: a later run asks again; never in a measure or a JSON file), and a raw answer
+    that is not the answer itself is cut to RAW_KEPT characters, saying so (a 10 MB answer is not stored 40
+    times over). A generative task's answer, its value, is kept whole."""
+    bad = [(label, score) for label, score in outcome.scores or () if not math.isfinite(score)]
+    if bad and not outcome.error:
+        shown = ", ".join(f"{label}={score}" for label, score in bad[:3]) + (", ..." if len(bad) > 3 else "")
+        return Outcome(None, f"model error: scores that are not finite numbers ({shown}): the model's answer is "
+                             f"not used; answer: {_cut(outcome.raw)}", error=True)
+    scores = outcome.scores
+    if scores is not None and len(scores) > SCORES_KEPT:
+        scores = _highest(outcome)
+    if len(outcome.raw) > RAW_KEPT and outcome.raw != outcome.value or scores is not outcome.scores:
+        return Outcome(outcome.value, _cut(outcome.raw), outcome.error, scores, outcome.seen)
+    return outcome
+
+
+def _highest(outcome: Outcome) -> tuple[tuple[str, float], ...]:
+    """The SCORES_KEPT highest of an outcome's scores and those of the labels it answered, in their order: a task
+    of 10,000 labels does not store 10,000 scores for every text and mutant. The analysis reads the label of
+    interest's score where it is kept, and labels where any observation lacks it (findings.analyse)."""
+    answered = outcome.value if isinstance(outcome.value, frozenset) else {outcome.value}
+    ranked = sorted(range(len(outcome.scores)), key=lambda i: -outcome.scores[i][1])
+    keep = set(ranked[:SCORES_KEPT]) | {i for i, (label, _) in enumerate(outcome.scores) if label in answered}
+    if not _said_scores_cut:
+        _said_scores_cut.append(1)
+        logging.getLogger("hinter").warning(
+            "the model scores %d labels: the %d highest scores of each answer (and its own label's) are kept",
+            len(outcome.scores), SCORES_KEPT)
+    return tuple(outcome.scores[i] for i in sorted(keep))
+
+
+def _cut(raw: str) -> str:
+    if len(raw) <= RAW_KEPT:
+        return raw
+    return raw[:RAW_KEPT] + f" [... {len(raw) - RAW_KEPT} more characters of the raw answer not kept]"
 
 
 class Model(Protocol):
@@ -131,7 +177,7 @@ def asked_ahead(model, chunks: Iterable[list[str]], retries: int, backoff_s: flo
                 with stall_watch(model, len(texts)):
                     outs = wait()
                 if len(outs) == len(texts):
-                    return [normalise(o) for o in outs]
+                    return [at_boundary(normalise(o)) for o in outs]
             except ModelError as e:
                 if e.fatal:
                     raise
@@ -165,7 +211,7 @@ def predict_with_retries(model: Model, texts: list[str], retries: int = 2, backo
             if len(outs) != len(texts):
                 raise ModelError(f"the model returned {len(outs)} outcomes for {len(texts)} texts",
                                  fix="A model must return exactly one outcome per input text, in order.", fatal=True)
-            return [normalise(o) for o in outs]
+            return [at_boundary(normalise(o)) for o in outs]
         except ModelError as e:
             if e.fatal:
                 raise
@@ -227,6 +273,7 @@ def readable(outcome: Outcome, labels: dict[str, str] | None) -> Outcome:
     only if the task can read it ("maybe" for a task of accept and reject never enters a finding). `labels`: the
     task's labels by their lower case (a label in another case reads as given: "positive" for Positive), None to
     read any label (no task: a classifier's own labels)."""
+    outcome = at_boundary(outcome)  # an answer stored before non-finite scores were refused is refused all the same
     if labels is None or outcome.value is None or outcome.error:
         return outcome
     if isinstance(outcome.value, frozenset):
@@ -239,7 +286,7 @@ def readable(outcome: Outcome, labels: dict[str, str] | None) -> Outcome:
     if not unknown:
         return outcome
     return Outcome(None, f"not a label of the task ({', '.join(sorted(labels.values()))}): "
-                         f"{', '.join(map(repr, unknown))}; answer: {outcome.raw}", scores=outcome.scores,
+                         f"{', '.join(map(repr, unknown))}; answer: {_cut(outcome.raw)}", scores=outcome.scores,
                    seen=outcome.seen)
 
 
@@ -309,8 +356,9 @@ class OutcomeCache:
         missing = [k for k in wanted if k not in self._memory]
         if missing and self.store is not None:
             # read as the task reads them: an answer stored before its task was checked is unparseable all the same
-            self._memory.update((k, readable(o, self.labels)) for k, o in
-                                self.store.cached_outcomes(self.model.fingerprint, missing).items())
+            # (an answer that reads as an error now, e.g. with a score that is not finite, is asked again)
+            self._memory.update((k, o) for k, o in ((k, readable(o, self.labels)) for k, o in
+                                self.store.cached_outcomes(self.model.fingerprint, missing).items()) if not o.error)
             missing = [k for k in missing if k not in self._memory]
         bs = max(1, self.model.batch_size)
         key_chunks = [missing[i:i + bs] for i in range(0, len(missing), bs)]
@@ -327,7 +375,8 @@ class OutcomeCache:
             if not (derived and getattr(self.model, "reads_edits", False)):
                 derived = None
             of = (lambda c: {t: derived[t] for t in c if t in derived}) if derived else (lambda c: None)
-            chunks = (c for c in text_chunks if meter is None or meter.check(c) is None)
+            # each call counted before it is sent (Meter.sending), settled after: a run killed meanwhile counted it
+            chunks = (c for c in text_chunks if meter is None or meter.check(c) is None and meter.sending(c) is None)
             if getattr(self.model, "launches_ahead", False) and (meter is None or meter.budget is None):
                 # the next calls launched before this one's answers are stored (a budget checks each call after the
                 # one before it is counted: then one at a time); as many as a pipeline group holds
@@ -340,7 +389,17 @@ class OutcomeCache:
     def _keep(self, by_key, repeats, key_chunks, text_chunks, results, progress) -> list[dict[str, Outcome]]:
         """start_repeats' second step: each call's answers read, counted, kept and stored."""
         meter = self.meter
-        for keys, texts_sent, outs in zip(key_chunks, text_chunks, results):
+        results = iter(results)
+        for keys, texts_sent in zip(key_chunks, text_chunks):
+            try:
+                outs = next(results)
+            except StopIteration:
+                break
+            except BaseException as e:  # Ctrl-C, SIGTERM: the answers the call had when it came are kept
+                outcomes = getattr(e, "outcomes", None)
+                if not isinstance(e, Exception) and outcomes is not None and len(outcomes) == len(keys):
+                    self._keep_interrupted(keys, texts_sent, outcomes)
+                raise
             self.calls += len(keys)
             if meter is not None:  # what was written, where at hand: the written tokens are counted from it
                 meter.record(texts_sent, None if isinstance(outs, str) else [o.raw for o in outs])
@@ -368,19 +427,99 @@ class OutcomeCache:
                 progress(len(keys))
         return [{k: self._memory[k + (f"#{r}" if r else "")] for k in by_key} for r in repeats]
 
+    def _keep_interrupted(self, keys, texts_sent, outcomes) -> None:
+        """The answers a call interrupted by Ctrl-C had (the others are errors): counted and stored, so that the
+        resumed run does not ask them again."""
+        outs = [readable(at_boundary(normalise(o)), self.labels) for o in outcomes]
+        answered = [(k, t, o) for k, t, o in zip(keys, texts_sent, outs) if not o.error]
+        self.calls += len(answered)
+        if self.meter is not None:
+            self.meter.record(texts_sent)  # the call was sent for all of them
+        self._memory.update((k, o) for k, _, o in answered)
+        if self.store is not None and answered:
+            self.store.save_outcomes(self.model.fingerprint, [(k, o) for k, _, o in answered])
+
 
 _Item = TypeVar("_Item")
+
+
+_asking = threading.local()  # in a thread of ask_each: the Event that says its batch was given up
+
+
+def stopping() -> bool:
+    """Whether the batch this thread asks for was given up (Ctrl-C, a fatal error): no more requests, no retry."""
+    stop = getattr(_asking, "stop", None)
+    return stop is not None and stop.is_set()
+
+
+def pause(seconds: float) -> None:
+    """Wait before a retry; in a thread of ask_each, a batch given up meanwhile ends the wait at once (a
+    ModelError: the answer is not used)."""
+    stop = getattr(_asking, "stop", None)
+    if stop is None:
+        time.sleep(seconds)
+    elif stop.wait(seconds):
+        raise ModelError("the batch was given up (the run is stopping)")
+
+
+UNASKED = object()  # ask_each's place of an item not answered when the batch was given up
 
 
 def ask_each(items: Sequence[_Item], ask: Callable[[_Item], object], concurrency: int) -> list:
     """`ask(item)` for each item of an API backend's batch, `concurrency` at a time: each answer, or the ModelError
     of an item that failed after its retries (a model error for its texts alone). When every item failed (the
-    server is down), the first error is raised, so that the run can stop after a few such batches."""
-    if len(items) <= 1 or concurrency == 1:
-        answers = [ask(x) for x in items]
-    else:
-        with ThreadPoolExecutor(max_workers=min(concurrency, len(items))) as pool:
-            answers = list(pool.map(ask, items))
+    server is down), the first error is raised, so that the run can stop after a few such batches.
+
+    The requests run in daemon threads that this thread only waits for: Ctrl-C (or SIGTERM) while they hang is
+    raised here at once, no new request or retry starts after it (`stopping`, `pause`), and none of them keeps
+    the process alive. The exception carries what was answered before it (`asked`: each answer, or UNASKED), so
+    that the caller keeps those answers (OutcomeCache: `outcomes` on the exception)."""
+    answers: list = [UNASKED] * len(items)
+    try:
+        if len(items) <= 1 or concurrency == 1:
+            for i, item in enumerate(items):
+                answers[i] = ask(item)
+        else:
+            _in_threads(items, ask, min(concurrency, len(items)), answers)
+    except BaseException as e:
+        if not isinstance(e, Exception):  # Ctrl-C, SIGTERM: the answers so far go up with it
+            e.asked = answers  # type: ignore[attr-defined]
+        raise
     if answers and all(isinstance(a, ModelError) for a in answers):
         raise answers[0]
     return answers
+
+
+def _in_threads(items: Sequence, ask: Callable, threads: int, answers: list) -> None:
+    stop, done = threading.Event(), threading.Condition()
+    queue = iter(range(len(items)))
+    failed: list[BaseException] = []
+    left = [len(items)]
+
+    def work() -> None:
+        _asking.stop = stop
+        while not stop.is_set():
+            with done:
+                i = next(queue, None)
+            if i is None:
+                return
+            try:
+                answers[i] = ask(items[i])
+            except BaseException as e:  # a fatal error: the batch is given up
+                with done:
+                    failed.append(e)
+                stop.set()
+            with done:
+                left[0] -= 1
+                done.notify_all()
+
+    for _ in range(threads):
+        threading.Thread(target=work, daemon=True, name="hinter-api-request").start()
+    try:
+        with done:
+            while left[0] and not failed:
+                done.wait(0.5)  # a timeout, so that a signal's handler runs while the requests hang
+    finally:
+        stop.set()  # whatever ends the wait (the end, a fatal error, Ctrl-C): nothing more is sent
+    if failed:
+        raise failed[0]

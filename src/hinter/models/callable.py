@@ -148,9 +148,18 @@ class CallableModel:
         return self.function(texts)
 
     def predict(self, texts: Sequence[str]) -> list[Outcome]:
+        try:
+            answers = self._call(list(texts))
+        except BaseException as e:  # Ctrl-C: a worker's answers that came with it go up (OutcomeCache keeps them)
+            if getattr(e, "answers", None) is not None:
+                e.outcomes = self._outcomes(e.answers)
+            raise
+        return self._outcomes(answers)
+
+    def _outcomes(self, answers: Sequence[object]) -> list[Outcome]:
         if self.task is not None:
-            return [self._written(o) for o in self._call(list(texts))]
-        return [normalise(o) for o in self._call(list(texts))]
+            return [self._written(o) for o in answers]
+        return [normalise(o) for o in answers]
 
     def _written(self, value: object) -> Outcome:
         if isinstance(value, Outcome):

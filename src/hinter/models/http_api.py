@@ -10,7 +10,8 @@ array under `results`), each read as a single answer is.
 The requests go as the OpenAI backend's do (openai_api.py): at most `concurrency` at a time (pacing.py; a 429
 halves them, `rpm` caps the requests per minute), each with a timeout; timeouts, connection errors, 408, 429
 and 5xx are retried with exponential backoff (honouring Retry-After). A text still failing after its retries is
-a model error for that text (asked again by the next run into the same folder), never a label; a batch that
+a model error for that text (asked again by the next run into the same folder), never a label (a request that
+timed out is tried twice in all; `give_up` requests failed in a row stop the run: pacing.FailureStreak); a batch that
 fails whole is raised, so that the campaign's own retries and split (models.base) take over. A text the server
 refuses (400, 413, 422) and an answer that is not JSON, or lacks the field, are unparseable outcomes, the raw
 answer saying why. 401, 403, 404 and 405 stop the run (a fatal ModelError naming the URL): retrying cannot help.
@@ -39,8 +40,8 @@ from typing import Sequence
 
 from ..errors import InputError, ModelError
 from ..usage import TextCost, Usage
-from .base import Outcome, ask_each, normalise
-from .pacing import Pacer
+from .base import Outcome, ask_each, normalise, pause, stopping
+from .pacing import GIVE_UP, TIMEOUT_TRIES, FailureStreak, Pacer
 from .registry import Backend, Option, register_backend
 
 AUTH_VARIABLE = "HINTER_HTTP_AUTHORIZATION"
@@ -82,7 +83,7 @@ def read_field(answer: object, path: str) -> tuple[bool, object]:
 class HttpModel:
     def __init__(self, url: str, task=None, field: str = "label", scores: str | None = None, batch: int | None = None,
                  concurrency: int = 4, timeout: float = 60.0, retries: int = 5, backoff: float = 0.5,
-                 rpm: int | None = None):
+                 rpm: int | None = None, give_up: int = GIVE_UP):
         if not url.startswith(("http://", "https://")):
             raise InputError(f"{url!r} is not an http(s) URL", where="--model",
                              fix="Write http:URL, e.g. http:http://127.0.0.1:8000/classify.")
@@ -95,6 +96,7 @@ class HttpModel:
         self.batch_size = (batch or 1) * 4 * self.concurrency
         self.usage = Usage()
         self.pacer = Pacer(self.concurrency, rpm)
+        self.streak = FailureStreak(give_up)  # an endpoint failing every request stops the run (pacing.GIVE_UP)
         self._text_cost = TextCost()  # the text alone is sent: no prompt around it
         self._lock = threading.Lock()
         self.retried = 0  # requests retried (for logs and tests)
@@ -136,23 +138,37 @@ class HttpModel:
         text, or ModelError (fatal where retrying cannot help)."""
         payload = {"texts": texts} if self.batch else {"text": texts[0]}
         tokens = sum(sum(self._text_cost.of(t)) for t in texts)
+        timeouts = 0
         for attempt in range(self.retries + 1):
+            if stopping():  # the batch was given up (Ctrl-C): nothing more is sent
+                raise ModelError("not asked: the run is stopping")
             self.pacer.acquire(tokens)
             limited = False
             try:
                 body = self._post(payload)
                 self.usage.add(calls=1, tokens_in=tokens - len(texts), tokens_out=len(texts), estimated_calls=1)
+                self.streak.answered()
                 return body
             except Refused as e:
                 self.usage.add(calls=1)
                 if e.status in REFUSED_TEXT:
+                    self.streak.answered()
                     return e
                 raise ModelError(f"the endpoint {self.url} refused the request ({e.status}: {e.body[:200]})",
                                  fix="Check the URL after http: in --model (the endpoint's path), and "
                                      f"{AUTH_VARIABLE} where it needs a key.", fatal=True) from None
             except Transient as e:
                 limited = e.status == 429
-                if attempt == self.retries:  # a retried request counts as a retry, the last try as a call
+                timeouts += e.what.startswith("no answer within")
+                if not limited and self.streak.failed():
+                    self.usage.add(calls=1)
+                    raise ModelError(f"the endpoint {self.url} failed {self.streak.limit} requests in a row with no "
+                                     f"answer between them (last: {e.what}): the run stops rather than ask every text "
+                                     "in vain", fix="Check the server (its log, its load); running the same command "
+                                     "again continues the run, asking only what was not answered.", fatal=True) \
+                        from None
+                if attempt == self.retries or timeouts >= TIMEOUT_TRIES:
+                    # a retried request counts as a retry, the last try as a call
                     self.usage.add(calls=1)
                     raise ModelError(f"the endpoint {self.url} failed {self.retries + 1} times ({e.what})",
                                      fix="Check that the server runs and is reachable; lower the load or raise the "
@@ -165,7 +181,7 @@ class HttpModel:
                     delay = min(max(delay, e.retry_after), MAX_RETRY_AFTER_S)
                 log.warning("the endpoint %s: %s; retry %d of %d in %.1f s", self.url, e.what, attempt + 1,
                             self.retries, delay)
-                time.sleep(delay)
+                pause(delay)
             finally:
                 self.pacer.release(rate_limited=limited)
         raise AssertionError("unreachable")
@@ -265,10 +281,10 @@ def _retry_after(headers) -> float | None:
 
 def _load(rest: str, *, task=None, concurrency: int | None = None, timeout: float = 60.0, retries: int = 5,
           field: str = "label", scores: str | None = None, batch: int | None = None, rpm: int | None = None,
-          preflight: bool = True, **_) -> HttpModel:
+          preflight: bool = True, give_up: int = GIVE_UP, **_) -> HttpModel:
     from ..tasks import get_task
     model = HttpModel(rest, get_task(task) if task is not None else None, field=field, scores=scores, batch=batch,
-                      timeout=timeout, retries=retries, rpm=rpm,
+                      timeout=timeout, retries=retries, rpm=rpm, give_up=give_up,
                       **({"concurrency": concurrency} if concurrency else {}))
     if preflight:
         model.preflight()
@@ -283,9 +299,12 @@ OPTIONS = (
            pattern=FIELD_PATTERN, affects_results=True, auto="none"),
     Option("batch", None, "send up to N texts a request as {\"texts\": [...]}, the answer a JSON array; changes "
            "results", minimum=1, affects_results=True, auto="one text a request, {\"text\": ...}"),
-    Option("timeout", 60.0, "seconds per request", kind=float, minimum=0.1),
+    Option("timeout", 60.0, f"seconds per request; a request that times out is tried {TIMEOUT_TRIES} times in all, "
+           "then is a model error of its texts (asked again by the next run)", kind=float, minimum=0.1),
     Option("concurrency", 4, "requests at once in all, --concurrency wins", minimum=1),
-    Option("retries", 5, "retries of timeouts, connection errors, 408, 429 and 5xx", minimum=0),
+    Option("retries", 5, "retries of connection errors, 408, 429 and 5xx", minimum=0),
+    Option("give_up", GIVE_UP, "requests failed in a row (no answer between them) after which the run stops: a server "
+           "that fails everything", minimum=1),
     Option("rpm", None, "requests per minute at most", minimum=1, auto="no limit"),
 )
 

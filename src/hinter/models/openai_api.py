@@ -27,8 +27,15 @@ A generative task (tasks.GenerativeTask) sends its plain prompt (completions) or
 chat messages, at its temperature and max_tokens, without log-probabilities (its stop strings cut the answer here); each call is a fresh
 sample. The answer is the text written; an empty answer or a refused request is a model error, never an answer.
 
-Options (`openai:MODEL@URL?timeout=30&concurrency=8&retries=3`): timeout, seconds per request (60); concurrency,
-requests at once, in all (4; --concurrency wins over it); retries, after the first try (5); rpm and tpm, requests
+A body that is not JSON (a truncated answer), or JSON without an answer in it, is that text's failure alone: asked
+again like a 5xx, then a model error of that text (asked again by the next run), never a failed batch. Ctrl-C while
+requests hang stops at once (models.base.ask_each): no request or retry starts after it, and the texts answered
+before it are kept.
+
+Options (`openai:MODEL@URL?timeout=30&concurrency=8&retries=3`): timeout, seconds per request (60; a request that
+times out is tried twice in all, so a text that never answers costs two timeouts); concurrency, requests at once,
+in all (4; --concurrency wins over it); retries, after the first try (5); give_up, requests failed in a row with no
+answer between them after which the run stops (20: a server answering 500 to everything); rpm and tpm, requests
 and tokens per minute at most (no limit; a 429 also halves the requests at once, which grow back as requests
 succeed: pacing.py); price_in and price_out, per million tokens, for the run's cost (--price-in / --price-out
 win). None changes results or the fingerprint. Each response's `usage` (tokens read and written) is counted in
@@ -47,8 +54,8 @@ from typing import Sequence
 from ..errors import InputError, ModelError
 from ..tasks import Task
 from ..usage import Prices, TextCost, Usage
-from .base import Outcome, ask_each
-from .pacing import Pacer
+from .base import UNASKED, Outcome, ask_each, pause, stopping
+from .pacing import GIVE_UP, TIMEOUT_TRIES, FailureStreak, Pacer
 from .registry import Backend, Option, register_backend
 
 KEY_VARIABLES = ("HINTER_OPENAI_API_KEY", "OPENAI_API_KEY")
@@ -69,7 +76,7 @@ class OpenAIModel:
     def __init__(self, model: str, task: Task, base_url: str | None = None, chat: bool = False,
                  concurrency: int = 4, timeout: float = 60.0, retries: int = 5, max_answer_tokens: int | None = None,
                  top_logprobs: int = 5, backoff: float = 0.5, rpm: int | None = None, tpm: int | None = None,
-                 price_in: float | None = None, price_out: float | None = None):
+                 price_in: float | None = None, price_out: float | None = None, give_up: int = GIVE_UP):
         try:
             import openai
         except ImportError:
@@ -96,6 +103,7 @@ class OpenAIModel:
         self.usage = Usage()
         self.prices = Prices(price_in, price_out)
         self.pacer = Pacer(self.concurrency, rpm, tpm)
+        self.streak = FailureStreak(give_up)  # a server failing every request stops the run (pacing.GIVE_UP)
         self._text_cost = TextCost.of_task(task)
         api = "chat" if chat else "completions"
         prompt = repr(task.chat_messages("\x00") if chat else task.completion_prompt("\x00"))
@@ -151,39 +159,65 @@ class OpenAIModel:
         self.pacer.settle(counter, self._count(response, text))
         return response
 
-    def _request(self, text: str):
+    def _request(self, text: str) -> Outcome:
+        """One text's outcome, its request retried where that may help (a timeout once, other transient failures
+        and malformed answers up to `retries` times); a ModelError when it still fails (fatal when retrying cannot
+        help, or when GIVE_UP requests in a row failed: the server fails everything)."""
         o = self.openai
+        timeouts = 0
         for attempt in range(self.retries + 1):
+            if stopping():  # the batch was given up (Ctrl-C): nothing more is sent
+                raise ModelError("not asked: the run is stopping")
             try:
-                return self._paced_call(text)
+                response = self._paced_call(text)
             except o.BadRequestError as e:
                 self.usage.add(calls=1)  # refused: no token read or written
                 if self._logprobs_ok and "logprob" in str(e).lower():  # a server without logprobs: ask without
                     self._logprobs_ok = False
                     continue
-                return e
-            except (o.APITimeoutError, o.APIConnectionError, o.RateLimitError, o.InternalServerError) as e:
-                if attempt == self.retries:
-                    self.usage.add(calls=1)
-                    raise ModelError(f"the API at {self.base_url or 'api.openai.com'} failed {self.retries + 1} times "
-                                     f"({type(e).__name__}: {e})", fix="Check that the server runs and is reachable; "
-                                     "lower the load or raise the timeout.") from None
-                with self._lock:
-                    self.retried += 1
-                self.usage.add(retries=1)
-                delay = min(self.backoff * 2 ** attempt * (1 + random.random() / 2), 60.0)
-                response = getattr(e, "response", None)
-                after = retry_after_s(response.headers) if response is not None else None
-                if after is not None:  # the server's word wins over our backoff (up to MAX_RETRY_AFTER_S)
-                    delay = min(max(delay, after), MAX_RETRY_AFTER_S)
-                log.warning("the API at %s: %s; retry %d of %d in %.1f s", self.url, _failure(e, self.timeout),
-                            attempt + 1, self.retries, delay)
-                time.sleep(delay)
+                self.streak.answered()
+                return self._outcome(e)
+            except (o.APITimeoutError, o.APIConnectionError, o.RateLimitError, o.InternalServerError,
+                    ValueError) as e:
+                # ValueError: a body that is not JSON (a truncated answer) is this text's failure alone
+                error, failure = e, _failure(e, self.timeout)
             except o.APIStatusError as e:  # 401, 403, 404...: retrying will not help
                 raise ModelError(f"the API at {self.base_url or 'api.openai.com'} refused the request "
                                  f"({e.status_code}: {_message(e)})",
                                  fix="Check the model name, the base URL and the API key variable.",
                                  fatal=True) from None
+            else:
+                try:
+                    outcome = self._outcome(response)
+                except (ValueError, TypeError, AttributeError, IndexError, KeyError) as e:  # JSON of another shape
+                    error, failure = None, f"a malformed answer ({type(e).__name__}: {str(e)[:120]})"
+                else:
+                    self.streak.answered()
+                    return outcome
+            timeouts += isinstance(error, o.APITimeoutError)
+            if not isinstance(error, o.RateLimitError) and self.streak.failed():
+                self.usage.add(calls=1)
+                raise ModelError(f"the API at {self.url} failed {self.streak.limit} requests in a row with no answer "
+                                 f"between them (last: {failure}): the run stops rather than ask every text in vain",
+                                 fix="Check the server (its log, its load); running the same command again "
+                                     "continues the run, asking only what was not answered.", fatal=True) from None
+            if attempt == self.retries or timeouts >= TIMEOUT_TRIES:
+                self.usage.add(calls=1)
+                tries = attempt + 1
+                raise ModelError(f"the API at {self.url} failed {tries} time{'s' * (tries > 1)} on this text "
+                                 f"({failure})", fix="Check that the server runs and is reachable; lower the load or "
+                                 "raise the timeout (?timeout=).") from None
+            with self._lock:
+                self.retried += 1
+            self.usage.add(retries=1)
+            delay = min(self.backoff * 2 ** attempt * (1 + random.random() / 2), 60.0)
+            response = getattr(error, "response", None)
+            after = retry_after_s(response.headers) if response is not None else None
+            if after is not None:  # the server's word wins over our backoff (up to MAX_RETRY_AFTER_S)
+                delay = min(max(delay, after), MAX_RETRY_AFTER_S)
+            log.warning("the API at %s: %s; retry %d of %d in %.1f s", self.url, failure, attempt + 1, self.retries,
+                        delay)
+            pause(delay)
         raise AssertionError("unreachable")
 
     # --- before the campaign -------------------------------------------------------------------------------
@@ -316,9 +350,18 @@ class OpenAIModel:
             return e
 
     def predict(self, texts: Sequence[str]) -> list[Outcome]:
-        responses = ask_each(texts, self._request_or_error, self.concurrency)
-        return [Outcome(None, f"model error: {r.message}", error=True) if isinstance(r, ModelError)
-                else self._outcome(r) for r in responses]
+        try:
+            answers = ask_each(texts, self._request_or_error, self.concurrency)
+        except BaseException as e:  # Ctrl-C: the texts answered so far go up with it (OutcomeCache keeps them)
+            if getattr(e, "asked", None) is not None:
+                e.outcomes = [Outcome(None, "model error: not answered: the run was stopped", error=True)
+                              if a is UNASKED else _as_outcome(a) for a in e.asked]
+            raise
+        return [_as_outcome(a) for a in answers]
+
+
+def _as_outcome(answer: Outcome | ModelError) -> Outcome:
+    return Outcome(None, f"model error: {answer.message}", error=True) if isinstance(answer, ModelError) else answer
 
 
 MAX_RETRY_AFTER_S = 600.0  # a Retry-After beyond this is taken as this: a run does not sleep for hours
@@ -367,6 +410,8 @@ def _failure(e: Exception, timeout: float) -> str:
         return f"{status} ({_message(e)[:120]})"
     if isinstance(e, openai.APITimeoutError):
         return f"timeout after {timeout:g} s"
+    if isinstance(e, ValueError):
+        return f"a malformed answer ({type(e).__name__}: {str(e)[:120]})"
     return f"connection error ({e.__cause__ or e})"
 
 
@@ -396,12 +441,12 @@ def parse_spec(rest: str) -> tuple[str, str | None]:
 def _loader(chat: bool):
     def load(rest: str, *, task=None, concurrency: int | None = None, timeout: float = 60.0, retries: int = 5,
              preflight: bool = True, rpm: int | None = None, tpm: int | None = None, price_in: float | None = None,
-             price_out: float | None = None, **_) -> OpenAIModel:
+             price_out: float | None = None, give_up: int = GIVE_UP, **_) -> OpenAIModel:
         import openai  # noqa: F401  (missing: load_model names the extra to install)
         from ..tasks import get_task
         model, base_url = parse_spec(rest)
         loaded = OpenAIModel(model, get_task(task or "imdb"), base_url=base_url, chat=chat, timeout=timeout,
-                             retries=retries, rpm=rpm, tpm=tpm, price_in=price_in, price_out=price_out,
+                             retries=retries, rpm=rpm, tpm=tpm, price_in=price_in, price_out=price_out, give_up=give_up,
                              **({"concurrency": concurrency} if concurrency else {}))
         if preflight:
             loaded.preflight()
@@ -410,9 +455,12 @@ def _loader(chat: bool):
 
 
 OPTIONS = (
-    Option("timeout", 60.0, "seconds per request", kind=float, minimum=0.1),
+    Option("timeout", 60.0, f"seconds per request; a request that times out is tried {TIMEOUT_TRIES} times in all, "
+           "then is a model error of its text (asked again by the next run)", kind=float, minimum=0.1),
     Option("concurrency", 4, "requests at once in all, --concurrency wins", minimum=1),
-    Option("retries", 5, "retries of timeouts, connection errors, 429 and 5xx", minimum=0),
+    Option("retries", 5, "retries of connection errors, malformed answers, 429 and 5xx", minimum=0),
+    Option("give_up", GIVE_UP, "requests failed in a row (no answer between them) after which the run stops: a server "
+           "that fails everything", minimum=1),
     Option("rpm", None, "requests per minute at most", minimum=1, auto="no limit"),
     Option("tpm", None, "tokens per minute at most (read and written; estimated before each request)", minimum=1,
            auto="no limit"),

@@ -79,3 +79,28 @@ class Pacer:
                     self.limit += 1
                     self._ok_in_a_row = 0
             self._cond.notify_all()
+
+
+GIVE_UP = 20  # requests failed in a row, with no answer between them, after which an API run stops
+TIMEOUT_TRIES = 2  # tries of a request that timed out (a text that never answers costs 2 timeouts, not 6)
+
+
+class FailureStreak:
+    """Requests of a model failed in a row, every thread together (timeouts, lost connections, 5xx, malformed
+    answers; not 429, which the pacer slows down for): any answer ends the streak. A server that fails everything
+    stops the run after `limit` such requests instead of every text's retries, batch after batch."""
+
+    def __init__(self, limit: int = GIVE_UP):
+        self.limit = limit
+        self._lock = threading.Lock()
+        self.count = 0
+
+    def answered(self) -> None:
+        with self._lock:
+            self.count = 0
+
+    def failed(self) -> bool:
+        """Count a failed request; True when the streak has reached the limit (give up)."""
+        with self._lock:
+            self.count += 1
+            return self.count >= self.limit

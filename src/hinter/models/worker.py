@@ -11,6 +11,7 @@ This module registers the `python:` backend (its spec, options and loader); call
 from __future__ import annotations
 
 import importlib
+import logging
 import os
 import re
 import subprocess
@@ -28,6 +29,7 @@ from .callable import SOURCE_MARK, CallableModel, code_hash, source_files
 from .registry import Backend, Option, register_backend
 
 MAIN = Path(__file__).with_name("worker_main.py")
+INTERRUPT_GRACE_S = 3.0  # after Ctrl-C, how long the call in flight may take to bring its answers
 
 
 class Worker:
@@ -70,6 +72,20 @@ class Worker:
                 self.stop()
                 raise CallTimeout(f"no answer within the timeout of {timeout:g} s while {what}: the model's worker "
                                  "was stopped and is started again for the next call")
+
+    def last_reply(self, grace: float, texts: int):
+        """After Ctrl-C: the call's reply if it comes within `grace` seconds (a call that was completing is not
+        lost), else None. A second Ctrl-C stops at once (cli.main)."""
+        try:
+            if self.inbox.poll(0):
+                return self.inbox.recv()
+            logging.getLogger("hinter").warning("stopping: waiting up to %g s for the model's call on %d texts to "
+                                                "keep its answers (Ctrl-C again stops at once)", grace, texts)
+            if self.inbox.poll(grace):
+                return self.inbox.recv()
+        except (EOFError, OSError):
+            pass
+        return None
 
     @property
     def alive(self) -> bool:
@@ -139,7 +155,17 @@ class WorkerModel(CallableModel):
         except OSError:
             self.worker.stop()
             raise ModelError("the model's worker process ended before it was asked: it is started again") from None
-        reply = self.worker.receive(self.timeout, f"answering {len(texts)} texts")
+        try:
+            reply = self.worker.receive(self.timeout, f"answering {len(texts)} texts")
+        except ModelError:
+            raise
+        except BaseException as e:  # Ctrl-C or SIGTERM: the call's answers, if they come at once, are kept
+            reply = self.worker.last_reply(INTERRUPT_GRACE_S, len(texts))
+            if reply is not None and reply[0] == "ok":
+                e.answers = reply[1]
+            self.worker.proc.kill()  # whatever it was doing: the run is stopping (no polite close to wait for)
+            self.worker.stop()
+            raise
         if reply[0] == "error":
             raise ModelError(reply[1])
         return reply[1]

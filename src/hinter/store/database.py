@@ -246,6 +246,11 @@ class StoreFile:
     def settings(self) -> dict:
         return {k: json.loads(v) for k, v in self.db.execute("SELECT key, value FROM settings")}
 
+    def forget_settings(self, keys: Sequence[str]) -> None:
+        """Remove settings that were kept only for a while (the determinism check's answers while unfinished)."""
+        with self.db:
+            self.db.executemany("DELETE FROM settings WHERE key = ?", [(k,) for k in keys])
+
     def add_stat(self, key: str, value: float) -> None:
         with self.db:
             self.db.execute("INSERT INTO stats VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = value + excluded.value",
