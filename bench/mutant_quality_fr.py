@@ -3,7 +3,8 @@ keeps (gender and race, order 2; the agreement carried, then the invariant), on 
 from, each labelled by hand, and the table docs/languages.md gives.
 
 Texts: the avis sample (src/hinter/data/avis), the bundled French sentences (bench/data/french_sentences*.txt) and
-the texts written after the issue-40 rules (bench/data/french_texts_after_rules.txt).
+the texts written after the issue-40 rules (bench/data/french_texts_after_rules.txt, read while the rules were
+fixed); apart, bench/data/french_texts_fresh.txt, written once the rules were final and read only to label.
 
     # draw (run once with the checkout before the change, once after; PYTHONPATH says which code runs)
     python bench/mutant_quality_fr.py draw --version after [--n 200] [--seed 40]
@@ -28,6 +29,9 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "bench" / "data"
 SAMPLE = DATA / "french_quality_sample.csv"
 COUNTS = DATA / "french_quality_counts.json"
+# the main draw's texts; french_texts_fresh (written after the rules were final, read only to label) is drawn
+# apart: `draw --version after-fresh --sources french_texts_fresh --n 1000` labels every mutant kept on it
+SOURCES = ("avis", "french_sentences", "french_sentences_heldout", "french_texts_after_rules")
 COLUMNS = ("version", "draw", "source", "kind", "original", "mutant", "grammatical", "meaning", "error")
 
 
@@ -35,13 +39,14 @@ def texts() -> list[tuple[str, str]]:
     out = [("avis", json.loads(line)["text"]) for line in
            (ROOT / "src" / "hinter" / "data" / "avis" / "sample.jsonl").read_text(encoding="utf-8").splitlines()
            if line.strip()]
-    for name in ("french_sentences.txt", "french_sentences_heldout.txt", "french_texts_after_rules.txt"):
+    for name in ("french_sentences.txt", "french_sentences_heldout.txt", "french_texts_after_rules.txt",
+                 "french_texts_fresh.txt"):
         out += [(name.removesuffix(".txt"), t.strip()) for t in (DATA / name).read_text(encoding="utf-8").splitlines()
                 if t.strip()]
     return out
 
 
-def campaign() -> tuple[list[dict], dict]:
+def campaign(sources: tuple[str, ...] = SOURCES) -> tuple[list[dict], dict]:
     from hinter.dictionary import load_dictionary
     from hinter.mutation import generate
     from hinter.validity import SpacyParser, Validator
@@ -49,7 +54,7 @@ def campaign() -> tuple[list[dict], dict]:
 
     fr = load_dictionary(language="fr")
     made, asked = [], []
-    for i, (source, text) in enumerate(texts()):
+    for i, (source, text) in enumerate(t for t in texts() if t[0] in sources):
         gen = generate(i, text, fr, ("gender", "race"), 2, language="fr")
         for k, m in enumerate(gen.mutants):
             kind = "+".join(m.attributes)
@@ -67,8 +72,8 @@ def campaign() -> tuple[list[dict], dict]:
     return kept, counts
 
 
-def draw(version: str, n: int, seed: int) -> None:
-    kept, counts = campaign()
+def draw(version: str, n: int, seed: int, sources: tuple[str, ...] = SOURCES) -> None:
+    kept, counts = campaign(sources)
     rows = list(csv.DictReader(SAMPLE.open(encoding="utf-8", newline=""))) if SAMPLE.exists() else []
     labels = {(r["original"], r["mutant"]): r for r in rows if r["grammatical"]}
     rows = [r for r in rows if r["version"] != version]
@@ -90,7 +95,8 @@ def table() -> None:
     counts = json.loads(COUNTS.read_text())
     print("| version | drawn | grammatical | right in meaning | precision | gender mutants kept |")
     print("|---|---|---|---|---|---|")
-    for version in sorted({r["version"] for r in rows}, key=lambda v: v != "before"):
+    order = ("before", "after", "before-fresh", "after-fresh-first-reading", "after-fresh")
+    for version in sorted({r["version"] for r in rows}, key=lambda v: order.index(v) if v in order else len(order)):
         rs = [r for r in rows if r["version"] == version]
         if any(not r["grammatical"] for r in rs):
             raise SystemExit(f"{SAMPLE}: {version} has unlabelled rows: label them first")
@@ -114,9 +120,10 @@ def main() -> None:
     d.add_argument("--version", required=True)
     d.add_argument("--n", type=int, default=200)
     d.add_argument("--seed", type=int, default=40)
+    d.add_argument("--sources", nargs="+", default=list(SOURCES))
     sub.add_parser("table")
     args = ap.parse_args()
-    draw(args.version, args.n, args.seed) if args.cmd == "draw" else table()
+    draw(args.version, args.n, args.seed, tuple(args.sources)) if args.cmd == "draw" else table()
 
 
 if __name__ == "__main__":

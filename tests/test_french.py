@@ -88,8 +88,6 @@ OBJECT_PRONOUNS = [  # (case, original, expected mutant)
      "J'ai rencontré mon voisin et je suis parti avec lui."),
     ("indirect_lui_unchanged", "J'ai rencontré le directeur et je lui ai parlé.",
      "J'ai rencontré la directrice et je lui ai parlé."),
-    ("object_after_another_masculine_noun_left_alone", "Le voisin a acheté un vélo. Je le trouve beau.",
-     "La voisine a acheté un vélo. Je le trouve beau."),
     ("object_of_the_persons_own_verb_is_someone_else", "L'employé est arrivé. Le patron l'a grondé.",
      "L'employé est arrivé. La patronne l'a grondé."),
     ("reflexive_il_s_est_not_impersonal", "Le gamin est tombé et il s'est blessé.",
@@ -166,6 +164,10 @@ def refusal(fr, text, word):
     ("Le serveur a apporté le plat. Il était froid.", "serveur", "cannot tell whom 'Il' refers to: 'plat'"),
     ("La serveuse a apporté la soupe. Elle était froide.", "serveuse", "cannot tell whom 'Elle' refers to: 'soupe'"),
     ("Le voisin a réparé le portail. Il était cassé.", "voisin", "cannot tell whom 'Il' refers to: 'portail'"),
+    # an object clitic after a thing of the person's gender: the thing as likely (it was left alone, issue 33)
+    ("Le voisin a acheté un vélo. Je le trouve beau.", "voisin", "cannot tell whom 'le' refers to: 'vélo'"),
+    ("Le voisin du troisième étage est discret. On ne le voit jamais.", "voisin",
+     "cannot tell whom 'le' refers to: 'étage'"),
     # a person noun as the predicate does not follow
     ("La mère de Paul est professeure.", "mère", "the noun predicate 'professeure' would not follow"),
     ("Le fiancé de Marie est un homme charmant.", "homme", "'homme' is the predicate of another word"),

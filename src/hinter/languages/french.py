@@ -3,10 +3,11 @@
 `carry_agreement` (mutation): when a dictionary replacement changes a person noun's gender (gender male <-> female),
 the words that agree with it follow, from a fr_core_news_sm parse of the original sentence: its determiners and
 possessives (le/la, un/une, ce/cet/cette, mon/ma, du/de la, au/à la, with elision l'), its adjectives (attributive,
-and predicative through être), past participles with être, and the subject pronouns il/elle (ils/elles) that follow
-it until another noun of the same gender and number could be their antecedent; each of those pronouns carries its
-own predicative adjectives and participles. A word that must change and that the rule table below cannot inflect
-makes the mutant discarded (validity.invariant.INFLECTION): never a silent guess.
+origin words after it, and predicative through être, sembler, paraître, devenir, rester), past participles with
+être (not with avoir), and the subject pronouns il/elle (ils/elles) as far as the person goes (`_pronouns`,
+docs/languages.md "How far the person goes"); each of those pronouns carries its own predicates. A word that must
+change and that the rule table below cannot inflect, or a pronoun another antecedent could be meant by, makes the
+mutant discarded with its reason (validity.invariant.INFLECTION): never a silent guess, never kept broken.
 
 `token_features` (validity): per token its part of speech, dependency, head and gender/number, the gender of
 adjectives, participles and determiners read from their form (the morphologizer reads "La voisine marocain" as
@@ -231,7 +232,13 @@ class SentenceDocs:
         return (None, 0) if k is None else self._doc(k)
 
     def from_(self, start: int):
-        """(doc, offset) of the sentence holding `start`, then of every later one."""
+        """(doc, offset) of the sentence holding `start`, then of every later one (the pronoun scan reads them all:
+        parsed together, in one batch)."""
+        todo = [k for k, (a, b) in enumerate(self.spans) if b > start and k not in self._docs]
+        if len(todo) > 1:
+            nlp = self.nlp or french_nlp()
+            for k, doc in zip(todo, nlp.pipe(self.text[a:b] for a, b in (self.spans[k] for k in todo))):
+                self._docs[k] = doc
         for k, (a, b) in enumerate(self.spans):
             if b > start:
                 yield self._doc(k)
@@ -311,16 +318,16 @@ def _predicates(head):
     out = []
     own = not any(c.dep_ in ("nsubj", "nsubj:pass", "expl:subj") and c.i != head.i for c in g.children)
     if own and any(c.dep_ == "cop" for c in g.children) and "Inf" not in g.morph.get("VerbForm") and (
-            g.pos_ in ("ADJ", "VERB") or (
-            g.pos_ == "NOUN" and g.lower_.endswith(_PARTICIPLE))):  # "est arrivée" read as a noun
-        out.append(g)
+            g.pos_ in ("ADJ", "VERB") or g.pos_ == "NOUN" and (g.lower_.endswith(_PARTICIPLE) or _bare(g) and
+                                                                _after_etre(g))):
+        out.append(g)  # "est arrivée", "était attentif" read as nouns
     elif own and g.pos_ in ("VERB", "ADJ") and "Part" in g.morph.get("VerbForm") and not _with_avoir(g) and \
             any(_is_etre_aux(c) for c in g.children) and not (g.lemma_ == "faire" or g.lower_ == "fait"):
-        # ("elle s'est fait mal": the participle of se faire never agrees)
-        out.append(g)
+        out.append(g)  # not se faire's participle, which never agrees ("elle s'est fait mal")
         out += [c for c in g.children if c.dep_ == "xcomp" and _attribute(c)]  # "est devenue célèbre"
-    elif own and (g.lemma_ in _COPULAR or g.lower_.startswith(_COPULAR_STEMS)):  # its own participle with avoir stays: "a semblé fatiguée"
-        # "semblait confiante" (the attribute an amod where the parser read "paraît" as a noun)
+    elif own and (g.lemma_ in _COPULAR or g.lower_.startswith(_COPULAR_STEMS)):
+        # the attribute ("semblait confiante"; an amod where the parser read "paraît" as a noun), not the verb's
+        # own participle with avoir ("a semblé fatiguée")
         out += [c for c in g.children if c.dep_ in ("xcomp", "amod", "advmod") and c.i > g.i and _attribute(c)
                 and c.lower_ not in _ADVERBS]
     elif own and g.pos_ == "ADV" and any(c.dep_ == "cop" for c in g.children) and g.lower_.isalpha() and \
@@ -339,7 +346,7 @@ def _predicates(head):
                                   or "Part" in head.doc[j].morph.get("VerbForm") and not _with_avoir(head.doc[j]))\
                 and head.doc[j].lower_ not in ("fait", "faits"):
             out.append(head.doc[j])
-    out += [c for p in list(out) for c in p.children if c.dep_ == "conj" and c.pos_ in ("ADJ",)]
+    out += [c for p in list(out) for c in p.children if c.dep_ == "conj" and (c.pos_ == "ADJ" or _bare(c))]
     out += [c for p in list(out) for c in p.children if c.dep_ == "advmod" and c.pos_ == "ADJ"]  # "restée seule"
     return out
 
@@ -366,6 +373,21 @@ def _noun_predicate(carry, doc, base, head, to, cause) -> str | None:
 
 
 _FEM_PERSON = ("eure", "trice", "euse", "ière", "enne", "esse", "ante", "ée")
+
+
+def _bare(tok) -> bool:
+    """A noun without a determiner that is no person noun: an adjective the parser read as a noun ("était attentif
+    et rassurant")."""
+    return tok.pos_ == "NOUN" and not any(c.dep_ in ("det", "case") for c in tok.children) and \
+        tok.lower_ not in _PERSON_NOUNS and tok.lower_ not in person_gender()
+
+
+def _after_etre(tok) -> bool:
+    """The word comes right after a form of être, past its adverbs ("était très attentif")."""
+    j = tok.i - 1
+    while j >= 0 and tok.doc[j].lower_ in _BETWEEN:
+        j -= 1
+    return j >= 0 and tok.doc[j].lower_ in ETRE
 
 
 # verbs whose attribute agrees with their subject as être's does
@@ -480,8 +502,8 @@ def _pronouns(carry: _Carry, docs, head, base, spans, old, to, cause) -> str | N
     the reason: never guessed. After a thing of that gender as an object or complement, the pronoun is the
     person's only when what it says is said of people ("Le directeur a présenté le projet. Il semblait
     confiant."; `_said_of_people`), else the mutant is refused ("Le serveur a apporté le plat. Il était froid.").
-    Object clitics (le/la) and tonic pronouns (avec lui) follow the person up to the next noun of its gender,
-    person or thing (they refer to things as often); after another person they refuse the mutant too."""
+    An object clitic (le/la/l') or a tonic pronoun (avec lui) after another noun of the person's gender, person or
+    thing (they refer to things as often), refuses the mutant too."""
     plural = _is_plural(head)
     olds = {("ils" if plural else "il") if old == MASC else ("elles" if plural else "elle")}
     start = base + head.idx + len(head.text)
@@ -498,7 +520,7 @@ def _pronouns(carry: _Carry, docs, head, base, spans, old, to, cause) -> str | N
                 if _same(tok, old, plural) and _person_gender(tok) in (old, ""):
                     other_person = other_person or tok.text
                 continue
-            if _same(tok, old, plural):
+            if _same(tok, old, plural) and not _predicate_noun(tok):
                 gender = _person_gender(tok)
                 if gender is not None and gender in (old, ""):
                     other_person = other_person or tok.text
@@ -521,24 +543,22 @@ def _pronouns(carry: _Carry, docs, head, base, spans, old, to, cause) -> str | N
                 if why:
                     return why
             elif not plural and _object_clitic(doc, tok) and not _own_verb(head, tok):
-                if other_person and tok.lower_ in ("le", "la", "l'", "l’"):
-                    return f"cannot tell whom {tok.text!r} refers to: {other_person!r} could be meant"
-                if other_noun:
-                    continue
+                if (other_person or other_noun) and tok.lower_ in ("le", "la", "l'", "l’"):
+                    return f"cannot tell whom {tok.text!r} refers to: {other_person or other_noun!r} could be meant"
                 if tok.lower_ == ("le" if old == MASC else "la"):
                     carry.edit(span, "la" if to == FEM else "le", "pronoun", cause)
                 if tok.lower_ in ("le", "la", "l'", "l’"):  # "je l'ai vu" -> "je l'ai vue"
                     _participle_after_object(carry, doc, b, tok, to, cause)
             elif not plural and tok.lower_ == ("lui" if old == MASC else "elle") and tok.i > 0 and \
                     doc[tok.i - 1].pos_ == "ADP" and tok.dep_ not in _SUBJECTS:
-                if other_person:
-                    return f"cannot tell whom {tok.text!r} refers to: {other_person!r} could be meant"
-                if not other_noun:  # avec lui; "sûre d'elle" -> "sûr de lui" and back
-                    new, prev = ("elle" if to == FEM else "lui"), doc[tok.i - 1]
-                    if prev.lower_ in ("d'", "d’", "de") and b + prev.idx + len(prev.text) <= pos:
-                        span, new = (b + prev.idx, span[1]), ("d'elle" if new == "elle" else "de lui")
-                        new = new[0].upper() + new[1:] if prev.text[0].isupper() else new
-                    carry.edit(span, new, "pronoun", cause)
+                if other_person or other_noun:
+                    return f"cannot tell whom {tok.text!r} refers to: {other_person or other_noun!r} could be meant"
+                new, prev = ("elle" if to == FEM else "lui"), doc[tok.i - 1]  # avec lui
+                if prev.lower_ in ("d'", "d’", "de") and b + prev.idx + len(prev.text) <= pos:
+                    # "sûre d'elle" -> "sûr de lui" and back
+                    span, new = (b + prev.idx, span[1]), ("d'elle" if new == "elle" else "de lui")
+                    new = new[0].upper() + new[1:] if prev.text[0].isupper() else new
+                carry.edit(span, new, "pronoun", cause)
     return None
 
 
@@ -563,7 +583,8 @@ _HUMAN = frozenset("""content mécontent satisfait insatisfait ravi heureux malh
     souhaiter recommander raconter avouer affirmer prétendre plaindre excuser contrarié doué modeste ému touché
     amusé émerveillé agacé choqué bouleversé intimidé motivé passionné acheter payer commander réserver rencontrer
     voir regarder écouter attendre visiter apprendre étudier enseigner jouer conduire lire manger boire vivre
-    habiter nager courir marcher voyager saluer sourire discuter""".split())
+    habiter nager courir marcher voyager saluer sourire discuter connaître insulter frapper agresser menacer mentir
+    """.split())
 
 
 def _impersonal(doc, tok) -> bool:
@@ -615,6 +636,11 @@ def _same(tok, old, plural) -> bool:
     return gender in (old, "") or "," in gender
 
 
+def _predicate_noun(tok) -> bool:
+    """A noun that names its subject, not another antecedent: "est devenu maire", "est un homme"."""
+    return tok.dep_ == "xcomp" or any(c.dep_ == "cop" for c in tok.children)
+
+
 def _is_plural(tok) -> bool:
     """A noun's or pronoun's number, from its determiner, else its form (the morphologizer reads "avocate" as
     plural); the morphologizer only for a form that does not tell ("fils", "gars")."""
@@ -645,7 +671,8 @@ def _person_gender(tok) -> str | None:
     if tok.pos_ == "PROPN":
         if tok.i > 0 and tok.doc[tok.i - 1].lower_ in _PLACE_PREPOSITIONS:
             return None
-    elif not (w in _PERSON_NOUNS or w.endswith(_PERSON_ENDINGS) and w not in _NOT_PERSONS):
+    elif not (w in _PERSON_NOUNS or w.endswith(_PERSON_ENDINGS) and w not in _NOT_PERSONS and any(
+            c.dep_ == "det" for c in tok.children)):  # "rassurant" read as a noun has no determiner
         return None
     gender = tok.morph.get("Gender")
     det = next((c for c in tok.children if c.dep_ == "det" and c.lower_ in DET_GENDER), None)
@@ -656,7 +683,8 @@ def _person_gender(tok) -> str | None:
 
 _PLACE_PREPOSITIONS = frozenset("à a en au aux depuis vers dans sur près via".split())  # not "de": "le frère de Paul"
 # person nouns outside the dictionary (epicene ones included), and person endings' common things
-_PERSON_NOUNS = frozenset("""professeur professeure professeurs professeures personne personnes gens enfant enfants bébé bébés médecin médecins collègue collègues
+_PERSON_NOUNS = frozenset("""professeur professeure professeurs professeures personne personnes gens enfant enfants
+    bébé bébés médecin médecins collègue collègues
     élève élèves ministre ministres chef chefs juge juges maire maires docteur docteurs propriétaire propriétaires
     responsable responsables guide guides hôte hôtes hôtesse hôtesses camarade camarades partenaire partenaires
     adulte adultes adolescent adolescents ado ados jeune jeunes bénévole bénévoles stagiaire stagiaires secrétaire
@@ -691,7 +719,12 @@ def _object_clitic(doc, tok) -> bool:
         return False
     if tok.dep_ == "obj" and tok.head.i > tok.i:
         return True
-    return tok.i > 0 and doc[tok.i - 1].lower_ in _SUBJECT_CLITICS and doc[tok.i + 1].pos_ in ("VERB", "AUX", "NOUN")
+    if tok.i > 0 and doc[tok.i - 1].lower_ in _SUBJECT_CLITICS and doc[tok.i + 1].pos_ in ("VERB", "AUX", "NOUN"):
+        return True
+    # after a plural subject, before a plural verb the parser may read as a noun: "Les élèves la trouvent sévère"
+    before, after = doc[tok.i - 1] if tok.i > 0 else None, doc[tok.i + 1]
+    return before is not None and before.pos_ in ("NOUN", "PROPN") and _is_plural(before) and \
+        after.lower_.endswith("ent") and not after.lower_.endswith("ment") and after.pos_ in ("VERB", "AUX", "NOUN")
 
 
 def _own_verb(head, tok) -> bool:
