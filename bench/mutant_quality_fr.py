@@ -8,6 +8,10 @@ fixed); apart, bench/data/french_texts_fresh.txt, written once the rules were fi
 
     # draw (run once with the checkout before the change, once after; PYTHONPATH says which code runs)
     python bench/mutant_quality_fr.py draw --version after [--n 200] [--seed 40]
+    # every mutant kept on the fresh texts (versions before-fresh, after-fresh-first-reading: the code before the
+    # object-clitic fix, after-fresh)
+    python bench/mutant_quality_fr.py draw --version after-fresh --sources french_texts_fresh --n 1000
+    # after-md: the same draw with the agreement carried on fr_core_news_md's parse (french_parser_compare.use)
     # the table, from the labelled file
     python bench/mutant_quality_fr.py table
 
@@ -95,7 +99,7 @@ def table() -> None:
     counts = json.loads(COUNTS.read_text())
     print("| version | drawn | grammatical | right in meaning | precision | gender mutants kept |")
     print("|---|---|---|---|---|---|")
-    order = ("before", "after", "before-fresh", "after-fresh-first-reading", "after-fresh")
+    order = ("before", "after", "after-md", "before-fresh", "after-fresh-first-reading", "after-fresh")
     for version in sorted({r["version"] for r in rows}, key=lambda v: order.index(v) if v in order else len(order)):
         rs = [r for r in rows if r["version"] == version]
         if any(not r["grammatical"] for r in rs):

@@ -1,7 +1,9 @@
 """--language fr (issue 33): the agreement a change of gender carries (determiners, adjectives, participles, subject
 and object pronouns, the parser's misreadings), each case with its expected mutant; the invariant's agreement
 reason and the parser's known flips it tolerates; French free-text masking; a planted French model's bias found,
-hidden where planted, by a real `hinter run --language fr`."""
+hidden where planted, by a real `hinter run --language fr`. Issue 40: each construction both ways (a pronoun after a
+comma, a semicolon, in a later sentence; sembler, paraître, rester; avoir's participle left; origin adjectives
+after the noun; elision and determiners), and the mutants whose pronoun or predicate cannot be told refused."""
 import json
 import os
 import subprocess

@@ -493,7 +493,7 @@ _NOMINAL = ("NOUN", "PROPN", "PRON")
 
 
 def _pronouns(carry: _Carry, docs, head, base, spans, old, to, cause) -> str | None:
-    """The pronouns that refer back to `head`, in gender `to` (docs/languages.md, "Pronouns").
+    """The pronouns that refer back to `head`, in gender `to` (docs/languages.md, "How far the person goes").
 
     A subject pronoun of the person's gender and number (il/elle, ils/elles; after a comma, a semicolon, in the
     following sentences) is the person's, with its predicates, unless another person of that gender and number
