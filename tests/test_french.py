@@ -1,7 +1,9 @@
 """--language fr (issue 33): the agreement a change of gender carries (determiners, adjectives, participles, subject
 and object pronouns, the parser's misreadings), each case with its expected mutant; the invariant's agreement
 reason and the parser's known flips it tolerates; French free-text masking; a planted French model's bias found,
-hidden where planted, by a real `hinter run --language fr`."""
+hidden where planted, by a real `hinter run --language fr`. Issue 40: each construction both ways (a pronoun after a
+comma, a semicolon, in a later sentence; sembler, paraître, rester; avoir's participle left; origin adjectives
+after the noun; elision and determiners), and the mutants whose pronoun or predicate cannot be told refused."""
 import json
 import os
 import subprocess
@@ -89,8 +91,6 @@ OBJECT_PRONOUNS = [  # (case, original, expected mutant)
      "J'ai rencontré mon voisin et je suis parti avec lui."),
     ("indirect_lui_unchanged", "J'ai rencontré le directeur et je lui ai parlé.",
      "J'ai rencontré la directrice et je lui ai parlé."),
-    ("object_after_another_masculine_noun_left_alone", "Le voisin a acheté un vélo. Je le trouve beau.",
-     "La voisine a acheté un vélo. Je le trouve beau."),
     ("object_of_the_persons_own_verb_is_someone_else", "L'employé est arrivé. Le patron l'a grondé.",
      "L'employé est arrivé. La patronne l'a grondé."),
     ("reflexive_il_s_est_not_impersonal", "Le gamin est tombé et il s'est blessé.",
@@ -101,8 +101,8 @@ OBJECT_PRONOUNS = [  # (case, original, expected mutant)
 @pytest.mark.parametrize("case,original,expected", OBJECT_PRONOUNS, ids=[c[0] for c in OBJECT_PRONOUNS])
 def test_object_pronouns_carried(fr, case, original, expected):
     gen = generate(0, original, fr, ("gender",), 1, language="fr")
-    assert not gen.uninflected
-    assert expected in {m.text for m in gen.mutants}  # the person's mutant (a text may have two person nouns)
+    # the person's mutant, kept (a text may have two person nouns: the other's may be refused, its pronoun ambiguous)
+    assert expected in {m.text for i, m in enumerate(gen.mutants) if i not in gen.uninflected}
 
 
 def test_intersectional_race_word_inflected_with_the_noun(fr):
@@ -112,9 +112,81 @@ def test_intersectional_race_word_inflected_with_the_noun(fr):
     assert "Le voisin marocain a réparé notre clôture." in {m.text for m in gen.mutants if m.order == 1}
 
 
-def test_pronoun_ambiguous_after_another_masculine_noun_left_alone(fr):
-    text, _ = gender_mutant(fr, "Le voisin a réparé le portail. Il était cassé.")
-    assert text == "La voisine a réparé le portail. Il était cassé."
+BOTH_WAYS = [  # (construction, the man's text, the woman's text): each is the other's mutant (issue 40)
+    ("pronoun_after_a_comma_and_origin_adjective_after_the_noun",
+     "Le jeune homme noir est arrivé en retard, il était fatigué.",
+     "La jeune femme noire est arrivée en retard, elle était fatiguée."),
+    ("pronoun_in_the_next_sentence_past_a_thing_of_its_gender",
+     "Un étudiant noir a obtenu la meilleure note. Il est ravi.",
+     "Une étudiante noire a obtenu la meilleure note. Elle est ravie."),
+    ("attribute_of_sembler", "Le directeur marocain a présenté le projet. Il semblait confiant.",
+     "La directrice marocaine a présenté le projet. Elle semblait confiante."),
+    ("participle_with_avoir_left_alone_and_predicate_read_as_an_adverb",
+     "Le client blanc est mécontent, il a demandé le remboursement.",
+     "La cliente blanche est mécontente, elle a demandé le remboursement."),
+    ("pronoun_after_a_semicolon", "Mon ami est arrivé ; il est content.", "Mon amie est arrivée ; elle est contente."),
+    ("attribute_of_paraitre_read_as_a_noun", "Mon frère paraît inquiet.", "Ma sœur paraît inquiète."),
+    ("attribute_of_rester", "Le patron reste prudent.", "La patronne reste prudente."),
+    ("coordinated_origin_adjectives", "Le directeur marocain et sénégalais est arrivé.",
+     "La directrice marocaine et sénégalaise est arrivée."),
+    ("origin_adjective_the_parser_read_as_a_verb", "Mon voisin algérien m'a recommandé ce garage.",
+     "Ma voisine algérienne m'a recommandé ce garage."),
+    ("mon_before_a_vowel_both_genders", "Mon ami est venu.", "Mon amie est venue."),
+    ("elision_kept_and_cet_cette", "Cet étudiant est gentil. L'étudiant est parti.",
+     "Cette étudiante est gentille. L'étudiante est partie."),
+    ("un_une", "Un avocat est venu.", "Une avocate est venue."),
+    ("relative_clause_the_parser_attached_elsewhere", "J'ai remercié mon père, qui était ému.",
+     "J'ai remercié ma mère, qui était émue."),
+    ("tonic_pronoun_after_de_with_its_elision", "L'avocat semble sûr de lui.", "L'avocate semble sûre d'elle."),
+    ("participle_of_se_faire_never_agrees", "Le garçon est tombé. Il s'est fait mal.",
+     "La fille est tombée. Elle s'est fait mal."),
+]
+
+
+@pytest.mark.parametrize("case,man,woman", BOTH_WAYS, ids=[c[0] for c in BOTH_WAYS])
+def test_agreement_carried_both_ways(fr, case, man, woman):
+    assert gender_mutant(fr, man) == (woman, None)
+    assert gender_mutant(fr, woman) == (man, None)
+
+
+def refusal(fr, text, word):
+    """Why the mutant that changes `word` is refused (None: kept), and its text."""
+    gen = generate(0, text, fr, ("gender",), 1, language="fr")
+    ((i, m),) = [(i, m) for i, m in enumerate(gen.mutants) if m.pairs[0].word == word]
+    return gen.uninflected.get(i), m.text
+
+
+@pytest.mark.parametrize("text,word,why", [
+    # another person of the same gender, after the person or before it: the pronoun is not told apart
+    ("Le voisin a parlé au patron. Il était content.", "voisin", "cannot tell whom 'Il' refers to: 'patron'"),
+    ("Le voisin a parlé au patron. Il était content.", "patron", "cannot tell whom 'Il' refers to: 'voisin'"),
+    ("La voisine a parlé à la patronne. Elle était contente.", "voisine",
+     "cannot tell whom 'Elle' refers to: 'patronne'"),
+    ("Le directeur est venu avec Paul. Il était content.", "directeur", "cannot tell whom 'Il' refers to: 'Paul'"),
+    # a thing of the person's gender and a predicate that is not only said of people
+    ("Le serveur a apporté le plat. Il était froid.", "serveur", "cannot tell whom 'Il' refers to: 'plat'"),
+    ("La serveuse a apporté la soupe. Elle était froide.", "serveuse", "cannot tell whom 'Elle' refers to: 'soupe'"),
+    ("Le voisin a réparé le portail. Il était cassé.", "voisin", "cannot tell whom 'Il' refers to: 'portail'"),
+    # an object clitic after a thing of the person's gender: the thing as likely (it was left alone, issue 33)
+    ("Le voisin a acheté un vélo. Je le trouve beau.", "voisin", "cannot tell whom 'le' refers to: 'vélo'"),
+    ("Le voisin du troisième étage est discret. On ne le voit jamais.", "voisin",
+     "cannot tell whom 'le' refers to: 'étage'"),
+    # a person noun as the predicate does not follow
+    ("La mère de Paul est professeure.", "mère", "the noun predicate 'professeure' would not follow"),
+    ("Le fiancé de Marie est un homme charmant.", "homme", "'homme' is the predicate of another word"),
+])
+def test_mutant_whose_pronoun_or_predicate_cannot_be_told_is_refused_with_its_reason(fr, text, word, why):
+    reason, _ = refusal(fr, text, word)
+    assert reason is not None and reason.startswith(why)
+
+
+def test_pronoun_of_a_thing_and_impersonal_il_left_alone(fr):
+    assert gender_mutant(fr, "Ma voisine est partie. Son chat est resté chez moi ; il est adorable.") == (
+        "Mon voisin est parti. Son chat est resté chez moi ; il est adorable.", None)
+    assert gender_mutant(fr, "Le directeur est arrivé. Il faut dire qu'il était pressé.") == (
+        "La directrice est arrivée. Il faut dire qu'elle était pressée.", None)
+    assert gender_mutant(fr, "Le directeur est arrivé. Il est content de partir.") == (
+        "La directrice est arrivée. Elle est contente de partir.", None)
 
 
 def test_word_that_cannot_be_inflected_discards_the_mutant(fr):

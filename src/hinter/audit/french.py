@@ -134,7 +134,7 @@ def french_edits(text: str, person, cats: Categories, sex: str, race: str, docs:
     reps += [Replacement("gender", person.sex, sex, text[s:e], phrases[(s, e)], ((s, e),)) for s, e in named]
     # the text's own descriptor ("la candidate marocaine") is left to the carry, which inflects it with its noun
     # as written, and is then replaced by the category's (below)
-    carried, why = carry_agreement(text, reps, docs)
+    carried, why = carry_agreement(text, reps, docs, one_person=True)
     if why is not None:
         return [], why
     out = {(s, e): new_text for s, e, new_text in edits([*reps, *carried])}

