@@ -360,9 +360,11 @@ def _noun_predicate(carry, doc, base, head, to, cause) -> str | None:
     """A person noun as the predicate of the person ("Le père de Paul est professeure", "Ce monsieur est le
     nouveau directeur") or the person as the predicate of another ("Le fiancé est un homme"): the mutant is refused,
     except a bare noun of the dictionary, which follows as an adjective does ("Le policier était patient",
-    "La mère est directrice"), and an epicene one, which stays ("est médecin")."""
-    if any(c.dep_ == "cop" for c in head.children) and any(c.dep_ in _SUBJECTS for c in head.children) \
-            and not carry.one_person:  # one person: its subject is the person's noun, changed too
+    "La mère est directrice"), and an epicene one, which stays ("est médecin"). About one person (the audit), every
+    person noun is the person's and the audit renders each: nothing to refuse here."""
+    if carry.one_person:
+        return None
+    if any(c.dep_ == "cop" for c in head.children) and any(c.dep_ in _SUBJECTS for c in head.children):
         return f"{head.text!r} is the predicate of another word: its subject would not follow"
     g = head.head
     if head.dep_ not in _SUBJECTS or g.i == head.i or not (g.pos_ in ("NOUN", "PROPN") or g.lower_ in _PERSON_NOUNS) \
