@@ -161,7 +161,8 @@ def _module_defs(path: Path) -> tuple[dict[str, set[str]], dict[str, tuple[Path,
                 imported[a.asname or a.name] = (path.parent / f"{node.module}.py", a.name)
         elif isinstance(node, ast.Import):
             for a in node.names:
-                if (path.parent / f"{a.name}.py").exists():  # import planted: planted.foo is looked up there
+                # import planted: planted.foo is looked up there (conftest is pytest's, read for fixtures only)
+                if a.name != "conftest" and (path.parent / f"{a.name}.py").exists():
                     imported[a.asname or a.name] = (path.parent / f"{a.name}.py", "*")
     return defs, imported
 
