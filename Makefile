@@ -14,7 +14,7 @@ TORCH ?= 2.13.0
 LLAMA ?= 0.3.36
 EXTRAS ?= gguf,hf,openai,server,data,ray,test,testmodels,generative,grammar,fr
 
-.PHONY: demo test docs bench bench-ray bench-suites install browser clean
+.PHONY: demo test check docs bench bench-ray bench-suites install browser clean
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -43,6 +43,11 @@ browser:
 
 test: $(VENV)/.installed browser
 	$(PY) -m pytest -q
+
+# The fast subset to run while working: no test that starts a process, serves, drives a browser or sends a signal,
+# and none measured slow (tests/conftest.py marks them). `make test` still runs everything.
+check: $(VENV)/.installed
+	$(PY) -m pytest -q -m "not process and not slow"
 
 # The documentation site (mkdocs.yml; the option, command and summary references are generated from the code) into
 # site/; `make test` builds it too, with --strict (tests/test_docs.py).

@@ -1,3 +1,5 @@
+import ast
+import functools
 import os
 import socket
 import subprocess
@@ -74,3 +76,146 @@ def server(tmp_path_factory):
         except subprocess.TimeoutExpired:
             proc.kill()
         log.close()
+
+
+# ---------------------------------------------------------------------------------------------- markers
+
+# `process`: the test crosses a process boundary or holds a server: it starts hinter (or another program) in a
+# subprocess, serves on loopback, drives a browser, or sends a signal. `slow`: an in-process test measured to take
+# long (SLOW below). `make check` runs neither (`pytest -m "not process and not slow"`); `make test` runs all.
+# The process mark is found, not listed: a test is process-level when its code, a fixture it asks for, or a helper it
+# calls (a function of its own module or of a helper module beside it, tests/campaign.py, tests/browser.py...,
+# followed transitively) names one of PROCESS_NAMES, so a test added or renamed elsewhere is marked without an edit
+# here. The names are read from the code (ast), never run.
+PROCESS_NAMES = frozenset({
+    "subprocess", "Popen", "executable",                        # a child process (sys.executable -m hinter...)
+    "kill", "killpg", "send_signal", "SIGINT", "SIGKILL", "SIGTERM", "signal",  # signals
+    "chromium_page", "sync_playwright", "chromium",             # a browser
+    "ThreadingHTTPServer", "HTTPServer", "serve_forever", "uvicorn",  # a server on loopback
+})
+# In-process tests measured at 6 s or more (call) on a loaded 2-core machine (load 10: `pytest -m "not process"
+# --durations=80`, 15 min in all), as "file::test name" (parametrized cases share their function's name), and the
+# fixtures that train a classifier (about 130 s there): every test asking for one is slow. Re-measure when
+# `make check` grows.
+SLOW = frozenset({
+    "test_adaptive.py::test_adaptive_finds_the_hidden_intersectional_bias_in_90_percent_of_seeds",
+    "test_adaptive.py::test_the_e_process_crosses_1_over_a_rarely_under_the_null",
+    "test_algorithms.py::test_matches_paper_pseudocode",
+    "test_audit.py::test_hinter_audit_refuses_a_changed_python_model_until_overwrite",
+    "test_audit.py::test_the_audit_asks_through_the_campaign_with_usage_and_budget",
+    "test_field_model.py::test_a_failing_text_fails_alone",
+    "test_findings.py::test_additive_scored_model_is_not_population_hidden",
+    "test_findings.py::test_calibration",
+    "test_findings.py::test_calibration_all_pairs",
+    "test_findings.py::test_effect_interval_coverage_at_small_n",
+    "test_findings.py::test_interaction_population_hidden_only_where_planted",
+    "test_findings.py::test_noise_with_repeats",
+    "test_findings.py::test_power",
+    "test_french.py::test_embedded_model_answers_the_french_task",
+    "test_generative.py::test_random_wording_is_found_at_no_more_than_the_nominal_rate",
+    "test_generative_backends.py::test_embedded_gguf_writes_a_short_answer",
+    "test_generative_backends.py::test_hf_causal_generates_a_batch",
+    "test_generative_backends.py::test_python_function_returns_one_string_per_text",
+    "test_gguf.py::test_a_cut_review_never_claims_more_than_was_read",
+    "test_gguf.py::test_a_mutant_right_after_its_original_equals_the_mutant_alone",
+    "test_gguf.py::test_a_text_longer_than_the_context_says_what_was_read",
+    "test_gguf.py::test_classifies_clear_reviews",
+    "test_gguf.py::test_deterministic_and_independent_of_order",
+    "test_gguf.py::test_options_and_fingerprints",
+    "test_hf.py::test_campaign_through_the_cli",
+    "test_openai_server.py::test_in_process_generation_stops_at_the_end_of_the_answer_line",
+    "test_splice.py::test_bundled_campaigns_mutants",
+    "test_validity.py::test_engine_equals_reference_on_real_texts",
+})
+SLOW_FIXTURES = frozenset({"imdb_classifier", "ecthr_classifier"})
+TESTS = Path(__file__).resolve().parent
+
+
+def _names(node) -> set[str]:
+    """Every name and attribute a piece of code mentions (`subprocess.run` gives subprocess and run)."""
+    out = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name):
+            out.add(n.id)
+        elif isinstance(n, ast.Attribute):
+            out.add(n.attr)
+        elif isinstance(n, ast.arg):
+            out.add(n.arg)  # a fixture asked for by parameter name
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def _module_defs(path: Path) -> tuple[dict[str, set[str]], dict[str, tuple[Path, str]]]:
+    """A module's top-level functions and classes with the names each mentions, and the names it imports from the
+    helper modules beside it (name -> (their file, their name there))."""
+    defs, imported = {}, {}
+    try:
+        tree = ast.parse(path.read_text(), str(path))
+    except (OSError, SyntaxError, ValueError):  # pytest reports the file's own error; nothing to mark here
+        return defs, imported
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            defs[node.name] = _names(node) - {node.name}
+        elif isinstance(node, ast.ImportFrom) and node.module and (path.parent / f"{node.module}.py").exists():
+            for a in node.names:
+                imported[a.asname or a.name] = (path.parent / f"{node.module}.py", a.name)
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                # import planted: planted.foo is looked up there (conftest is pytest's, read for fixtures only)
+                if a.name != "conftest" and (path.parent / f"{a.name}.py").exists():
+                    imported[a.asname or a.name] = (path.parent / f"{a.name}.py", "*")
+    return defs, imported
+
+
+@functools.lru_cache(maxsize=None)
+def _process_level(path: Path, name: str) -> bool:
+    """Whether the top-level function or class `name` of `path` reaches PROCESS_NAMES (itself, or through the
+    functions, classes and helper-module names it mentions)."""
+    seen: set[tuple[Path, str]] = set()
+    todo = [(path, name)]
+    while todo:
+        where, what = todo.pop()
+        if (where, what) in seen:
+            continue
+        seen.add((where, what))
+        defs, imported = _module_defs(where)
+        if what == "*":  # a whole helper module used through its attributes: any of its functions
+            mentioned = set().union(*defs.values()) if defs else set()
+            if mentioned & PROCESS_NAMES:
+                return True
+            continue
+        mentioned = defs.get(what, set())
+        if mentioned & PROCESS_NAMES:
+            return True
+        for n in mentioned:
+            if n in defs:
+                todo.append((where, n))
+            elif n in imported:
+                todo.append(imported[n])
+    return False
+
+
+def _is_process_level(item) -> bool:
+    path = Path(str(item.path))
+    name = getattr(item, "originalname", None) or item.name
+    cls = getattr(item, "cls", None)
+    if _process_level(path, cls.__name__ if cls is not None else name):
+        return True
+    # a fixture asked for by name: one of the module's own functions, or of this conftest
+    conftest = Path(__file__).resolve()
+    for fixture in getattr(item, "fixturenames", ()):
+        if fixture in PROCESS_NAMES:
+            return True
+        for where in (path, conftest):
+            if fixture in _module_defs(where)[0] and _process_level(where, fixture):
+                return True
+    return False
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if _is_process_level(item):
+            item.add_marker(pytest.mark.process)
+        if f"{Path(str(item.path)).name}::{getattr(item, 'originalname', None) or item.name}" in SLOW \
+                or SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)

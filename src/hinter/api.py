@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from . import suite as suites
-from .campaign import Analysis, Campaign, input_notes, read_texts, suite_config
+from .campaign import Campaign, Reading, input_notes, read_texts, suite_config
 from .config import DATASET, MODEL, RunConfig, option_fields
 from .datasets import sample_records
 from .dictionary import Dictionary
@@ -104,7 +104,7 @@ def run(texts: Sequence[str | TextRecord] | None = None, model=None, *, out: str
         records, skipped = _texts(texts, config, "hinter.run")
     return Campaign(config, records, model, Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="hinter-run-")),
                     dictionary=dictionary if isinstance(dictionary, Dictionary) else None, suite=loaded,
-                    executor=executor, parser=parser, overwrite=overwrite, analysis=Analysis(alpha, label, raw_csv),
+                    executor=executor, parser=parser, overwrite=overwrite, analysis=Reading(alpha, label, raw_csv),
                     skipped_rows=skipped).run(progress).run
 
 

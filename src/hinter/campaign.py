@@ -14,6 +14,7 @@ in another language than the run's) and `suite_config` (the settings a suite fix
 from __future__ import annotations
 
 import logging
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence, Union
@@ -50,7 +51,7 @@ Progress = Callable[[str, int, int], None]
 
 
 @dataclass(frozen=True)
-class Analysis:
+class Reading:
     """How the findings are read and written, recorded with the run (analysis.* settings): the false discovery rate,
     the label of interest (None: the run's default, 0.05 and the task's first label or, multi-label, every label)
     and `raw_csv` (CSV cells as they are, not made safe for spreadsheets)."""
@@ -113,7 +114,7 @@ class Campaign:
     executor: Executor | None = None
     parser: Parser | None = None
     overwrite: bool = False
-    analysis: Analysis = field(default_factory=Analysis)
+    analysis: Reading = field(default_factory=Reading)
     skipped_rows: Sequence[str] = ()  # the dataset's bad rows left out ("where: problem"), from read_texts
     task: AnyTask | None = field(init=False, default=None)
     _inputs_checked: bool = field(init=False, default=False, repr=False)
@@ -288,4 +289,12 @@ def reuse_message(out: Path, total: int, stored_before: int, calls: int) -> str 
             f"the other {total - stored_before} were tested now ({calls} model calls).")
 
 
-__all__ = ["Analysis", "Campaign", "CampaignResult", "input_notes", "read_texts", "reuse_message", "suite_config"]
+__all__ = ["Campaign", "CampaignResult", "Reading", "input_notes", "read_texts", "reuse_message", "suite_config"]
+
+
+def __getattr__(name: str):
+    # `Analysis` was this module's name for `Reading` (findings.Analysis is the findings themselves): kept a while
+    if name == "Analysis":
+        warnings.warn("hinter.campaign.Analysis is now hinter.campaign.Reading", DeprecationWarning, stacklevel=2)
+        return Reading
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

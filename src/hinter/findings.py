@@ -22,7 +22,7 @@ import numpy as np
 
 from . import oracle
 from .oracle import answers_of
-from .generative.aspects import get_aspect
+from .aspect_registry import get_aspect
 from .stats import (ALPHA, PERMUTATIONS, Interval, benjamini_hochberg, exchange_interval, exchange_p, minimal_p,
                     nonzero, sign_flip_interval, sign_flip_p, wilson)
 
@@ -178,7 +178,7 @@ class Finding:
     `interaction_p` (`stats.sign_flip_p`), `interaction_q` (BH over intersectional cells), `interaction_texts`
     (texts with a mutant whose atomic components are all tested), `population_hidden`: the interaction is
     significant, the cell is significant in the same direction, and none of its atomic cells is significant.
-    A free-text finding measures an `aspect` of the answers (generative.aspects) instead of a label: `flips` are
+    A free-text finding measures an `aspect` of the answers (aspect_registry) instead of a label: `flips` are
     then the mutants whose answers differ beyond the original's own spread (`differ`), `transitions` and `toward`
     are empty, `direction` says the effect in words ("less positive"), and `testable` is False where the cell
     cannot be significant (`note` says why: too few texts changed, one answer per version of a relational aspect).
@@ -454,6 +454,18 @@ class _Prepared(NamedTuple):
     shares_mutant: dict[str, float]
 
 
+class MeasuredMutant(NamedTuple):
+    """One mutant as `test_cells` reads it: its cell, its text, its pairs, and the measure's value on the original
+    and on the mutant (a named tuple: one is built per tested mutant and measure)."""
+
+    kind: str
+    components: tuple[Component, ...]
+    text_id: Hashable
+    pair_ids: tuple[str, ...]
+    y_original: float
+    y_mutant: float
+
+
 @dataclass(frozen=True)
 class CellTest:
     """One (measure, cell)'s tests, before the correction over the family (q-values) that makes them findings.
@@ -483,32 +495,34 @@ def test_cells(measure: str | None, items: Sequence, value, *, bound: float | No
     """Every cell's main-effect test and, for intersectional cells, its interaction test (not yet corrected), on
     one measure: the one implementation behind label findings and free-text aspect findings.
 
-    `items`: the mutants, in any order; `value(item)` -> (kind, components, text_id, pair_ids, y_original,
-    y_mutant), the measure's value on the original and on the mutant. The test is over texts (a text's mutants
-    are averaged first): stats.exchange_p for the effect, the interval of the per-text mean shift (`bound`: the
-    values' range, 1 for shares, None for unbounded scores; the test inverted, stats.exchange_interval, so that it
-    holds 0 exactly when p > alpha), and for an intersectional cell the per-text
-    interaction contrasts, (y_mutant - y_original) minus its atomic parts' shifts, tested by stats.sign_flip_p.
-    A cell is testable when its minimal p can reach `alpha` and its value changed (beyond `tolerance`, relative)
-    on at least `min_texts` texts; `note_of(cell items)`: a reason it cannot be tested at all (p = 1)."""
+    `items`: the mutants, in any order; `value(item)` -> a MeasuredMutant (or the same six values in a tuple):
+    its cell, text and pairs, and the measure's value on the original and on the mutant. The test is over texts (a
+    text's mutants are averaged first): stats.exchange_p for the effect, the interval of the per-text mean shift
+    (`bound`: the values' range, 1 for shares, None for unbounded scores; the test inverted,
+    stats.exchange_interval, so that it holds 0 exactly when p > alpha), and for an intersectional cell the
+    per-text interaction contrasts, (y_mutant - y_original) minus its atomic parts' shifts, tested by
+    stats.sign_flip_p. A cell is testable when its minimal p can reach `alpha` and its value changed (beyond
+    `tolerance`, relative) on at least `min_texts` texts; `note_of(cell items)`: a reason it cannot be tested at all
+    (p = 1)."""
     count_nonzero = nonzero_count or (lambda c: len(nonzero(c)))
-    by_cell: dict[Cell, list[tuple]] = defaultdict(list)  # each cell's (item, value) pairs
+    by_cell: dict[Cell, list[tuple]] = defaultdict(list)  # each cell's (item, MeasuredMutant) pairs
     parts_of: dict[tuple, tuple[float, float]] = {}  # an atomic mutant's values by (text_id, its pair id)
     for item in items:
-        kind, components, text_id, pair_ids, y_o, y_m = v = value(item)
-        by_cell[(kind, components)].append((item, v))
-        if len(pair_ids) == 1:
-            parts_of[(text_id, pair_ids[0])] = (y_o, y_m)
+        m = MeasuredMutant(*value(item))
+        by_cell[(m.kind, m.components)].append((item, m))
+        if len(m.pair_ids) == 1:
+            parts_of[(m.text_id, m.pair_ids[0])] = (m.y_original, m.y_mutant)
     out = []
     for cell in sorted(by_cell, key=lambda c: (len(c[1]), c[1])):
         cell_items, cell_values = zip(*by_cell[cell])
-        per_text: dict[Hashable, list[tuple]] = defaultdict(list)
-        for v in cell_values:
-            per_text[v[2]].append(v)
+        per_text: dict[Hashable, list[MeasuredMutant]] = defaultdict(list)
+        for m in cell_values:
+            per_text[m.text_id].append(m)
         # a text's original is one value (every mutant of it shares its original); its mean where they differ
-        groups = [(vs[0][4] if all(v[4] == vs[0][4] for v in vs) else float(np.mean([v[4] for v in vs])),
-                   [v[5] for v in vs]) for vs in per_text.values()]
-        shifts = [sum(v[5] - v[4] for v in vs) / len(vs) for vs in per_text.values()]
+        groups = [(ms[0].y_original if all(m.y_original == ms[0].y_original for m in ms)
+                   else float(np.mean([m.y_original for m in ms])), [m.y_mutant for m in ms])
+                  for ms in per_text.values()]
+        shifts = [sum(m.y_mutant - m.y_original for m in ms) / len(ms) for ms in per_text.values()]
         note = note_of(cell_items) if note_of is not None else None
         if note is None:
             pv, p_min = exchange_p(groups, permutations=permutations, seed=seed)
@@ -523,11 +537,11 @@ def test_cells(measure: str | None, items: Sequence, value, *, bound: float | No
                     testable=note is None and p_min <= alpha and changed >= min_texts)
         if cell[0] == "intersectional":
             contrasts: dict[Hashable, list[float]] = defaultdict(list)
-            for _, _, text_id, pair_ids, y_o, y_m in cell_values:
-                parts = [parts_of.get((text_id, pid)) for pid in pair_ids]
+            for m in cell_values:
+                parts = [parts_of.get((m.text_id, pid)) for pid in m.pair_ids]
                 if any(part is None for part in parts):
                     continue
-                contrasts[text_id].append((y_m - y_o) - sum(pm - po for po, pm in parts))
+                contrasts[m.text_id].append((m.y_mutant - m.y_original) - sum(pm - po for po, pm in parts))
             c = tuple(sum(cs) / len(cs) for cs in contrasts.values())
             if c:
                 ip = sign_flip_p(c, permutations=permutations, seed=seed) if note is None else None
@@ -678,8 +692,8 @@ def _prepare(observations: Sequence[Observation], label: str | None, use_scores:
 def _cell_tests(prepared: Sequence[_Prepared], label: str | None, use_scores: bool, alpha: float, min_texts: int,
                 permutations: int, seed: int) -> list[CellTest]:
     """Each cell's tests for one label (`test_cells` on its share, or its score)."""
-    return test_cells(label, prepared, lambda p: (p.obs.kind, p.obs.components, p.obs.text_id, p.obs.pair_ids,
-                                                  p.y_original, p.y_mutant),
+    return test_cells(label, prepared, lambda p: MeasuredMutant(p.obs.kind, p.obs.components, p.obs.text_id,
+                                                                p.obs.pair_ids, p.y_original, p.y_mutant),
                       bound=None if use_scores else 1.0, alpha=alpha, min_texts=min_texts, permutations=permutations,
                       seed=seed)
 

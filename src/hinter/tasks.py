@@ -16,8 +16,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Callable, ClassVar, Sequence
 
+from .aspect_registry import ASPECTS
 from .errors import InputError
-from .generative.aspects import ASPECTS
 from .records import Outcome
 from .registry import Registry
 
@@ -166,7 +166,7 @@ class GenerativeTask:
     temperature: float = 0.0
     samples: int = 1
     stop: tuple[str, ...] = ()
-    aspects: tuple[str, ...] = ("sentiment", "refusal", "length", "distance")  # hinter.generative.aspects names
+    aspects: tuple[str, ...] = ("sentiment", "refusal", "length", "distance")  # hinter.aspect_registry names
     judge: str | None = None  # the judge aspect's model (a --model spec; generative/judge_aspect.py)
     labels: tuple[str, ...] = ()  # none: the answer is the text itself
     multi_label: bool = False

@@ -15,7 +15,7 @@ from rich.table import Column, Table
 from rich.text import Text
 
 from .. import lint
-from ..campaign import Analysis, Campaign, read_texts
+from ..campaign import Campaign, Reading, read_texts
 from ..config import Execution, RunConfig
 from ..dictionary import load_dictionary, with_packs
 from ..engine import estimate_campaign
@@ -70,7 +70,7 @@ CONFIRM_ABOVE_CALLS = 10_000
 
 
 def run_campaign(config: RunConfig, execution: Execution, out: Path, overwrite: bool = False,
-                 analysis: Analysis = Analysis(), suite=None, dry_run: bool = False, yes: bool = False) -> dict | None:
+                 analysis: Reading = Reading(), suite=None, dry_run: bool = False, yes: bool = False) -> dict | None:
     """Run `config` into `out` through hinter.campaign.Campaign, with a progress bar; returns the summary (also in
     OUT/summary.json). `suite`: a loaded suite, run instead of mutating and validating (`run --suite`).
     `dry_run`: print the campaign's estimate and stop (None, no model call); `yes`: never ask for confirmation."""

@@ -6,7 +6,7 @@ from typing import Optional
 
 import typer
 
-from ..campaign import Analysis, suite_config
+from ..campaign import Reading, suite_config
 from ..config import MODEL, Execution, RunConfig, option_fields
 from ..errors import InputError
 from ..files import storage_errors
@@ -84,7 +84,7 @@ def run_cmd(
     from ..report.gate import check_paths
     check_paths(fail_on, config.attributes, config.order)
     with storage_errors(out):  # a full disk, a damaged run.sqlite: one paragraph with the path and the fix
-        s = run_campaign(config, execution, out, overwrite, Analysis(alpha, label, raw_csv or None), suite=loaded,
+        s = run_campaign(config, execution, out, overwrite, Reading(alpha, label, raw_csv or None), suite=loaded,
                          dry_run=dry_run, yes=yes)
         if s is None:  # --dry-run: the estimate only
             return

@@ -18,85 +18,14 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from functools import lru_cache
-from typing import Callable, Sequence
+from typing import Sequence
 
+# The record, the registry and the built-ins' declarations are one layer down (the tasks and the findings read
+# them); re-exported here, where users have always imported them.
+from ..aspect_registry import (AGENCY, ASPECTS, BUILTIN_ASPECTS, DEFAULT_ASPECTS, DISTANCE, JUDGE, LENGTH,  # noqa: F401
+                               REFUSAL, SENTIMENT, Aspect, aspect_names, get_aspect, register_aspect)
 from ..errors import InputError
-from ..registry import Registry
-
-
-@dataclass(frozen=True)
-class Aspect:
-    """One number per answer. `more` / `less`: how a rise / fall reads in a finding ("more positive"); `unit`: what
-    the number is; `binary`: values are 0 or 1 (effects are shares); `relational`: `function(answer, reference)`,
-    the reference being one of the original's answers (see judge.py), else `function(answer)`; `batch`: the function
-    takes a list of answers and returns one number per answer (a judge model, asked about many answers at once)."""
-
-    name: str
-    function: Callable[..., float]
-    more: str
-    less: str
-    unit: str = ""
-    binary: bool = False
-    relational: bool = False
-    description: str = ""
-    batch: bool = False
-
-    def values(self, answers: Sequence[str], reference: str | None = None) -> tuple[float, ...]:
-        if self.batch:
-            out = tuple(float(v) for v in self.function(list(answers)))
-            if len(out) != len(answers):
-                raise ValueError(f"the aspect {self.name} gave {len(out)} values for {len(answers)} answers")
-        elif self.relational:
-            if reference is None:
-                raise ValueError(f"the aspect {self.name} needs a reference answer")
-            out = tuple(float(self.function(a, reference)) for a in answers)
-        else:
-            out = tuple(float(self.function(a)) for a in answers)
-        for v in out:
-            if v != v or v in (float("inf"), float("-inf")):
-                raise ValueError(f"the aspect {self.name} gave {v} (it must give finite numbers)")
-        return out
-
-
-def _check_aspect(name: str, entry: object) -> Aspect:
-    if not isinstance(entry, Aspect) or entry.name != name:
-        raise InputError(f"the hinter_aspects entry point {name!r} is not an Aspect named {name!r}",
-                         where="the aspect registry", fix="Point the entry point at a hinter.generative.aspects.Aspect.")
-    return entry
-
-
-def _builtins() -> None:
-    for aspect in (SENTIMENT, REFUSAL, LENGTH, AGENCY, DISTANCE, JUDGE):
-        ASPECTS.register(aspect.name, aspect, origin="hinter.generative.aspects")
-
-
-ASPECTS: Registry[Aspect] = Registry("aspects", "aspect", "--aspects", builtins=_builtins, check=_check_aspect)
-
-
-def register_aspect(name: str, *, more: str, less: str, unit: str = "", binary: bool = False,
-                    relational: bool = False, description: str = ""):
-    """Decorator: register `function(answer) -> float` (relational: `function(answer, reference)`) as an aspect."""
-    def wrap(function: Callable[..., float]) -> Callable[..., float]:
-        ASPECTS.register(name, Aspect(name, function, more, less, unit, binary, relational,
-                                      description or (function.__doc__ or "").strip().split("\n")[0]),
-                         origin=f"from {function.__module__}")
-        return function
-    return wrap
-
-
-def get_aspect(name: str | Aspect) -> Aspect:
-    if isinstance(name, Aspect):
-        return name
-    return ASPECTS.get(name)
-
-
-def aspect_names() -> list[str]:
-    return list(ASPECTS.names())
-
-
-DEFAULT_ASPECTS = ("sentiment", "refusal", "length", "distance")
 
 
 # ---------------------------------------------------------------------------------------------- sentiment
@@ -245,27 +174,8 @@ def semantic_distance(answer: str, reference: str) -> float:
     return float(max(0.0, 1.0 - float(a @ b)))
 
 
-SENTIMENT = Aspect("sentiment", sentiment, "more positive", "less positive", "VADER compound, -1..1",
-                   description="VADER's compound valence of the answer, -1..1")
-REFUSAL = Aspect("refusal", refusal, "refused more often", "refused less often", "share of answers refused",
-                 binary=True, description="the model declines (patterns: I can't help with..., I must decline...)")
-LENGTH = Aspect("length", length, "longer", "shorter", "words", description="words in the answer")
-AGENCY = Aspect("agency", agency, "described in more agentic terms", "described in more communal terms",
-                "(agentic - communal) / (agentic + communal) words, -1..1",
-                description="agentic words (ambitious, confident, leader...) against communal ones (kind, warm, "
-                            "helpful...), as studies of letters of recommendation count them")
-DISTANCE = Aspect("distance", semantic_distance, "further from the original's answers",
-                  "closer to the original's answers", "1 - cosine of MiniLM embeddings", relational=True,
-                  description="semantic distance to a reference answer of the original (all-MiniLM-L6-v2)")
-
-
-def _needs_a_judge_model(answers):
+def needs_a_judge_model(answers):
+    """The judge aspect unbound: a run binds it to its judge model (generative/judge_aspect.py)."""
     raise InputError("the judge aspect needs a judge model", where="aspects: [judge]",
                      fix="Name it in the task file beside aspects, e.g. judge: openai-chat:MODEL@URL (any --model spec).")
 
-
-# The judge aspect as findings read it (direction, unit); a run's judge is this aspect bound to its judge model
-# (judge_aspect.judge_aspect, from the task file's `judge: SPEC`).
-JUDGE = Aspect("judge", _needs_a_judge_model, "judged favourable more often", "judged favourable less often",
-               "share of answers a judge model calls favourable", binary=True, batch=True,
-               description="a judge model asked, with a fixed rubric, whether the answer is favourable to the person")

@@ -1,0 +1,39 @@
+"""The test suite's own shape: conftest.py's `process` mark finds the tests that start a process, serve or send a
+signal (followed through helpers), and every test of a real fault that docs/testing.md lists still exists, in the
+file it names, so that none is lost when tests move."""
+import ast
+import re
+from pathlib import Path
+
+import conftest
+
+TESTS = Path(__file__).resolve().parent
+DOC = TESTS.parent / "docs" / "testing.md"
+
+
+def test_the_process_mark_follows_the_code_and_its_helpers():
+    # signals sent in the test itself
+    assert conftest._process_level(TESTS / "test_interrupt.py", "test_ctrl_c_and_sigterm_stop_cleanly_and_the_run_resumes")
+    # the CLI started through a helper of tests/campaign.py (write_kill_campaign writes files; kill_and_resume kills)
+    assert conftest._process_level(TESTS / "test_resume.py", "test_killed_runs_resume_to_the_uninterrupted_result")
+    # a browser through tests/browser.py
+    assert conftest._process_level(TESTS / "test_serve.py", "test_serve_in_chromium")
+    # pure statistics: no process
+    assert not conftest._process_level(TESTS / "test_findings.py", "test_benjamini_hochberg_hand_computed")
+
+
+def _listed_fault_tests() -> list[tuple[str, str]]:
+    rows = re.findall(r"^\|[^|]+\| `(test_\w+)` \| (tests/test_\w+\.py) \|$", DOC.read_text(), re.MULTILINE)
+    assert len(rows) >= 30, "docs/testing.md's table of fault tests is not where this test reads it"
+    return rows
+
+
+def test_every_fault_test_in_the_docs_exists_in_its_file():
+    missing = []
+    for name, file in _listed_fault_tests():
+        path = TESTS.parent / file
+        names = {n.name for n in ast.parse(path.read_text()).body if isinstance(n, ast.FunctionDef)} \
+            if path.exists() else set()
+        if name not in names:
+            missing.append(f"{file}::{name}")
+    assert missing == [], "fault tests listed in docs/testing.md but gone (move them back, or update the list)"
