@@ -9,6 +9,7 @@ thread writes what came before.
 """
 from __future__ import annotations
 
+import gc
 import heapq
 import multiprocessing
 import queue
@@ -36,6 +37,9 @@ def _serve(conn, functions: dict[str, Callable], inherited: list) -> None:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
     for c in inherited:  # the driver's ends of the pipes: its exit must read as end of file here
         c.close()
+    # As the driver's batches (gcpause.per_batch): no collection inside a task, one young collection after it,
+    # and what lives on frozen out of later ones (the inherited heap was frozen across the fork, ForkedPool).
+    gc.disable()
     while True:
         try:
             task, kind, payload = conn.recv()
@@ -51,6 +55,9 @@ def _serve(conn, functions: dict[str, Callable], inherited: list) -> None:
             return
         except Exception as e:  # an answer or an exception that does not pickle
             conn.send((task, "error", RuntimeError(f"{type(e).__name__}: {e} (in a worker: {reply[2]!r:.300})")))
+        reply = None
+        gc.collect(0)
+        gc.freeze()
 
 
 def _stop(procs: list, conns: list) -> None:
@@ -74,6 +81,11 @@ class ForkedPool:
         # Blocked across the forks: a worker never runs the driver's handlers before _serve sets its own.
         blocking = hasattr(signal, "pthread_sigmask")
         previous = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS) if blocking else None
+        # The driver's heap (the parser's model, the dictionary) frozen across the forks: a worker's collections
+        # never scan it, nor touch its pages (which would copy them into every worker). The driver's own is
+        # given back to its collector at once (gc.unfreeze moves, it does not scan).
+        frozen = gc.get_freeze_count()
+        gc.freeze()
         try:
             for _ in range(n):
                 parent, child = ctx.Pipe()
@@ -84,6 +96,8 @@ class ForkedPool:
                 self.procs.append(p)
                 child.close()
         finally:
+            if not frozen:  # nothing was frozen before (by gcpause or a library): none is left frozen here
+                gc.unfreeze()
             if blocking:
                 signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
