@@ -160,9 +160,10 @@ def build_verdicts(config: RunConfig, texts: Sequence[str | TextRecord], start: 
     report = progress or (lambda stage, done, total: None)
     check_parser(parser, config.language)
     if executor is None or isinstance(executor, LocalExecutor):
-        processes = (executor.processes if executor is not None else None) or default_processes()
-        report("load", 0, 1)
         owned = parser is None
+        # a parser given without an executor is used as before, here: it may not be safe to fork (a connection)
+        processes = (executor.processes if executor is not None else None) or (default_processes() if owned else 1)
+        report("load", 0, 1)
         if owned:  # loaded once, here: the workers are forked with it
             with _cpu_only():
                 parser = SpacyParser(get_language(config.language).spacy_model or DEFAULT_SPACY_MODEL, n_process=1)
@@ -188,9 +189,9 @@ def build_verdicts(config: RunConfig, texts: Sequence[str | TextRecord], start: 
 
 @contextmanager
 def _cpu_only():
-    """spaCy's thinc imports torch and cupy when they are installed, and cupy starts CUDA: on an H200 machine that
-    was 9 s of a suite build's 10 s start, and CUDA started in a process about to fork. Its parser runs on the CPU:
-    while it loads, those imports fail as if they were not installed (a later import finds them)."""
+    """spaCy's thinc imports torch and cupy when they are installed, and cupy asks CUDA for its devices: on an H200
+    machine the parser's load took 9.4 s (2.6 s without), and CUDA started in a process about to fork. Its parser
+    runs on the CPU: while it loads, those imports fail as if they were not installed (a later import finds them)."""
     blocked = [name for name in ("torch", "cupy", "cupyx", "tensorflow", "mxnet") if name not in sys.modules]
     sys.modules.update(dict.fromkeys(blocked))
     try:
@@ -206,12 +207,13 @@ class SpreadVerdicts:
     their number: each text is validated by a Validator of its own (fresh caches: its verdicts, discard reasons
     and counters depend on the text alone), and the work is cut the same way for any number of processes.
 
-    A text is the unit, but a text needing many sentences parsed is cut further: on the large IMDB campaign one
-    review's 2,308 long sentences were a quarter of the build's time. The worker that mutated it keeps its mutants
-    and sends back its changed sentence pairs; these are tagged and parsed in slices of about CHUNK sentences,
-    spread over the workers, then that worker runs the text's Validator on those parses (`_Parsed`: a sentence it
-    asks for is looked up, and counted, as if parsed). The longest texts are handed out first, a slice before any
-    new text."""
+    A text is the unit, but one text can be much of a campaign: on the large IMDB campaign one review's mutated
+    sentences were a fifth of the characters to parse, another's 2,308 sentences took 31 s alone. So each text is
+    planned first (`_plan`: its mutants and distinct changed sentence pairs); a text whose sentences hold more than
+    SPLIT characters is cut into slices of about CHUNK, tagged and parsed on any worker, then the worker that kept
+    its mutants runs its Validator on those parses (`_Parsed`: a sentence it asks for is looked up, and counted, as
+    if parsed). Plans go out longest text first; then slices and texts, the costliest first.
+    """
 
     WINDOW = 4096     # texts; a window's batches are held until their texts are done
     SPLIT = 32_000    # characters: a text needing more parsed (its distinct changed sentences) is cut...
