@@ -42,7 +42,8 @@ finally:
 
 
 def hinter_cli(*args, no_spacy=False, cwd=None):
-    env = {**os.environ, "PYTHONPATH": str(HERE)}
+    # the caller's PYTHONPATH kept after the tests' folder: a checkout run with PYTHONPATH=src tests its own source
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(HERE), os.environ.get("PYTHONPATH")]))}
     cmd = [sys.executable, "-c", NO_SPACY, *args] if no_spacy else [sys.executable, "-m", "hinter.cli", *args]
     return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300, cwd=cwd)
 
@@ -129,6 +130,30 @@ def _rewrite(src: Path, dst: Path, edit) -> Path:
     lines = gzip.decompress(src.read_bytes()).splitlines(keepends=True)
     dst.write_bytes(gzip.compress(b"".join(edit(lines))))
     return dst
+
+
+def test_a_suite_built_by_two_processes_is_byte_identical_to_one_process(built, tmp_path):
+    """--workers spreads whole texts over forked processes, each text validated with caches of its own: the file,
+    counters included, is the same bytes as one process's, under another name too (no name in its gzip header)."""
+    r = hinter_cli("suite", "build", *CAMPAIGN, "--out", str(tmp_path / "two.suite"), "--workers", "2")
+    assert r.returncode == 0, r.stderr
+    assert len(load_suite(tmp_path / "two.suite").records) == 12
+    assert (tmp_path / "two.suite").read_bytes() == (built / "imdb.suite").read_bytes()
+
+
+@pytest.mark.parametrize("split, chunk, keep", [(2, 4, 2_000), (10**9, 16_000, 1)])
+def test_texts_cut_into_slices_give_the_same_suite(built, tmp_path, monkeypatch, split, chunk, keep):
+    """A text needing many sentences parsed is parsed in slices spread over the workers, then validated on those
+    parses; a text with many mutants is validated on the worker that mutated it: the same verdicts, reasons and
+    counters as one Validator parsing each text alone."""
+    from hinter.engine import SpreadVerdicts
+    from hinter.executor import LocalExecutor
+    monkeypatch.setattr(SpreadVerdicts, "SPLIT", split)  # 2: every text with more than 2 characters to parse is cut
+    monkeypatch.setattr(SpreadVerdicts, "CHUNK", chunk)
+    monkeypatch.setattr(SpreadVerdicts, "KEEP", keep)
+    path = hinter.build_suite(out=tmp_path / "cut.suite", executor=LocalExecutor(2), dataset="imdb", limit=12,
+                              attributes=("race", "gender"), order=2, max_pairs_per_text=2, seed=3)
+    assert path.read_bytes() == (built / "imdb.suite").read_bytes()
 
 
 def test_bad_suite_files_are_clear_errors(built, tmp_path):

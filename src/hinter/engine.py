@@ -3,18 +3,21 @@ pipeline (pipeline.py) over the texts not yet stored, batch by batch into the st
 from __future__ import annotations
 
 import logging
+import sys
 import tempfile
+from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 from .adaptive import cells_bound, plan_of
 from .config import RECORDED_ONLY_WHEN_SET, RunConfig, describe_differences
 from .dictionary import Dictionary, occupational_ids
 from .errors import InputError
 from .estimate import estimate
-from .executor import Executor, LocalExecutor
+from .executor import Executor, LocalExecutor, validate_jobs, with_grammar_check
+from .executor.forked import ForkedPool, fork_available, run_here
 from .findings import ALPHA
 from .generative.judge_aspect import judge_settings
 from .languages import check_parser, get_language
@@ -22,15 +25,16 @@ from .lint import evaluative_check
 from .measures import summary
 from .models import ModelSpec
 from .models.base import Outcome, OutcomeCache, predict_with_retries, task_labels
-from .pipeline import (BatchResult, Mutate, ParsedVerdicts, answers_per_text, campaign_dictionary, campaign_texts,
-                       judge_for, run_pipeline, task_of, text_batches)
+from .pipeline import (BatchResult, Mutate, ParsedVerdicts, TextBatch, Verdicts, answers_per_text, campaign_dictionary,
+                       campaign_texts, judge_for, run_pipeline, task_of, text_batches)
 from .recorded_settings import comparable
 from .records import Replacement, TextRecord, dictionary_replacements, text_key, texts_fingerprint
 from .runlock import lock_run_folder, make_out_folder
 from .store import MAX_TRIES, RunStore, empty_run_error, lost_run, remove_run_files, unseal
 from .tasks import is_generative
 from .usage import JUDGE_ACCOUNT, BudgetReached, Meter, Prices, parse_budget, summary_section
-from .validity import Parser
+from .validity import Parser, SpacyParser, Validator, tolerant_compare
+from .validity.parsers import DEFAULT_SPACY_MODEL, default_processes
 
 log = logging.getLogger("hinter")
 
@@ -182,15 +186,237 @@ def build_verdicts(config: RunConfig, texts: Sequence[str | TextRecord], start: 
                    dictionary: Dictionary | None = None, parser: Parser | None = None,
                    executor: Executor | None = None, progress: Callable[[str, int, int], None] | None = None) -> None:
     """Mutation and validity alone, as a run does them (`hinter suite build`): `start(records, dictionary
-    settings, parser fingerprint, evaluative check)` returns the sink each batch's pipeline.BatchResult goes to."""
+    settings, parser fingerprint, evaluative check)` returns the sink each batch's pipeline.BatchResult goes to.
+    On this machine (no executor, or the local one) whole texts are spread over its processes (SpreadVerdicts)."""
     records, d = prepare(config, texts, dictionary)
     report = progress or (lambda stage, done, total: None)
     check_parser(parser, config.language)
+    if executor is None or isinstance(executor, LocalExecutor):
+        owned = parser is None
+        # a parser given without an executor is used as before, here: it may not be safe to fork (a connection)
+        processes = (executor.processes if executor is not None else None) or (default_processes() if owned else 1)
+        report("load", 0, 1)
+        if owned:  # loaded once, here: the workers are forked with it
+            with _cpu_only():
+                parser = SpacyParser(get_language(config.language).spacy_model or DEFAULT_SPACY_MODEL, n_process=1)
+        try:
+            source = SpreadVerdicts(Mutate(config, d), parser, processes if fork_available() else 1)
+            try:
+                report("load", 1, 1)
+                sink = start(records, dictionary_settings(d), parser.fingerprint, evaluative_check(d.pairs))
+                run_pipeline(text_batches(records, set(), config.batch_texts), source, sink, config,
+                             total=len(records), report=report)
+            finally:
+                source.close()
+        finally:
+            if owned:
+                parser.close()
+        return
     with _validity_only(executor, parser, report, get_language(config.language).spacy_model) as executor:
         # the parser alone: the suite records the validity mode apart, and a run of it adds it as a plain run does
         sink = start(records, dictionary_settings(d), executor.parser_fingerprint, evaluative_check(d.pairs))
         run_pipeline(text_batches(records, set(), config.batch_texts), ParsedVerdicts(Mutate(config, d), executor.validate),
                      sink, config, total=len(records), report=report)
+
+
+@contextmanager
+def _cpu_only():
+    """spaCy's thinc imports torch and cupy when they are installed, and cupy asks CUDA for its devices: on an H200
+    machine the parser's load took 9.4 s (2.6 s without), and CUDA started in a process about to fork. Its parser
+    runs on the CPU: while it loads, those imports fail as if they were not installed (a later import finds them)."""
+    blocked = [name for name in ("torch", "cupy", "cupyx", "tensorflow", "mxnet") if name not in sys.modules]
+    sys.modules.update(dict.fromkeys(blocked))
+    try:
+        yield
+    finally:
+        for name in blocked:
+            if name in sys.modules and sys.modules[name] is None:
+                del sys.modules[name]
+
+
+class SpreadVerdicts:
+    """The verdicts of a suite's build over `processes` forked workers (here, for one), the same bytes whatever
+    their number: each text is validated by a Validator of its own (fresh caches: its verdicts, discard reasons
+    and counters depend on the text alone), and the work is cut the same way for any number of processes.
+
+    A text is the unit, but one text can be much of a campaign: on the large IMDB campaign one review's mutated
+    sentences were a fifth of the characters to parse, another's 2,308 sentences took 31 s alone. So each text is
+    planned first (`_plan`: its mutants and distinct changed sentence pairs); a text whose sentences hold more than
+    SPLIT characters is cut into slices of about CHUNK, tagged and parsed on any worker, then the worker that kept
+    its mutants runs its Validator on those parses (`_Parsed`: a sentence it asks for is looked up, and counted, as
+    if parsed). Plans go out longest text first; then slices and texts, the costliest first.
+    """
+
+    WINDOW = 4096     # texts; a window's batches are held until their texts are done
+    SPLIT = 32_000    # characters: a text needing more parsed (its distinct changed sentences) is cut...
+    CHUNK = 16_000    # ...into slices of about this many
+    KEEP = 2_000      # mutants: a text with more is validated where it was mutated
+
+    def __init__(self, mutate: Mutate, parser: Parser, processes: int):
+        self.mutate, self.parser = mutate, parser
+        self._kept: dict[int, tuple] = {}  # in a worker: the mutants of the cut texts it mutated
+        with_grammar_check(None, mutate.config.grammar)  # before the fork: --grammar's checker loaded once
+        functions = {"plan": self._plan, "text": self._text, "sentences": self._sentences, "cut": self._cut}
+        self.pool = ForkedPool(processes, functions) if processes > 1 else None
+        self._here = lambda kind, payload: functions[kind](payload)
+
+    def _verdicts(self, made: tuple, parser: Parser) -> tuple[TextBatch, Verdicts]:
+        """A mutated text's verdicts, as ParsedVerdicts gives them, by a Validator of its own over `parser`."""
+        source = ParsedVerdicts(_Made(self.mutate.config, made), lambda jobs: validate_jobs(Validator(parser), jobs))
+        return next(source.verdicts([(made[0].start, made[0].texts)]))
+
+    def _plan(self, unit) -> tuple:
+        """What a text needs parsed (the characters of its distinct changed sentences): ("cut", them, its pairs in
+        slices of about CHUNK characters) above SPLIT, else ("plan", them); its mutants kept here for the task
+        that follows (`_kept`) when it is cut or has KEEP mutants or more (mutating them again would cost more
+        than waiting for this worker), else mutated again by `_text` wherever that runs."""
+        made = self.mutate.batch(*unit)
+        pairs = sorted({pair for ps in made[1] if ps for pair in ps})
+        size = sum(len(s) for s in {s for pair in pairs for s in pair})
+        if size <= self.SPLIT:
+            if len(made[0].mutants) < self.KEEP:
+                return "plan", size
+            self._kept[unit[0]] = made
+            return "kept", size
+        self._kept[unit[0]] = made
+        slices, chars, seen = [[]], 0, set()
+        for pair in pairs:
+            if chars >= self.CHUNK:
+                slices.append([])
+                chars, seen = 0, set()
+            slices[-1].append(pair)
+            chars += sum(len(s) for s in pair if s not in seen)
+            seen.update(pair)
+        return "cut", size, slices
+
+    def _text(self, unit) -> tuple:
+        made = self._kept.pop(unit[0], None) or self.mutate.batch(*unit)
+        return "done", self._verdicts(made, self.parser)
+
+    def _sentences(self, pairs: list) -> tuple[str, dict, dict]:
+        """A slice of a cut text's pairs: every sentence tagged, and those of pairs whose tags conform (all of them
+        in a language with the agreement check) given their dependencies, as the Validator would ask."""
+        sentences = list(dict.fromkeys(s for pair in pairs for s in pair))
+        tags = dict(zip(sentences, self.parser.tag(sentences)))
+        agreement = getattr(self.parser, "agreement", False)
+        parse = list(dict.fromkeys(s for c, m in pairs if agreement or tolerant_compare(tags[c], tags[m])
+                                   for s in (c, m)))
+        return "slice", tags, dict(zip(parse, self.parser.parse(parse)))
+
+    def _cut(self, job) -> tuple[str, object]:
+        """A cut text's verdicts, on the worker that kept its mutants, from its slices' parses."""
+        text_id, tags, parses = job
+        return "done", self._verdicts(self._kept.pop(text_id), _Parsed(self.parser, tags, parses))
+
+    def verdicts(self, batches: Iterable) -> Iterator[tuple[TextBatch, Verdicts]]:
+        batches = iter(batches)
+        run = self.pool.run if self.pool is not None else lambda tasks, then: run_here(self._here, tasks, then)
+        while True:
+            window, size = [], 0
+            for start, texts in batches:
+                window.append((start, texts))
+                size += len(texts)
+                if size >= self.WINDOW:
+                    break
+            if not window:
+                return
+            units = [(text_id, [(text_id, rec)]) for _, texts in window for text_id, rec in texts]
+            # every text's plan first, the longest texts first (ties in text order); then their verdicts, the
+            # costliest first, a cut text's slices by its whole cost
+            tasks = [("plan", units[i]) for i in sorted(range(len(units)), key=lambda i: -len(units[i][1][0][1].text))]
+            unit_of = [unit for _, unit in tasks]  # per task number: its text (follow-ups numbered on)
+            waiting: Counter = Counter()  # per cut text: its slices not yet parsed
+            parsed: dict[int, tuple[dict, dict]] = {}
+            keeper: dict[int, int] = {}  # per cut text: the worker that kept its mutants
+
+            def then(task: int, value, worker: int) -> list:
+                """What follows a plan: the text's verdicts (on the worker that kept its mutants, if it did), or a
+                cut text's slices, then, once all are parsed, its Validator on the worker that kept its mutants."""
+                unit = unit_of[task]
+                text_id = unit[0]
+                if value[0] in ("plan", "kept"):
+                    follow = [("text", unit, worker if value[0] == "kept" else None, value[1])]
+                elif value[0] == "cut":
+                    keeper[text_id] = worker
+                    follow = [("sentences", pairs, None, value[1]) for pairs in value[2]]
+                    waiting[text_id] = len(follow)
+                elif value[0] == "slice":
+                    tags, parses = parsed.setdefault(text_id, ({}, {}))
+                    tags.update(value[1])
+                    parses.update(value[2])
+                    waiting[text_id] -= 1
+                    follow = [] if waiting[text_id] else [("cut", (text_id, *parsed.pop(text_id)),
+                                                           keeper.pop(text_id), 0)]
+                else:
+                    follow = []
+                unit_of.extend([unit] * len(follow))
+                return follow
+
+            position = {unit[0]: i for i, unit in enumerate(units)}
+            texts = ((position[value[1][0].start], value[1]) for _, value in run(tasks, then) if value[0] == "done")
+            yield from _in_batches(window, texts)
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.close()
+
+
+class _Made:
+    """ParsedVerdicts' Mutate for a text mutated before: its batch and changed sentence pairs, as made."""
+
+    def __init__(self, config: RunConfig, made: tuple):
+        self.config, self.made = config, made
+
+    def batch(self, start, texts) -> tuple:
+        return self.made
+
+
+class _Parsed:
+    """A parser answering from a cut text's parses (made in slices by the workers); a sentence not among them is
+    parsed by `parser`. The Validator above it counts what it asks, as with the parser itself."""
+
+    def __init__(self, parser: Parser, tags: dict, parses: dict):
+        self.parser, self.tags, self.parses = parser, tags, parses
+        self.fingerprint = parser.fingerprint
+        self.agreement = getattr(parser, "agreement", False)
+
+    def tag(self, sentences):
+        missing = [s for s in sentences if s not in self.tags]
+        if missing:
+            self.tags.update(zip(missing, self.parser.tag(missing)))
+        return [self.tags[s] for s in sentences]
+
+    def parse(self, sentences):
+        missing = [s for s in sentences if s not in self.parses]
+        if missing:
+            self.parses.update(zip(missing, self.parser.parse(missing)))
+        return [self.parses[s] for s in sentences]
+
+
+def _in_batches(window: list, done: Iterator[tuple[int, tuple[TextBatch, Verdicts]]]
+                ) -> Iterator[tuple[TextBatch, Verdicts]]:
+    """Each batch of the window, its texts' results joined, as soon as it and the batches before it are done."""
+    results: dict[int, tuple[TextBatch, Verdicts]] = {}
+    first = 0  # the index of the next batch's first text
+    for start, texts in window:
+        while any(first + k not in results for k in range(len(texts))):
+            i, result = next(done)
+            results[i] = result
+        yield _joined(start, [results.pop(first + k) for k in range(len(texts))])
+        first += len(texts)
+
+
+def _joined(start: int, parts: list[tuple[TextBatch, Verdicts]]) -> tuple[TextBatch, Verdicts]:
+    counters: Counter = Counter()
+    for b, _ in parts:
+        counters.update(b.counters)
+    early = None if all(b.early is None for b, _ in parts) else \
+        [r for b, _ in parts for r in (b.early or [None] * len(b.mutants))]
+    batch = TextBatch(start, [t for b, _ in parts for t in b.texts], [m for b, _ in parts for m in b.mutants],
+                      [c for b, _ in parts for c in b.changed], early, counters,
+                      sum(b.seconds_mutation for b, _ in parts))
+    return batch, Verdicts([x for _, v in parts for x in v.valid], [r for _, v in parts for r in v.reasons],
+                           sum(v.sentences_tagged for _, v in parts), sum(v.sentences_parsed for _, v in parts))
 
 
 def run_settings(config: RunConfig, model_fingerprint: str, parser_fingerprint: str, derived: dict,

@@ -136,7 +136,8 @@ class SuiteWriter:
     def __init__(self, out: Path, header: dict):
         self.out, self.tmp = out, out.with_name(out.name + ".part")
         self._raw = open(self.tmp, "wb")
-        self._gz = gzip.GzipFile(fileobj=self._raw, mode="wb", compresslevel=9, mtime=0)
+        # no name nor time in the gzip header: the same campaign gives the same bytes whatever the file is called
+        self._gz = gzip.GzipFile(filename="", fileobj=self._raw, mode="wb", compresslevel=9, mtime=0)
         self._sha = hashlib.sha256()
         self.pairs: dict[tuple, int] = {}
         self.texts = self.mutant_count = 0
@@ -289,6 +290,14 @@ def is_suite_file(path: Path) -> bool:
             return _suite_header(f.readline(MAX_HEADER_BYTES)) is not None
     except (OSError, EOFError, zlib.error):
         return False
+
+
+def suite_counts(path: str | Path) -> tuple[int, int]:
+    """(texts, mutants) a suite just written holds, read from its trailer alone (no check: load_suite checks)."""
+    with gzip.open(path, "rb") as f:
+        trailer = json.loads(f.read().rsplit(b"\n", 2)[-2])
+    return trailer["texts"], trailer["mutants"]
+
 
 def load_suite(path: str | Path, where: str | None = None) -> Suite:
     """Read a suite, checking that it is whole and that this hinter can run it; InputError naming the file and
