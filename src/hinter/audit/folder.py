@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from xml.sax.saxutils import escape, quoteattr
 
 from ..errors import InputError
-from ..files import write_atomic
+from ..report.gate import write_junit_cases
 
 AUDIT_FILE = "audit.json"
 TABLES = ("sex", "race", "intersectional")
@@ -83,18 +82,7 @@ def write_audit_junit(path: Path, s: dict, held: list) -> None:
             cases.append((f"hinter.audit.{t}", cat, fail, out))
     cases.append(("hinter.audit", "audit", [f"{c.text}: {p} = {v}" for c, p, v in held],
                   f"texts={s['texts']} rendered={s['rendered']} biased={s['biased']}"))
-    n_fail = sum(bool(f) for _, _, f, _ in cases)
-    lines = ['<?xml version="1.0" encoding="UTF-8"?>', f'<testsuites tests="{len(cases)}" failures="{n_fail}">',
-             f'<testsuite name="hinter" tests="{len(cases)}" failures="{n_fail}" errors="0" skipped="0">']
-    for cls, name, failures, out in cases:
-        lines.append(f"  <testcase classname={quoteattr(cls)} name={quoteattr(name)}>")
-        if failures:
-            lines.append(f"    <failure message={quoteattr('; '.join(failures))}>{escape(chr(10).join(failures))}"
-                         "</failure>")
-        lines.append(f"    <system-out>{escape(out)}</system-out>")
-        lines.append("  </testcase>")
-    lines += ["</testsuite>", "</testsuites>"]
-    write_atomic(path, "\n".join(lines) + "\n")
+    write_junit_cases(path, cases)
 
 
 def compare_audits(results: list[dict], names: list[str]) -> dict:

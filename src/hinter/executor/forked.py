@@ -20,6 +20,7 @@ from multiprocessing.connection import wait
 from typing import Any, Callable, Iterator, Sequence
 
 from ..errors import ModelError
+from ..validity.parsers import stop_workers
 
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -60,16 +61,6 @@ def _serve(conn, functions: dict[str, Callable], inherited: list) -> None:
         gc.freeze()
 
 
-def _stop(procs: list, conns: list) -> None:
-    for c in conns:
-        c.close()
-    for p in procs:  # the workers hold nothing worth a graceful stop
-        if p.exitcode is None:
-            p.kill()
-    for p in procs:
-        p.join(timeout=5)
-
-
 class ForkedPool:
     """`n` forked workers; `functions` (inherited by the fork, never pickled) are what a task may call."""
 
@@ -77,7 +68,7 @@ class ForkedPool:
         ctx = multiprocessing.get_context("fork")
         self.procs: list = []
         self.conns: list = []
-        self.stop = weakref.finalize(self, _stop, self.procs, self.conns)
+        self.stop = weakref.finalize(self, stop_workers, self.procs, self.conns)
         # Blocked across the forks: a worker never runs the driver's handlers before _serve sets its own.
         blocking = hasattr(signal, "pthread_sigmask")
         previous = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS) if blocking else None

@@ -133,6 +133,12 @@ def write_junit(path: Path, summary: dict, conditions: list[Condition]) -> None:
     if global_conditions:
         failures = [f"{c.text}: {p} = {_fmt(v)}" for c, p, v in evaluate(global_conditions, summary)]
         cases.append(("hinter", "run", failures, ""))
+    write_junit_cases(path, cases)
+
+
+def write_junit_cases(path: Path, cases: list[tuple[str, str, list[str], str]]) -> None:
+    """A JUnit file of `cases`, each (classname, name, failure messages, system-out or ""), failing where it has
+    failure messages: the one writer of a run's and an audit's JUnit files."""
     n_fail = sum(bool(f) for _, _, f, _ in cases)
     lines = ['<?xml version="1.0" encoding="UTF-8"?>',
              f'<testsuites tests="{len(cases)}" failures="{n_fail}">',

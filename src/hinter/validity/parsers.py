@@ -112,7 +112,8 @@ def _serve(conn, model: str, batch_size: int, inherited: list) -> None:
             return
 
 
-def _stop(procs: list, conns: list) -> None:
+def stop_workers(procs: list, conns: list) -> None:
+    """Close the pipes and kill the worker processes (a weakref.finalize of a pool of forked workers)."""
     for c in conns:
         c.close()
     for p in procs:  # the workers hold nothing worth a graceful stop
@@ -130,7 +131,7 @@ class _Workers:
     def __init__(self, ctx, n: int, model: str, batch_size: int):
         self.procs: list = []
         self.conns: list = []
-        self.stop = weakref.finalize(self, _stop, self.procs, self.conns)
+        self.stop = weakref.finalize(self, stop_workers, self.procs, self.conns)
         fork = ctx.get_start_method() == "fork"
         # Blocked across the forks: a child never runs the parent's handler (which would raise in it and print
         # a traceback) before _serve ignores SIGINT; the parent gets the signal when they are unblocked.
