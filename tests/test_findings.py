@@ -53,6 +53,7 @@ def imdb_structure(max_pairs: int | None = 4) -> Structure:
     from hinter.datasets import load_dataset
     from hinter.dictionary import load_dictionary
     from hinter.mutation import generate
+    from hinter.records import dictionary_replacements
 
     records, dictionary = load_dataset("imdb"), load_dictionary()
     text_of, keys, components, targets = [], [], [], []
@@ -60,8 +61,9 @@ def imdb_structure(max_pairs: int | None = 4) -> Structure:
         for m in generate(i, record.text, dictionary, ATTRIBUTES, 2, max_pairs_per_text=max_pairs, seed=0).mutants:
             text_of.append(i)
             keys.append(m.key)
-            components.append(tuple(Component(r.attribute, r.source_group, r.target_group) for r in m.replacements))
-            targets.append(frozenset(r.target_group for r in m.replacements))
+            pairs = dictionary_replacements(m.replacements)  # the mutant's identity, without a/an and pronoun repairs
+            components.append(tuple(Component(r.attribute, r.source_group, r.target_group) for r in pairs))
+            targets.append(frozenset(r.target_group for r in pairs))
     return Structure(len(records), np.array(text_of), tuple(keys), tuple(components), tuple(targets))
 
 
