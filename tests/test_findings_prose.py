@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).parent
-IMDB = ("run", "--dataset", "imdb", "--limit", "60", "-a", "gender,race", "--max-pairs-per-text", "2")
+IMDB = ("run", "--dataset", "imdb", "--task", "imdb", "--limit", "60", "-a", "gender,race", "--max-pairs-per-text", "2")
 
 
 def hinter(*args, cwd=None):
