@@ -1,0 +1,150 @@
+"""English mutant quality (issue 40 item 3): a seeded random sample of the kept mutants of campaigns on the bundled
+review and legal samples, for a reader to label grammatical or not and right in meaning or not.
+
+    python bench/mutant_quality.py draw VERSION [--out bench/data/english_quality_VERSION.jsonl] [--person-only]
+    python bench/mutant_quality.py sample before after [--n 240] [--csv bench/data/english_quality_sample.csv]
+    python bench/mutant_quality.py table [--csv bench/data/english_quality_sample.csv]
+
+`draw` runs the campaigns with the hinter on PYTHONPATH (run it once on the commit before the change, once after):
+the built-in dictionary, gender and race, atomic mutants, at most 2 pairs per text and attribute (seed 3), on imdb
+(200 reviews), ledgar (200 clauses) and ecthr (63 cases); each mutant with its verdict (the invariant's,
+or the mutation's own discard) and its changed sentences. `sample` draws the same seeded order of mutants for
+both versions (a mutant's rank is a hash of its dataset, text and key) and keeps the first kept ones per dataset
+(imdb 65%, ecthr 25%, ledgar 10%: ledgar has few) into one CSV; a row whose original and mutant sentences equal a row already
+labelled keeps its label (labels survive a redraw). `label` columns: grammatical (1/0), meaning (1/0: the person
+or group changed as the pair says, nothing else), error (what is wrong). `table` prints the precision (share
+grammatical and right in meaning) per version, and the share of gender mutants kept.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import hashlib
+import json
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "bench" / "data"
+CAMPAIGNS = (("imdb", 200), ("ledgar", 200), ("ecthr", None))
+SHARES = {"imdb": 0.65, "ecthr": 0.25, "ledgar": 0.1}
+FIELDS = ("version", "dataset", "text_id", "key", "original", "mutant", "grammatical", "meaning", "error")
+
+
+def draw(version: str, out: Path, person_only: bool = False) -> None:
+    from hinter.datasets import read_dataset
+    from hinter.dictionary import load_dictionary
+    from hinter.mutation import generate
+    from hinter.validity import SpacyParser, Validator, changed_sentence_pairs, sentence_spans
+
+    d = load_dictionary().restrict(("gender", "race"))
+    validator = Validator(SpacyParser())
+    person = None
+    if person_only:  # --person-only: a word replaced only where it refers to a person
+        from hinter.person import PersonFilter
+        person = PersonFilter()
+    rows, seconds = [], {"mutation": 0.0, "validity": 0.0}
+    for name, limit in CAMPAIGNS:
+        records = read_dataset(name, limit=limit).records
+        for tid, rec in enumerate(records):
+            t0 = time.perf_counter()
+            gen = generate(tid, rec.text, d, ("gender", "race"), 1, 2, 3, person=person)
+            seconds["mutation"] += time.perf_counter() - t0
+            spans = sentence_spans(rec.text)
+            sentences = [rec.text[a:b] for a, b in spans]
+            pairs = [changed_sentence_pairs(rec.text, spans, sentences, m.edits) for m in gen.mutants]
+            t0 = time.perf_counter()
+            reasons = validator.reasons(pairs)
+            seconds["validity"] += time.perf_counter() - t0
+            for i, (m, p, reason) in enumerate(zip(gen.mutants, pairs, reasons)):
+                early = getattr(gen, "uninflected", {}).get(i)
+                rows.append({"dataset": name, "text_id": tid, "key": "|".join(m.key), "attribute": m.attributes[0],
+                             "kept": early is None and reason is None, "reason": early or reason,
+                             # the sentences only of kept mutants: the sample draws from those
+                             **({"original": " ".join(c for c, _ in p or ()), "mutant": " ".join(x for _, x in p or ())}
+                                if early is None and reason is None else {})})
+            for rule, n in getattr(gen, "not_mutated", {}).items():
+                seconds.setdefault(f"not_mutated.{rule}", 0)
+                seconds[f"not_mutated.{rule}"] += n
+    out.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    gender = [r for r in rows if r["attribute"] == "gender"]
+    print(json.dumps({"version": version, "mutants": len(rows), "kept": sum(r["kept"] for r in rows),
+                      "gender": len(gender), "gender_kept": sum(r["kept"] for r in gender),
+                      "reasons": Counter(r["reason"] for r in rows if not r["kept"]), **seconds}))
+
+
+def _rank(row: dict) -> str:
+    return hashlib.sha256(f"{row['dataset']}:{row['text_id']}:{row['key']}".encode()).hexdigest()
+
+
+def sample(versions: list[str], n: int, path: Path) -> None:
+    labelled = {}
+    if path.exists():
+        for r in csv.DictReader(path.open(encoding="utf-8")):
+            if r["grammatical"] != "":
+                labelled[(r["original"], r["mutant"])] = (r["grammatical"], r["meaning"], r["error"])
+    out = []
+    for version in versions:
+        rows = [json.loads(line) for line in (DATA / f"english_quality_{version}.jsonl").open(encoding="utf-8")]
+        for name, share in SHARES.items():
+            kept = sorted((r for r in rows if r["dataset"] == name and r["kept"]), key=_rank)
+            for r in kept[:round(n * share)]:
+                g, m, e = labelled.get((r["original"], r["mutant"]), ("", "", ""))
+                out.append((version, name, r["text_id"], r["key"], r["original"], r["mutant"], g, m, e))
+    with path.open("w", encoding="utf-8", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(FIELDS)
+        w.writerows(out)
+    print(f"{len(out)} rows, {sum(1 for r in out if r[6] == '')} unlabelled -> {path}")
+
+
+def table(path: Path) -> None:
+    rows = list(csv.DictReader(path.open(encoding="utf-8")))
+    print("| version | labelled | grammatical | right in meaning | precision | gender precision | race precision | "
+          "gender kept |")
+    print("|---|---|---|---|---|---|---|---|")
+    for version in dict.fromkeys(r["version"] for r in rows):
+        vs = [r for r in rows if r["version"] == version and r["grammatical"] != ""]
+        drawn = [json.loads(line) for line in (DATA / f"english_quality_{version}.jsonl").open(encoding="utf-8")]
+        gender = [r for r in drawn if r["attribute"] == "gender"]
+        good = sum(r["grammatical"] == "1" and r["meaning"] == "1" for r in vs)
+
+        def precision(attribute):
+            rs = [r for r in vs if r["key"].startswith(attribute + ":")]
+            ok = sum(r["grammatical"] == "1" and r["meaning"] == "1" for r in rs)
+            return f"{ok / max(1, len(rs)):.3f} ({ok} of {len(rs)})"
+        print(f"| {version} | {len(vs)} | {sum(r['grammatical'] == '1' for r in vs)} | "
+              f"{sum(r['meaning'] == '1' for r in vs)} | {good / max(1, len(vs)):.3f} | {precision('gender')} | "
+              f"{precision('race')} | "
+              f"{sum(r['kept'] for r in gender)} of {len(gender)} ({sum(r['kept'] for r in gender) / max(1, len(gender)):.0%}) |")
+    errors = Counter((r["version"], r["error"]) for r in rows if r["grammatical"] != "" and r["error"])
+    for (version, error), k in sorted(errors.items()):
+        print(f"{version}: {k} x {error}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="command", required=True)
+    d = sub.add_parser("draw")
+    d.add_argument("version")
+    d.add_argument("--out", type=Path)
+    d.add_argument("--person-only", action="store_true", help="as hinter run --person-only")
+    s = sub.add_parser("sample")
+    s.add_argument("versions", nargs="+")
+    s.add_argument("--n", type=int, default=230)
+    s.add_argument("--csv", type=Path, default=DATA / "english_quality_sample.csv")
+    t = sub.add_parser("table")
+    t.add_argument("--csv", type=Path, default=DATA / "english_quality_sample.csv")
+    args = ap.parse_args()
+    if args.command == "draw":
+        draw(args.version, args.out or DATA / f"english_quality_{args.version}.jsonl", args.person_only)
+    elif args.command == "sample":
+        sample(args.versions, args.n, args.csv)
+    else:
+        table(args.csv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
