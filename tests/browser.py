@@ -36,15 +36,16 @@ def chromium_page(width: int = 1360, height: int = 900):
             browser.close()
 
 
-def serve(run_dir) -> tuple[subprocess.Popen, str]:
-    """`hinter serve RUN_DIR` on a free loopback port, with the tests' planted models importable: (process, URL
-    with the token), once the server says it listens."""
+def serve(run_dir, pythonpath: str | None = None) -> tuple[subprocess.Popen, str]:
+    """`hinter serve RUN_DIR` on a free loopback port, with the tests' planted models importable (`pythonpath`:
+    another PYTHONPATH, e.g. with a checkout's sources first): (process, URL with the token), once the server says
+    it listens."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     p = subprocess.Popen([sys.executable, "-m", "hinter.cli", "serve", str(run_dir), "--port", str(port)],
                          stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
-                         env={**os.environ, "PYTHONPATH": str(Path(__file__).parent)})
+                         env={**os.environ, "PYTHONPATH": pythonpath or str(Path(__file__).parent)})
     lines = []
     for line in p.stderr:
         lines.append(line)

@@ -5,10 +5,8 @@ beside a live run. Real files, a real run holding its lock, a real `hinter serve
 import gzip
 import json
 import os
-import re
 import shutil
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -284,21 +282,9 @@ def test_report_refuses_a_folder_a_run_is_writing(finished, tmp_path):
 
 
 def serve(run_dir: Path) -> tuple[subprocess.Popen, str]:
-    """`hinter serve RUN_DIR` on a free loopback port (as tests/browser.py starts it, with this checkout's code):
-    (process, URL with the token), once it listens."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    p = subprocess.Popen([sys.executable, "-m", "hinter.cli", "serve", str(run_dir), "--port", str(port)],
-                         stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
-                         env={**os.environ, "PYTHONPATH": PYTHONPATH})
-    lines = []
-    for line in p.stderr:
-        lines.append(line)
-        m = re.search(r"(http://127\.0\.0\.1:\d+/\?token=\S+)", line)
-        if m:
-            return p, m.group(1)
-    raise AssertionError("hinter serve did not start: " + "".join(lines))
+    """`hinter serve RUN_DIR` as tests/browser.py starts it, with this checkout's code."""
+    from browser import serve as serve_with
+    return serve_with(run_dir, PYTHONPATH)
 
 
 def test_serve_answers_a_run_number_that_is_not_one_with_400(finished, tmp_path):
