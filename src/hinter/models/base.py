@@ -430,7 +430,7 @@ class OutcomeCache:
     def _keep_interrupted(self, keys, texts_sent, outcomes) -> None:
         """The answers a call interrupted by Ctrl-C had (the others are errors): counted and stored, so that the
         resumed run does not ask them again."""
-        outs = [readable(at_boundary(normalise(o)), self.labels) for o in outcomes]
+        outs = [readable(normalise(o), self.labels) for o in outcomes]  # readable applies at_boundary
         answered = [(k, t, o) for k, t, o in zip(keys, texts_sent, outs) if not o.error]
         self.calls += len(answered)
         if self.meter is not None:
