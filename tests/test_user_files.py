@@ -182,17 +182,23 @@ def bomb(path: Path, megabytes: int, head: bytes = b"") -> Path:
     return path
 
 
+def refused_with_peak(path):
+    """load_suite's refusal of `path` (the pytest.raises info) and the peak memory Python allocated meanwhile."""
+    from hinter import suite
+    tracemalloc.start()
+    try:
+        with pytest.raises(InputError) as e:
+            suite.load_suite(path)
+        return e, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
 def test_a_gzip_bomb_is_refused_with_bounded_memory(tmp_path, monkeypatch):
     from hinter import suite
     big = bomb(tmp_path / "big.suite", 300)  # 300 MB inflated, past the 256 MB bound, from a file of 300 KB
     assert big.stat().st_size < 1 << 20
-    tracemalloc.start()
-    try:
-        with pytest.raises(InputError) as e:
-            suite.load_suite(big)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    e, peak = refused_with_peak(big)
     assert "is not a hinter suite" in e.value.message
     assert peak < 32 << 20, peak  # kept nothing it read past the header (1 MB at most)
     # a suite's header before the bomb: inflated as far as its bound, then refused as no suite hinter wrote
@@ -200,13 +206,7 @@ def test_a_gzip_bomb_is_refused_with_bounded_memory(tmp_path, monkeypatch):
     header = json.dumps({"format": suite.MAGIC, "format_version": suite.FORMAT_VERSION,
                          "hinter_version": hinter.__version__}).encode() + b"\n"
     headed = bomb(tmp_path / "headed.suite", 40, header)
-    tracemalloc.start()
-    try:
-        with pytest.raises(InputError) as e:
-            suite.load_suite(headed)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    e, peak = refused_with_peak(headed)
     assert "decompresses to more than 8 MB" in e.value.message and str(headed) in e.value.message
     assert peak < 24 << 20, peak
     r = cli("suite", "info", str(big))
