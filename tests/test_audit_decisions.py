@@ -142,3 +142,41 @@ def test_a_decision_row_without_its_outcome_or_with_a_bad_score_names_the_line(t
         audit_decisions(DecisionsInput(str(data), "g", "r", "d", "s"), favourable="yes", out=tmp_path / "o")
     with pytest.raises(InputError, match="--decisions needs --race-field"):
         audit_decisions(DecisionsInput(str(data), "g", None, "d"), favourable="yes", out=tmp_path / "o")
+
+
+def test_check_and_compare_read_an_audit_of_recorded_decisions(tmp_path):
+    """An audit of recorded decisions counts decision rows, not texts: `hinter check` gates it (the Asian cells,
+    none hired of 3, hold up, marked too few) and `hinter compare` sets it beside the audit after a fix."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), str(SRC)])}
+
+    def hinter(*args):
+        return subprocess.run([sys.executable, "-m", "hinter.cli", *map(str, args)], capture_output=True, text=True,
+                              env=env, timeout=300)
+
+    def audit(data, out):
+        done = hinter("audit", "--decisions", data, "--out", out, "--sex-field", "gender", "--race-field",
+                      "ethnicity", "--selected-field", "decision", "--favourable", "Advanced")
+        assert done.returncode == 0, done.stderr
+
+    audit(write_csv(tmp_path / "before.csv"), tmp_path / "before")
+    fixed = [dict(r, decision="Advanced") if r["ethnicity"] == "Asian" else r for r in rows()]
+    with open(tmp_path / "after.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, list(fixed[0]))
+        w.writeheader()
+        w.writerows(fixed)
+    audit(tmp_path / "after.csv", tmp_path / "after")
+
+    gated = hinter("check", tmp_path / "before", "--junit", tmp_path / "before.xml")
+    assert gated.returncode == 1, gated.stderr
+    assert "race Asian: impact ratio 0.000" in gated.stderr and "(too few: 3 applicants, under 5)" in gated.stderr
+    assert "texts=100 rendered=100" in (tmp_path / "before.xml").read_text()
+    assert hinter("check", tmp_path / "after").returncode == 0
+
+    done = hinter("compare", tmp_path / "before", tmp_path / "after", "--out", tmp_path / "cmp")
+    assert done.returncode == 0, done.stderr
+    c = json.loads((tmp_path / "cmp" / "compare.json").read_text())
+    assert [a["data_type"] for a in c["audits"]] == ["historical", "historical"]
+    assert [a["rendered"] for a in c["audits"]] == [100, 100]
+    row = next(r for r in c["tables"]["race"] if r["category"] == "Asian")
+    assert [x["impact_ratio"] for x in row["audits"]] == [0.0, 1.0]  # all 3 hired: the highest rate, the reference
+    assert "(historical)" in (tmp_path / "cmp" / "compare.html").read_text()

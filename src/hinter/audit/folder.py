@@ -33,6 +33,21 @@ def load_audit(folder: str | Path) -> dict:
     return result
 
 
+def applicants(result: dict) -> tuple[int, int]:
+    """(applicants read, applicants in the tables): texts read and rendered for a model's audit, decision rows
+    (all of them in the tables) for an audit of recorded decisions."""
+    c = result["counts"]
+    if "rows" in c:
+        return c["rows"], c["rows"]
+    return c["texts"], c["rendered"]
+
+
+def data_type(result: dict) -> str:
+    """"historical" (recorded decisions) or "test data" (the model's answers on rendered texts)."""
+    return (result.get("data_type") or result.get("manifest", {}).get("data_type")
+            or result.get("summary", {}).get("data_type") or "test data")
+
+
 def holds_up(row: dict, alpha: float = ALPHA) -> bool:
     """A cell under four-fifths that holds up statistically: its ratio under 0.8 and its permutation test's p at
     most `alpha`. The flag alone is raised by chance on small audits (docs/audit.md: the null table)."""
@@ -53,11 +68,12 @@ def gate_summary(result: dict, alpha: float | None = None) -> dict:
                 "under_four_fifths": sum(bool(r.get("four_fifths")) for r in rows),
                 "lowest_impact_ratio": min(ratios) if ratios else None,
                 **{t: {r["category"]: {"impact_ratio": r.get("impact_ratio"), "p_value": r.get("p_value"),
-                                       "four_fifths": r.get("four_fifths"), "holds_up": holds_up(r, alpha)}
+                                       "four_fifths": r.get("four_fifths"), "holds_up": holds_up(r, alpha),
+                                       "too_few": r.get("too_few")}
                        for r in tables.get(t, [])} for t in TABLES}}
 
-    c = result["counts"]
-    s = {"kind": "audit", "alpha": alpha, "texts": c["texts"], "rendered": c["rendered"],
+    texts, rendered = applicants(result)
+    s = {"kind": "audit", "data_type": data_type(result), "alpha": alpha, "texts": texts, "rendered": rendered,
          "unknown": result.get("unknown"), **section(result["tables"])}
     if result.get("scoring"):
         s["scoring"] = section(result["scoring"]["tables"])
@@ -65,8 +81,10 @@ def gate_summary(result: dict, alpha: float | None = None) -> dict:
 
 
 def failing_cells(s: dict) -> list[str]:
-    """'table category: impact ratio R, p P' for each cell that holds up under four-fifths."""
+    """'table category: impact ratio R, p P' for each cell that holds up under four-fifths, and the audit's own
+    mark where the cell is too small for the four-fifths rule to mean much ("too few: 3 applicants, under 5")."""
     return [f"{t} {cat}: impact ratio {m['impact_ratio']:.3f}, p {m['p_value']:.3g}"
+            + (f" ({m['too_few']})" if m.get("too_few") else "")
             for t in TABLES for cat, m in s.get(t, {}).items() if m["holds_up"]]
 
 
@@ -91,8 +109,8 @@ def compare_audits(results: list[dict], names: list[str]) -> dict:
     compared on the categories they share, and the others listed."""
     audits = [{"name": n, "model": r.get("manifest", {}).get("model"), "date": r.get("manifest", {}).get("date"),
                "data_source": r.get("manifest", {}).get("data_source"),
-               "data_type": r.get("summary", {}).get("data_type"), "texts": r["counts"]["texts"],
-               "rendered": r["counts"]["rendered"], "favourable": r.get("favourable"),
+               "data_type": data_type(r), "texts": applicants(r)[0], "rendered": applicants(r)[1],
+               "favourable": r.get("favourable"),
                "under_four_fifths": sum(bool(x.get("four_fifths")) for t in TABLES for x in r["tables"].get(t, []))}
               for r, n in zip(results, names)]
     tables = {}

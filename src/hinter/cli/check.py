@@ -60,8 +60,9 @@ def audit_gate(folder: Path, fail_on: list[str], junit: Optional[Path], alpha: O
     from .app import console
     s = gate_summary(load_audit(folder), alpha)
     if not s["rendered"]:
-        error = NothingTested("the audit has no table (no text was rendered and answered in every category), so a "
-                              "gate passed on it would vouch for nothing", where=str(folder),
+        error = NothingTested("the audit has no table (no applicant in every category: no text rendered and "
+                              "answered, or no decision row), so a gate passed on it would vouch for nothing",
+                              where=str(folder),
                               fix="Read its limitations in audit.html, then audit again.")
         if junit is not None:
             write_junit_error(junit, error.message)
