@@ -180,3 +180,23 @@ def test_check_and_compare_read_an_audit_of_recorded_decisions(tmp_path):
     row = next(r for r in c["tables"]["race"] if r["category"] == "Asian")
     assert [x["impact_ratio"] for x in row["audits"]] == [0.0, 1.0]  # all 3 hired: the highest rate, the reference
     assert "(historical)" in (tmp_path / "cmp" / "compare.html").read_text()
+
+
+def test_serve_lists_an_audit_and_serves_its_page(tmp_path):
+    """`hinter serve AUDIT_DIR`: the audit is listed in /api/runs and on the page, and /audit shows its audit.html
+    (in-process through Starlette's TestClient: the routes are what is tested, the server is test_serve's)."""
+    from starlette.testclient import TestClient
+
+    from hinter.serve.app import create_app
+    audit_decisions(DecisionsInput(str(write_csv(tmp_path / "d.csv")), **FIELDS), favourable="Advanced",
+                    out=tmp_path / "screener")
+    client = TestClient(create_app([tmp_path / "screener"], token="t"), base_url="http://127.0.0.1")
+    listed = client.get("/api/runs").json()
+    assert listed["runs"] == [] and [a["name"] for a in listed["audits"]] == ["screener"]
+    page = client.get(listed["audits"][0]["page"])
+    assert page.status_code == 200 and page.text == (tmp_path / "screener" / "audit.html").read_text()
+    assert "historical" in page.text and "default-src 'none'" in page.headers["Content-Security-Policy"]
+    assert 'href="audit?audit=0">screener</a>' in client.get("/").text
+    missing = client.get("/audit?audit=3")
+    assert missing.status_code == 404 and missing.json()["error"] == "no audit 3: 1 served"
+    assert client.get("/audit?audit=1e400").status_code == 400

@@ -15,8 +15,9 @@ from .app import app, console
 
 @app.command("serve")
 def serve_cmd(
-    run_dirs: Optional[list[Path]] = typer.Argument(None, help="Output folders of `hinter run` (none: only try "
-                                                    "sentences, on --model)."),
+    run_dirs: Optional[list[Path]] = typer.Argument(None, help="Output folders of `hinter run` or `hinter audit` "
+                                                    "(an audit is served as its page; none: only try sentences, "
+                                                    "on --model)."),
     model: Optional[str] = typer.Option(None, "--model", help="The model that tries sentences (default: each "
                                         "run's own, read from its settings), e.g. gguf:default."),
     host: str = typer.Option("127.0.0.1", "--host", help="Where to listen. Default: this machine only; any other "
@@ -33,6 +34,8 @@ def serve_cmd(
     hinter serve runs/demo
 
     hinter serve runs/nightly runs/last-week --port 8080
+
+    hinter serve runs/demo audits/screener      (a run, and an audit's page beside it)
 
     hinter serve --model gguf:default      (try sentences only, on the embedded model)
 

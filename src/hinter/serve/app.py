@@ -28,6 +28,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from .. import triage
+from ..audit.folder import is_audit
 from ..config import RunConfig
 from ..dictionary import load_dictionary
 from ..errors import HinterError, InputError
@@ -187,7 +188,11 @@ class Server:
     """What the routes share: the runs, the heavy parts, the token."""
 
     def __init__(self, runs: Sequence[Path], model: str | None = None, token: str | None = None, parser=None):
-        self.runs = [ServedRun(i, Path(f), RunStore.read_settings(f)) for i, f in enumerate(runs)]
+        folders = [Path(f) for f in runs]
+        # audit folders (hinter audit's --out) are served as their page; the others are runs
+        self.audits = [f for f in folders if is_audit(f)]
+        self.runs = [ServedRun(i, f, RunStore.read_settings(f))
+                     for i, f in enumerate(f for f in folders if not is_audit(f))]
         self.heavy = Heavy(model, parser)
         self.token = token or secrets.token_urlsafe(24)
         self._campaigns: dict[int, tuple] = {}
@@ -197,20 +202,12 @@ class Server:
     def run_of(self, value) -> ServedRun:
         if not self.runs:
             raise ApiError(404, "no run is served", "Start hinter serve with a RUN_DIR.")
-        # a whole number, as a query's digits or a JSON integer: int() of a JSON 1e400 (infinity) raised
-        # OverflowError (a 500), and of 1.5 gave run 1
-        if value in (None, ""):
-            i = 0
-        elif type(value) is int:
-            i = value
-        elif isinstance(value, str) and value.isascii() and value.isdigit():
-            i = int(value)
-        else:
-            raise ApiError(400, f"run must be a whole number (the run's index, from 0), got {value!r}"[:300],
-                           "Use GET /api/runs for the runs served and their numbers.")
-        if not 0 <= i < len(self.runs):
-            raise ApiError(404, f"no run {i}: {len(self.runs)} served", "Use GET /api/runs.")
-        return self.runs[i]
+        return self.runs[served_index(value, len(self.runs), "run")]
+
+    def audit_of(self, value) -> Path:
+        if not self.audits:
+            raise ApiError(404, "no audit is served", "Start hinter serve with an audit folder (hinter audit's --out).")
+        return self.audits[served_index(value, len(self.audits), "audit")]
 
     def try_setup(self, run: ServedRun | None):
         """(config, dictionary, model spec, task) for trying a text against `run`'s campaign (or none)."""
@@ -284,6 +281,7 @@ class Server:
             # the attributes the run's campaign can change (packs included): what /api/try accepts
             attributes = sorted(self.campaign(run)[1].attributes)
             ctx = {"runs": [{"index": r.index, "name": r.name} for r in self.runs],
+                   "audits": [{"index": i, "name": f.resolve().name} for i, f in enumerate(self.audits)],
                    "run": None if run is None else run.index, "attributes": attributes,
                    "order": (run.settings.get("order") if run is not None else 2) or 2, "max_chars": MAX_TRY_CHARS}
             if s is None:
@@ -295,7 +293,19 @@ class Server:
     async def runs_api(self, request: Request) -> Response:
         return JSONResponse({"runs": [{"index": r.index, "name": r.name, "folder": str(r.folder),
                                        "model": r.settings.get("model"), "attributes": r.attributes(),
-                                       "order": r.settings.get("order")} for r in self.runs]})
+                                       "order": r.settings.get("order")} for r in self.runs],
+                             "audits": [{"index": i, "name": f.resolve().name, "folder": str(f), "page": f"/audit?audit={i}"}
+                                        for i, f in enumerate(self.audits)]})
+
+    async def audit_page(self, request: Request) -> Response:
+        """An audit's own page (audit.html: self-contained, autoescaped, no scripts), as `hinter audit` wrote it."""
+        page = self.audit_of(request.query_params.get("audit")) / "audit.html"
+        try:
+            html = await run_in_threadpool(page.read_text, encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            raise ApiError(404, f"cannot read {page} ({e})"[:300],
+                           "Write it again with the same `hinter audit` command (the answers are kept).") from None
+        return HTMLResponse(html)
 
     async def instances_api(self, request: Request) -> Response:
         run = self.run_of(request.query_params.get("run"))
@@ -466,6 +476,23 @@ def _free_version(version) -> dict:
     return {"answers": list(version.answers), "aspects": aspects_json(version.aspects)}
 
 
+def served_index(value, n: int, what: str) -> int:
+    """The index of a served run or audit from a query's digits or a JSON integer (none: the first). int() of a
+    JSON 1e400 (infinity) raised OverflowError (a 500), and of 1.5 gave run 1."""
+    if value in (None, ""):
+        i = 0
+    elif type(value) is int:
+        i = value
+    elif isinstance(value, str) and value.isascii() and value.isdigit():
+        i = int(value)
+    else:
+        raise ApiError(400, f"{what} must be a whole number (the {what}'s index, from 0), got {value!r}"[:300],
+                       f"Use GET /api/runs for the {what}s served and their numbers.")
+    if not 0 <= i < n:
+        raise ApiError(404, f"no {what} {i}: {n} served", "Use GET /api/runs.")
+    return i
+
+
 def _pair_key(inst) -> str:
     return pair_key(r.pair_id for r in inst.replacements)
 
@@ -500,6 +527,7 @@ def create_app(runs: Sequence[Path], model: str | None = None, *, host: str = "1
         return wrapped
 
     routes = [Route("/", guard(server.page)), Route("/api/runs", guard(server.runs_api)),
+              Route("/audit", guard(server.audit_page)),
               Route("/api/instances", guard(server.instances_api)),
               Route("/api/triage", guard(server.triage_get), methods=["GET"]),
               Route("/api/triage", guard(server.triage_post), methods=["POST"]),
