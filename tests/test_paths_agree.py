@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from hinter.audit import audit
+
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
 
@@ -219,6 +221,7 @@ def test_a_budget_stop_and_its_continuation_equal_the_cli_through_the_api(tmp_pa
 # and the study say the same things and write the same files. A planted python: model, no parsing needed beyond
 # a few short texts.
 CHECK_MODEL = "python:planted:female_negative"
+AUDIT_MODEL = "python:planted_audit:ignores_identity"
 
 
 def _rows(root: Path, name: str, lines: list[str]) -> Path:
@@ -244,7 +247,9 @@ def test_a_label_field_no_row_holds_is_the_same_error_on_every_path(tmp_path, pa
                  lambda: run_study(StudyPlan(models=(CHECK_MODEL,), datasets=(str(data),),
                                              options={"label_field": "gold", "attributes": ("gender",),
                                                       "task": "imdb"}),
-                                   tmp_path / "study", parser=parser)):
+                                   tmp_path / "study", parser=parser),
+                 lambda: audit(str(data), AUDIT_MODEL, task="imdb", favourable="Positive", label_field="gold",
+                               parser=parser, out=tmp_path / "audit")):
         with pytest.raises(InputError, match="no row has the label field 'gold'"):
             call()
 
@@ -262,8 +267,13 @@ def test_bad_rows_are_listed_in_skipped_rows_txt_by_the_cli_and_the_api(tmp_path
         hinter.run(dataset=str(data), model=CHECK_MODEL, skip_bad_rows=True, parser=parser, attributes=("gender",),
                    out=tmp_path / "api")
     assert "Skipped 1 bad row(s)" in caplog.text
+    notes = []
+    audit(str(data), AUDIT_MODEL, task="imdb", favourable="Positive", skip_bad_rows=True, parser=parser,
+          out=tmp_path / "audit", notify=notes.append)
+    assert any(n.startswith("Skipped 1 bad row(s)") for n in notes), notes
     cli = (tmp_path / "cli" / "skipped_rows.txt").read_text()
     assert "line 2" in cli and (tmp_path / "api" / "skipped_rows.txt").read_text() == cli
+    assert (tmp_path / "audit" / "skipped_rows.txt").read_text() == cli
 
 
 def test_a_dataset_in_another_language_is_warned_about_on_every_path(tmp_path, parser, caplog):
@@ -280,6 +290,12 @@ def test_a_dataset_in_another_language_is_warned_about_on_every_path(tmp_path, p
     with caplog.at_level("INFO", logger="hinter"):
         hinter.run(french, CHECK_MODEL, parser=parser, attributes=("gender",), out=tmp_path / "api")
     assert "--language fr" in caplog.text
+    notes = []
+    from hinter.errors import InputError
+    with pytest.raises(InputError, match="no text describes a person"):  # not English: the note comes first
+        audit(str(data), AUDIT_MODEL, task="imdb", favourable="Positive", parser=parser, out=tmp_path / "audit",
+              notify=notes.append)
+    assert any("--language fr" in n for n in notes), notes
 
 
 def test_a_suite_setting_given_again_is_the_same_error_from_the_cli_and_the_api(tmp_path, parser):

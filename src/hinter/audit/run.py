@@ -12,15 +12,15 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ..campaign import Campaign
+from ..campaign import Campaign, input_notes, read_texts
 from ..config import Execution, RunConfig
-from ..datasets import BUNDLED, bundled_path, load_dataset
+from ..datasets import BUNDLED, bundled_path
 from ..errors import InputError
 from ..files import csv_text, json_text, storage_errors, write_set
 from ..generative.aspects import refusal
 from ..generative.judge_aspect import RUBRIC, judge_settings
 from ..generative.masking import IdentityTerms
-from ..languages import get_language, language_mismatch
+from ..languages import get_language
 from ..records import Outcome, TextRecord
 from ..tasks import get_task, is_generative
 from ..validity import SpacyParser, Validator
@@ -84,7 +84,8 @@ def _check_favourable(task, model, favourable: str) -> None:
 
 def audit(dataset, model, *, task=None, favourable: str | None = None, out: str | Path,
           categories: str | Path | None = None, text_field: str = "text", label_field: str | None = "label",
-          id_field: str = "id", limit: int | None = None, seed: int = 0, bootstrap: int = BOOTSTRAP,
+          id_field: str = "id", limit: int | None = None, skip_bad_rows: bool = False, seed: int = 0,
+          bootstrap: int = BOOTSTRAP,
           permutations: int = PERMUTATIONS,
           parser=None, tagger=None, judge: str | None = None, budget: str | None = None,
           price_in: float | None = None, price_out: float | None = None, overwrite: bool = False,
@@ -104,9 +105,13 @@ user can say (auditor, distribution date, data description...: audit.summary.Aud
 content."""
     cats = load_categories(categories, language)
     published = summary_section(summary, TEST_DATA)  # checked before the model is asked
+    # the dataset read as a run reads it, with the run's checks (--label-field, --skip-bad-rows) and notes
+    inputs = RunConfig(dataset=str(dataset) if isinstance(dataset, (str, Path)) else None, text_field=text_field,
+                       label_field=label_field, id_field=id_field, limit=limit, skip_bad_rows=skip_bad_rows,
+                       language=language)
+    skipped: list[str] = []
     if isinstance(dataset, (str, Path)):
-        records = load_dataset(dataset, text_field=text_field, label_field=label_field, id_field=id_field,
-                               limit=limit)
+        records, skipped = read_texts(inputs)
         data_source = str(dataset)
         data_file = bundled_path(str(dataset)) if str(dataset) in BUNDLED else Path(dataset)
     else:
@@ -119,9 +124,8 @@ content."""
     favourable, judge_spec = _favourable_of(task_obj, favourable, judge)
     config = RunConfig(model=model if isinstance(model, str) else None, task=task, budget=budget,
                        price_in=price_in, price_out=price_out, language=language)
-    mismatch = language_mismatch([r.text for r in records], language)
-    if mismatch:
-        notify(mismatch)
+    for message in input_notes(inputs, records, skipped, Path(out)):
+        notify(message)
 
     own_parser = parser is None
     parser = parser or SpacyParser(get_language(language).spacy_model)

@@ -15,7 +15,8 @@ from .app import app, console, out_console
 from .options import audit_summary_options, config_options, dataclass_options
 
 # the options an audit shares with a run, declared once in RunConfig (its help adapted where the audit differs)
-AUDIT_RUN_OPTIONS = ("text_field", "id_field", "limit", "seed", "budget", "price_in", "price_out", "language")
+AUDIT_RUN_OPTIONS = ("text_field", "id_field", "limit", "skip_bad_rows", "seed", "budget", "price_in", "price_out",
+                     "language")
 
 
 @app.command("audit")
@@ -76,7 +77,8 @@ def audit_cmd(
     console.print(f"Auditing {model} on {dataset}...", highlight=False)
     o = options
     result = audit(dataset, model, task=task, favourable=favourable, out=out, categories=categories,
-                   text_field=o["text_field"], id_field=o["id_field"], limit=o["limit"], seed=o["seed"], judge=judge,
+                   text_field=o["text_field"], id_field=o["id_field"], limit=o["limit"],
+                   skip_bad_rows=o["skip_bad_rows"], seed=o["seed"], judge=judge,
                    budget=o["budget"], price_in=o["price_in"], price_out=o["price_out"], overwrite=overwrite,
                    language=o["language"], summary=summary,
                    notify=lambda m: console.print(m, highlight=False, markup=False, soft_wrap=True))
