@@ -44,7 +44,7 @@ def texts() -> list[tuple[str, str]]:
            (ROOT / "src" / "hinter" / "data" / "avis" / "sample.jsonl").read_text(encoding="utf-8").splitlines()
            if line.strip()]
     for name in ("french_sentences.txt", "french_sentences_heldout.txt", "french_texts_after_rules.txt",
-                 "french_texts_fresh.txt"):
+                 "french_texts_fresh.txt", "french_texts_fresh2.txt"):
         out += [(name.removesuffix(".txt"), t.strip()) for t in (DATA / name).read_text(encoding="utf-8").splitlines()
                 if t.strip()]
     return out
@@ -99,7 +99,8 @@ def table() -> None:
     counts = json.loads(COUNTS.read_text())
     print("| version | drawn | grammatical | right in meaning | precision | gender mutants kept |")
     print("|---|---|---|---|---|---|")
-    order = ("before", "after", "after-md", "before-fresh", "after-fresh-first-reading", "after-fresh")
+    order = ("before", "after", "after-md", "before-fresh", "after-fresh-first-reading", "after-fresh",
+             "fresh2-first-reading", "fresh2")
     for version in sorted({r["version"] for r in rows}, key=lambda v: order.index(v) if v in order else len(order)):
         rs = [r for r in rows if r["version"] == version]
         if any(not r["grammatical"] for r in rs):
