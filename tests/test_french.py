@@ -95,6 +95,12 @@ OBJECT_PRONOUNS = [  # (case, original, expected mutant)
      "L'employé est arrivé. La patronne l'a grondé."),
     ("reflexive_il_s_est_not_impersonal", "Le gamin est tombé et il s'est blessé.",
      "La gamine est tombée et elle s'est blessée."),
+    # "l'" the parser read as the subject, and the object's attribute after trouver (a fresh text's first reading)
+    ("elided_object_read_as_subject_with_its_attribute",
+     "Une étudiante noire a remporté le concours. Le jury l'a trouvée brillante.",
+     "Un étudiant noir a remporté le concours. Le jury l'a trouvé brillant."),
+    ("object_attribute_after_rendre", "Ma sœur est revenue. Ce voyage l'a rendue très heureuse.",
+     "Mon frère est revenu. Ce voyage l'a rendu très heureux."),
 ]
 
 
@@ -171,6 +177,7 @@ def refusal(fr, text, word):
     ("Le voisin a acheté un vélo. Je le trouve beau.", "voisin", "cannot tell whom 'le' refers to: 'vélo'"),
     ("Le voisin du troisième étage est discret. On ne le voit jamais.", "voisin",
      "cannot tell whom 'le' refers to: 'étage'"),
+    ("Mon frère est revenu. Ce voyage l'a rendu très heureux.", "frère", "cannot tell whom \"l'\" refers to: 'voyage'"),
     # a person noun as the predicate does not follow
     ("La mère de Paul est professeure.", "mère", "the noun predicate 'professeure' would not follow"),
     ("Le fiancé de Marie est un homme charmant.", "homme", "'homme' is the predicate of another word"),

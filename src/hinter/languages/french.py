@@ -558,7 +558,9 @@ def _pronouns(carry: _Carry, docs, head, base, spans, old, to, cause, one_person
                 if tok.lower_ == ("le" if old == MASC else "la"):
                     carry.edit(span, "la" if to == FEM else "le", "pronoun", cause)
                 if tok.lower_ in ("le", "la", "l'", "l’"):  # "je l'ai vu" -> "je l'ai vue"
-                    _participle_after_object(carry, doc, b, tok, to, cause)
+                    why = _participle_after_object(carry, doc, b, tok, to, cause)
+                    if why:
+                        return why
             elif not plural and tok.lower_ == ("lui" if old == MASC else "elle") and tok.i > 0 and \
                     doc[tok.i - 1].pos_ == "ADP" and tok.dep_ not in _SUBJECTS:
                 if other_person or other_noun:
@@ -729,6 +731,9 @@ def _object_clitic(doc, tok) -> bool:
         return False
     if tok.dep_ == "obj" and tok.head.i > tok.i:
         return True
+    # an elided l' before a verb is always the object pronoun (the parser read "Le jury l'a trouvée" as a subject)
+    if tok.lower_ in ("l'", "l’") and (doc[tok.i + 1].lower_ in _AVOIR or doc[tok.i + 1].pos_ in ("VERB", "AUX")):
+        return True
     if tok.i > 0 and doc[tok.i - 1].lower_ in _SUBJECT_CLITICS and doc[tok.i + 1].pos_ in ("VERB", "AUX", "NOUN"):
         return True
     # after a plural subject, before a plural verb the parser may read as a noun: "Les élèves la trouvent sévère"
@@ -744,17 +749,41 @@ def _own_verb(head, tok) -> bool:
     return tok.head.i == head.head.i or not any(t.pos_ in ("VERB", "AUX") for t in tok.doc[head.i + 1:tok.i])
 
 
-def _participle_after_object(carry, doc, base, tok, to, cause) -> None:
+def _participle_after_object(carry, doc, base, tok, to, cause) -> str | None:
     """The past participle after avoir agrees with an object pronoun before it ("je l'ai vue"); left alone when the
-    word cannot be read as one."""
+    word cannot be read as one. So does the object's attribute after a verb that takes one ("le jury l'a trouvée
+    brillante"): a reason when it cannot be inflected."""
     j = tok.i + 1
     if j >= len(doc) or doc[j].lower_ not in _AVOIR:
-        return
+        return None
     j += 1
-    while j < len(doc) and doc[j].lower_ in ("pas", "jamais", "plus", "déjà", "bien", "toujours", "encore"):
+    while j < len(doc) and doc[j].lower_ in _ADVERBS:
         j += 1
     if j < len(doc) and doc[j].lower_.endswith(_PARTICIPLE_FORMS) and doc[j].pos_ in ("VERB", "ADJ", "NOUN"):
         carry.inflect_token(doc, base, doc[j], to, cause, False, lenient=True)
+        k = j + 1
+        while k < len(doc) and doc[k].lower_ in _ADVERBS:
+            k += 1
+        if k < len(doc) and doc[k].pos_ == "ADJ" and _lemma_of_participle(doc[j]) in _ATTRIBUTE_VERBS:
+            return carry.inflect_token(doc, base, doc[k], to, cause, False)
+    return None
+
+
+_ADVERBS = frozenset("pas jamais plus déjà bien toujours encore très si trop assez plutôt vraiment tout fort".split())
+# verbs whose object takes an attribute that agrees with it ("on l'a jugée compétente", "cela l'a rendu heureux")
+_ATTRIBUTE_VERBS = frozenset("trouver juger rendre croire estimer considérer déclarer laisser sentir voir imaginer "
+                             "supposer dire nommer élire".split())
+
+
+def _lemma_of_participle(tok) -> str:
+    """The infinitive of a participle: spaCy's lemma, or the -é(e) form's -er verb where the lemma is the form."""
+    lemma = tok.lemma_.lower()
+    if lemma.endswith(("er", "ir", "re")):
+        return lemma
+    for end in ("ées", "és", "ée", "é"):
+        if tok.lower_.endswith(end):
+            return tok.lower_[: -len(end)] + "er"
+    return lemma
 
 
 _PARTICIPLE_FORMS = ("é", "ée", "i", "ie", "u", "ue", "is", "ise", "it", "ite", "ert", "erte")
