@@ -67,8 +67,28 @@ def timeline(args) -> None:
     gone = time.perf_counter() - t0
     if p.returncode:
         raise SystemExit(f"the build failed ({p.returncode}):\n{p.stderr[-3000:]}")
-    print(p.stderr.strip())
+    tasks = [line.split() for line in p.stderr.splitlines() if line.startswith("task ") and len(line.split()) == 6]
+    print("\n".join(line for line in p.stderr.splitlines() if not line.startswith("task ")).strip())
     print(f"{gone:6.2f} s  process gone")
+    tasks = [(int(pid), kind, float(a), float(b), float(c)) for _, pid, kind, a, b, c in tasks]
+    if not tasks:
+        return
+    first, last = min(t[2] for t in tasks), max(t[3] for t in tasks)
+    procs = sorted({t[0] for t in tasks})
+    busy = {pid: sum(t[3] - t[2] for t in tasks if t[0] == pid) for pid in procs}
+    print(f"\ntasks from {first:.2f} s to {last:.2f} s in {len(procs)} processes: busy {sum(busy.values()):.1f} s of "
+          f"{len(procs) * (last - first):.1f} ({sum(busy.values()) / (len(procs) * (last - first)):.0%}); "
+          f"each process's busy seconds {min(busy.values()):.1f} to {max(busy.values()):.1f}; the processes' last "
+          f"tasks ended from {min(max(t[3] for t in tasks if t[0] == pid) for pid in procs):.2f} s on")
+    print("| task | count | wall s | CPU s | longest s |")
+    print("|---|---|---|---|---|")
+    for kind in ("plan", "text", "sentences", "cut"):
+        of = [t for t in tasks if t[1] == kind]
+        if of:
+            print(f"| {kind} | {len(of)} | {sum(t[3] - t[2] for t in of):.1f} | {sum(t[4] for t in of):.1f} | "
+                  f"{max(t[3] - t[2] for t in of):.2f} |")
+    print("the last tasks to end: " + "; ".join(f"{kind} {a:.2f}-{b:.2f} s" for _, kind, a, b, _ in
+                                                  sorted(tasks, key=lambda t: t[3])[-6:]))
 
 
 def in_cli(argv: list[str]) -> None:
@@ -90,11 +110,26 @@ def in_cli(argv: list[str]) -> None:
         kw["progress"] = lambda stage, done, total: stamp(f"{stage} {done}/{total}")
         return build_verdicts(*a, **kw)
     hinter.suite.build_verdicts = timed
+    # each task of the build (a text's plan, its verdicts, a cut text's slice or its Validator), wherever it runs:
+    # one line on stderr, read back by `timeline` (the tasks' wall and CPU seconds per process)
+    import hinter.engine
+    for kind in ("_plan", "_text", "_sentences", "_cut"):
+        def task(self, payload, _run=getattr(hinter.engine.SpreadVerdicts, kind), _kind=kind[1:]):
+            start, cpu = time.time(), time.process_time()
+            try:
+                return _run(self, payload)
+            finally:
+                # one write of one line: 16 processes share the pipe, and print() writes the newline apart
+                os.write(2, f"task {os.getpid()} {_kind} {start - t0:.4f} {time.time() - t0:.4f} "
+                            f"{time.process_time() - cpu:.4f}\n".encode())
+        setattr(hinter.engine.SpreadVerdicts, kind, task)
     sys.argv = ["hinter", *argv]
     try:
         cli_main()
     finally:
         stamp("command done")
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        stamp(f"the driver's own CPU: {usage.ru_utime:.2f} s user, {usage.ru_stime:.2f} s system")
 
 
 def probe(kind: str, at: float) -> None:
