@@ -122,7 +122,7 @@ def test_tags_and_labels_are_those_of_the_pipeline_with_its_attribute_ruler(imdb
     lean = _SpacyWorker(DEFAULT_SPACY_MODEL, 64)
     ruled = _SpacyWorker(DEFAULT_SPACY_MODEL, 64)
     ruled.nlp.enable_pipe("attribute_ruler")  # the pipeline as it ran before
-    ruled._space_rules = False
+    ruled._space_rules = None
     ruled.tagging_pipes = [n for n in ruled.nlp.pipe_names if n != "parser"]
     assert "attribute_ruler" not in lean.nlp.pipe_names and "attribute_ruler" in ruled.tagging_pipes
     # the last two: the parser labels their first token (whitespace) itself, the ruler then `dep`
@@ -139,3 +139,19 @@ def test_tags_and_labels_are_those_of_the_pipeline_with_its_attribute_ruler(imdb
         w.tag([])  # nothing tagged: parse() parses each sentence whole
     assert lean.parse(spaced) == ruled.parse(spaced)
     assert lean.parse(spaced[-1:]) == ruled.parse(spaced[-1:])  # one sentence: nlp() alone
+
+
+def test_an_attribute_ruler_that_sets_other_tags_keeps_running(tmp_path):
+    """Left out only where it does what spaCy's English pipelines' does: a pipeline whose ruler sets other tags (a
+    user's own) keeps it, and its tags."""
+    import spacy
+
+    from hinter.validity.parsers import DEFAULT_SPACY_MODEL, _SpacyWorker
+
+    assert _SpacyWorker(DEFAULT_SPACY_MODEL, 64)._space_rules == (True, True)
+    nlp = spacy.load(DEFAULT_SPACY_MODEL, exclude=["ner", "lemmatizer"])
+    nlp.get_pipe("attribute_ruler").add([[{"LOWER": "hello"}]], {"TAG": "NNP"})
+    nlp.to_disk(tmp_path / "custom")
+    custom = _SpacyWorker(str(tmp_path / "custom"), 64)
+    assert custom._space_rules is None and "attribute_ruler" in custom.nlp.pipe_names
+    assert custom.tag(["He said hello twice ."]) == [("PRP", "VBD", "NNP", "RB", ".")]

@@ -58,21 +58,22 @@ class _SpacyWorker:
         self.nlp = spacy.load(model, exclude=["ner", "lemmatizer"], disable=["attribute_ruler"])
         self.batch_size = batch_size
         self.features = features_for(self.nlp.lang)  # French: the agreement check's features
-        self._space_rules = "attribute_ruler" in self.nlp.disabled
-        if self._space_rules and self.features is not None:
-            self.nlp.enable_pipe("attribute_ruler")
-            self._space_rules = False
+        # (tag rule, label rule) applied by hand in place of the ruler; None: the ruler runs (or there is none)
+        self._space_rules = _space_rules(self.nlp) if "attribute_ruler" in self.nlp.disabled else None
+        if "attribute_ruler" in self.nlp.disabled and (self.features is not None or self._space_rules is None):
+            self.nlp.enable_pipe("attribute_ruler")  # its morphology is read, or it sets other tags or labels
+            self._space_rules = None
         self.tagging_pipes = [n for n in self.nlp.pipe_names if n != "parser"]
         self._last_docs: dict[str, object] = {}
 
     def _tags(self, doc) -> Tags:
-        if self._space_rules:
+        if self._space_rules and self._space_rules[0]:
             return tuple("_SP" if t.is_space else t.tag_ for t in doc)
         return tuple(t.tag_ for t in doc)
 
     def _deps(self, doc, ruled: bool) -> tuple[str, ...]:
         """`ruled`: the attribute ruler would have run after the parser on this Doc (parsed whole, not tagged first)."""
-        if ruled and self._space_rules:
+        if ruled and self._space_rules and self._space_rules[1]:
             return tuple("dep" if t.is_space and t.dep_ else t.dep_ for t in doc)
         return tuple(t.dep_ for t in doc)
 
@@ -94,6 +95,25 @@ class _SpacyWorker:
         features = self.features or (lambda doc: ())
         fresh = set(fresh)
         return [Parse(self._tags(docs[s]), self._deps(docs[s], s in fresh), features(docs[s])) for s in sentences]
+
+
+def _space_rules(nlp) -> tuple[bool, bool] | None:
+    """What the pipeline's attribute ruler does to the tags and labels read here, where it does only what spaCy's
+    English pipelines' does: (a whitespace token tagged `_SP`, a whitespace token's label made `dep`), each when
+    it has that rule; None when it sets tags or labels otherwise."""
+    tag = dep = False
+    for rule in nlp.get_pipe("attribute_ruler").patterns:
+        attrs = rule["attrs"]
+        if not {"TAG", "DEP"} & set(attrs):
+            continue
+        if attrs.get("TAG", "_SP") != "_SP" or attrs.get("DEP", "dep") != "dep" or rule.get("index", 0) != 0 \
+                or ("TAG" in attrs) == ("DEP" in attrs):
+            return None
+        want = {"IS_SPACE": True, "DEP": {"NOT_IN": [""]}} if "DEP" in attrs else {"IS_SPACE": True}
+        if any(pattern != [want] for pattern in rule["patterns"]):
+            return None
+        tag, dep = tag or "TAG" in attrs, dep or "DEP" in attrs
+    return tag, dep
 
 
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
