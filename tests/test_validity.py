@@ -110,3 +110,48 @@ def test_sentence_by_sentence_pairs_equal_whole_text_splitting(imdb_texts):
             assert changed_sentence_pairs(t, spans, sentences, m.edits) == whole
             checked += 1
     assert checked > 1000
+
+
+
+def test_tags_and_labels_are_those_of_the_pipeline_with_its_attribute_ruler(imdb_texts):
+    """The parser leaves spaCy's attribute ruler out in English (it sets POS and morphology, which validity does not
+    read): its tags and labels must stay those the pipeline gave with the ruler, whitespace tokens included (the
+    ruler tags them `_SP` and, after a whole parse, labels them `dep`), tagged first or parsed whole."""
+    from hinter.validity.parsers import DEFAULT_SPACY_MODEL, _SpacyWorker
+
+    lean = _SpacyWorker(DEFAULT_SPACY_MODEL, 64)
+    ruled = _SpacyWorker(DEFAULT_SPACY_MODEL, 64)
+    ruled.nlp.enable_pipe("attribute_ruler")  # the pipeline as it ran before
+    ruled._space_rules = None
+    ruled.tagging_pipes = [n for n in ruled.nlp.pipe_names if n != "parser"]
+    assert "attribute_ruler" not in lean.nlp.pipe_names and "attribute_ruler" in ruled.tagging_pipes
+    # the last two: the parser labels their first token (whitespace) itself, the ruler then `dep`
+    spaced = ["The  man\tsaid  hello .", "She left.\n\nHe  stayed  home  ,  alone .", "  Two spaces first .",
+              "A tab\tinside and   three spaces .", "\xa0 Where I saw it: Comcast Moviepass", "\n And I wanted to love it."]
+    sentences = spaced + [s for t in imdb_texts[:6] for s in split_sentences(t)][:60]
+    for w in (lean, ruled):
+        w.tag(sentences[::2])  # tagged first: parse() runs the parser alone on these
+    want = ruled.parse(sentences)
+    assert lean.parse(sentences) == want
+    assert any("_SP" in p.tags for p in want) and any("dep" in p.deps for p in want)
+    assert lean.tag(sentences) == ruled.tag(sentences)
+    for w in (lean, ruled):
+        w.tag([])  # nothing tagged: parse() parses each sentence whole
+    assert lean.parse(spaced) == ruled.parse(spaced)
+    assert lean.parse(spaced[-1:]) == ruled.parse(spaced[-1:])  # one sentence: nlp() alone
+
+
+def test_an_attribute_ruler_that_sets_other_tags_keeps_running(tmp_path):
+    """Left out only where it does what spaCy's English pipelines' does: a pipeline whose ruler sets other tags (a
+    user's own) keeps it, and its tags."""
+    import spacy
+
+    from hinter.validity.parsers import DEFAULT_SPACY_MODEL, _SpacyWorker
+
+    assert _SpacyWorker(DEFAULT_SPACY_MODEL, 64)._space_rules == (True, True)
+    nlp = spacy.load(DEFAULT_SPACY_MODEL, exclude=["ner", "lemmatizer"])
+    nlp.get_pipe("attribute_ruler").add([[{"LOWER": "hello"}]], {"TAG": "NNP"})
+    nlp.to_disk(tmp_path / "custom")
+    custom = _SpacyWorker(str(tmp_path / "custom"), 64)
+    assert custom._space_rules is None and "attribute_ruler" in custom.nlp.pipe_names
+    assert custom.tag(["He said hello twice ."]) == [("PRP", "VBD", "NNP", "RB", ".")]
