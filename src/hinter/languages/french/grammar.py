@@ -11,14 +11,15 @@ mutant discarded with its reason (validity.invariant.INFLECTION): never a silent
 
 `token_features` (validity): per token its part of speech, dependency, head and gender/number, the gender of
 adjectives, participles and determiners read from their form (the morphologizer reads "La voisine marocain" as
-two feminine nouns), compared by languages.agreement.
+two feminine nouns), compared by agreement.py.
 """
 from __future__ import annotations
 
 from functools import lru_cache
 
-from ..errors import InputError
-from ..records import REPAIR, Replacement
+from ...errors import InputError
+from ...records import REPAIR, Replacement
+from .agreement import FrenchFeatures
 
 MASC, FEM = "Masc", "Fem"
 _GENDER_NAME = {MASC: "masculine", FEM: "feminine"}
@@ -1010,4 +1011,4 @@ def token_features(doc) -> tuple[tuple[str, str, int, str, str, str, str], ...]:
         gender = person_gender().get(t.lower_) if t.pos_ in ("NOUN", "PROPN", "ADJ") else None
         out.append((pos, t.dep_, t.head.i, gender or ",".join(t.morph.get("Gender")), _form_gender(t),
                     ",".join(t.morph.get("Number")), t.lower_))
-    return tuple(out)
+    return FrenchFeatures(out)
