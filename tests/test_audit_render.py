@@ -279,3 +279,24 @@ def test_french_words_after_the_person_and_its_participles_follow_it(french):
     for t, (female, male) in zip(rendered, texts.values()):
         assert t.reason is None, (t.text, t.reason)
         assert (t.renderings[("female", BLACK)], t.renderings[("male", WHITE)]) == (female, male)
+
+
+def test_french_comma_lists_and_participles_in_apposition_follow_the_person(french):
+    """Found on the second held-out file (bench/data/audit_applications_fr_heldout2.csv), rendered wrong before:
+    "Il est rigoureux, disponible et attentive" (the third item of a comma list, read as a finite verb) and "Un
+    infirmier ... de 32 ans, spécialisée en pédiatrie" (a participle in apposition after a comma)."""
+    texts = {
+        "Elle dirige le service des ressources humaines. Elle est rigoureuse, disponible et attentive aux équipes.":
+            ("Une femme noire dirige le service des ressources humaines. Elle est rigoureuse, disponible et "
+             "attentive aux équipes.",
+             "Un homme blanc dirige le service des ressources humaines. Il est rigoureux, disponible et attentif "
+             "aux équipes."),
+        "Une infirmière noire de 32 ans, spécialisée en pédiatrie. Elle a travaillé dans deux hôpitaux parisiens.":
+            ("Une infirmière noire de 32 ans, spécialisée en pédiatrie. Elle a travaillé dans deux hôpitaux "
+             "parisiens.",
+             "Un infirmier blanc de 32 ans, spécialisé en pédiatrie. Il a travaillé dans deux hôpitaux parisiens."),
+    }
+    rendered = french(*texts)
+    for t, (female, male) in zip(rendered, texts.values()):
+        assert t.reason is None, (t.text, t.reason)
+        assert (t.renderings[("female", BLACK)], t.renderings[("male", WHITE)]) == (female, male)

@@ -444,9 +444,17 @@ def _predicates(head):
             any(_is_etre_aux(x) and x.lower_ == "être" for x in c.children) and not _with_avoir(c)]
     # "est patiente et appréciée": a conjoined adjective, a bare noun the parser read for one, or a participle with
     # no auxiliary of its own ("et a mené" has avoir: it does not agree)
-    out += [c for p in list(out) for c in p.children if c.dep_ == "conj" and (c.pos_ == "ADJ" or _bare(c) or (
-        c.pos_ == "VERB" and "Part" in c.morph.get("VerbForm") and not any(x.dep_.startswith("aux")
-                                                                           for x in c.children)))]
+    # "est rigoureuse, disponible et attentive": a comma list's items after the predicate (read as its amod), and
+    # the conjuncts of conjuncts; "attentive" read as a finite verb is one by its feminine form
+    out += [c for p in list(out) for c in p.children if c.dep_ == "amod" and c.pos_ == "ADJ" and c.i > p.i
+            and head.doc[c.i - 1].text == ","]
+    k = 0
+    while k < len(out):
+        p, k = out[k], k + 1
+        out += [c for c in p.children if c.dep_ == "conj" and all(c.i != x.i for x in out) and (
+            c.pos_ == "ADJ" or _bare(c) or c.pos_ == "VERB" and not any(x.dep_.startswith("aux") or x.dep_ in
+                                                                       _SUBJECTS for x in c.children) and (
+                "Part" in c.morph.get("VerbForm") or _distinct_feminine(c.lower_)))]
     out += [c for p in list(out) for c in p.children if c.dep_ == "advmod" and c.pos_ == "ADJ"]  # "restée seule"
     return out
 
@@ -524,7 +532,8 @@ def _agree(carry: _Carry, doc, base, head, to, cause) -> str | None:
     """The determiners, adjectives and predicates of `head` in gender `to`."""
     words = [c for c in head.children if c.i != head.i and (c.dep_ == "amod" and c.pos_ in ("ADJ", "VERB") or (
         c.dep_ == "acl" and (c.pos_ == "ADJ" or "Past" in c.morph.get("Tense") and "Part" in c.morph.get("VerbForm"))
-        and c.i == head.i + 1))]  # "frère algérien" read as a clause; "l'homme assis"
+        and (c.i == head.i + 1 or doc[c.i - 1].text == ",")))]  # "frère algérien" read as a clause; "l'homme
+    # assis"; a participle in apposition after a comma ("Une infirmière de 32 ans, spécialisée en pédiatrie")
     words += [c for w in list(words) for c in w.children if c.dep_ == "conj" and c.pos_ == "ADJ"]
     # "directeur marocain et sénégalais": the second adjective read as a conjunct of the noun
     words += [c for c in head.children if c.dep_ == "conj" and c.pos_ in ("ADJ", "NOUN") and c.i > head.i
