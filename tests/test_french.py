@@ -288,7 +288,7 @@ def test_free_text_answers_masked_of_french_identity_words_and_pronouns(fr):
     from hinter.generative.masking import IdentityTerms
     gen = generate(0, "Le voisin marocain est arrivé. Il était fatigué.", fr, ("gender", "race"), 2, language="fr")
     mutant = next(m for m in gen.mutants if m.text == "La voisine africaine est arrivée. Elle était fatiguée.")
-    terms = IdentityTerms.of(list(mutant.replacements))
+    terms = IdentityTerms.of(list(mutant.replacements), "fr")  # the run's language, given
     assert terms.determiners
     # the model repeats the person: masked, the answers are equal ("le voisin" and "la voisine" one placeholder)
     original = terms.mask("Le voisin marocain semble fatigué ; il mérite du repos, monsieur.")

@@ -317,7 +317,7 @@ class GenerativeJudge:
     """A generative task: each aspect of the masked answers, the mutant's against the spread of the original's own
     samples (generative.judge.FreeTextJudge); the mutant differs when it differs on any aspect."""
 
-    def __init__(self, task, judge_cache=None, language: str | None = None):
+    def __init__(self, task, judge_cache=None, language: str = "en"):
         self.judge = judge_of(task, judge_cache=judge_cache, language=language)
 
     def __call__(self, original, mutant, replacements=()):

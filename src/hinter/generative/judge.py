@@ -99,7 +99,7 @@ class FreeTextJudge:
     """
 
     def __init__(self, aspects: Sequence[str | Aspect] | None = None, level: float = ALPHA, mask: bool = True,
-                 language: str | None = None):
+                 language: str = "en"):
         self.aspects: tuple[Aspect, ...] = tuple(get_aspect(a) for a in (aspects or DEFAULT_ASPECTS))
         self.level, self.mask = level, mask
         self.language = language  # the run's: its masking words (masking.IdentityTerms)
@@ -145,7 +145,7 @@ class FreeTextJudge:
         return verdicts
 
 
-def judge_of(task, level: float = ALPHA, judge_cache=None, language: str | None = None) -> FreeTextJudge:
+def judge_of(task, level: float = ALPHA, judge_cache=None, language: str = "en") -> FreeTextJudge:
     """The free-text judge a generative task chooses: FreeTextJudge over the task's aspects (the judge aspect bound
     to the task's judge model; `judge_cache(model)`: the run's cache for it, metered)."""
     aspects = list(task.aspects)

@@ -10,8 +10,7 @@ every answer of the original and of the mutant has these words replaced by one p
   pronouns and titles that follow it (he/she, him/her, his/hers, himself/herself, Mr/Ms...), since the answer
   refers to the person by them.
 
-A language with masking words (languages.Language.masking; French: the run's language, or for a caller without
-it a mutant whose edits carry agreement, or change il/elle, or pair two French person nouns, `_language_of`):
+A language with masking words (languages.Language.masking, the run's `language` given by the caller: French):
 its gendered pronouns and titles (il/elle, ils/elles, lui/eux, monsieur/madame...) are masked too, and a
 determiner before a masked word goes with it into the one placeholder ("la voisine" and "le voisin" both read
 "[ID]"), since it agrees with the person.
@@ -26,7 +25,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Iterable, Sequence
 
-from ..languages import LANGUAGES, get_language
+from ..languages import get_language
 from ..records import REPAIR, Replacement
 
 PLACEHOLDER = "[ID]"
@@ -68,14 +67,13 @@ class IdentityTerms:
     determiners: tuple[str, ...] = ()
 
     @classmethod
-    def from_replacements(cls, replacements: Iterable[Replacement], language: str | None = None) -> IdentityTerms:
+    def from_replacements(cls, replacements: Iterable[Replacement], language: str = "en") -> IdentityTerms:
         """The terms of a mutant's replacements (`records.Replacement`, repairs included). `language`: the run's
-        (its Language.masking words); None: the one whose words the edits show (`_language_of`), for a caller that
-        has no run at hand."""
+        (its Language.masking words: French's determiners, pronouns and word forms), given, never guessed."""
         words: set[str] = set()
         gendered = False
         replacements = list(replacements)
-        masking = get_language(language or _language_of(replacements)).masking
+        masking = get_language(language).masking
         for r in replacements:
             for w in (r.word, r.replacement):
                 words |= _forms(w)
@@ -90,7 +88,7 @@ class IdentityTerms:
         return cls(frozenset(words), masking.determiners if masking is not None else ())
 
     @classmethod
-    def from_pair_ids(cls, pair_ids: Iterable[str], language: str | None = None) -> IdentityTerms:
+    def from_pair_ids(cls, pair_ids: Iterable[str], language: str = "en") -> IdentityTerms:
         """The terms of pair ids "attribute:source>target:word>replacement" (when the replacements are not at hand)."""
         reps = []
         for pid in pair_ids:
@@ -101,7 +99,7 @@ class IdentityTerms:
         return cls.from_replacements(reps, language)
 
     @classmethod
-    def of(cls, edits, language: str | None = None) -> IdentityTerms:
+    def of(cls, edits, language: str = "en") -> IdentityTerms:
         """What a judge is given as a mutant's edits: IdentityTerms, Replacements, pair ids, or (word, replacement)
         pairs (plain words; no pronouns unless they are among them)."""
         if isinstance(edits, IdentityTerms):
@@ -128,24 +126,6 @@ class IdentityTerms:
         return [self.mask(a) for a in answers]
 
 
-def _language_of(replacements) -> str:
-    """The language whose masking words a mutant's edits show (an agreement edit, one of its gendered pronouns, or two
-    of its person nouns paired), for a caller without the run's language; English when none does."""
-    for code, lang in LANGUAGES.items():
-        if lang.masking is None:
-            continue
-        for r in replacements:
-            if r.attribute == REPAIR and r.source_group == "agreement" and lang.carry is not None:
-                return code
-            if {r.word.lower(), r.replacement.lower()} & lang.masking.gendered:
-                return code
-        if lang.masking.person_nouns is not None and any(r.attribute == "gender" for r in replacements):
-            people = lang.masking.person_nouns()
-            if any(r.word.lower() in people and r.replacement.lower() in people for r in replacements):
-                return code
-    return "en"
-
-
 @lru_cache(maxsize=4096)
 def _pattern(terms: frozenset[str], determiners: tuple[str, ...] = ()) -> re.Pattern:
     # longest first, so "old folks" wins over "old"; (?<!\w) / (?!\w) rather than \b: terms may end in "'"
@@ -158,6 +138,7 @@ def _pattern(terms: frozenset[str], determiners: tuple[str, ...] = ()) -> re.Pat
     return re.compile(rf"(?<![\w'’])(?:{body})(?![\w])", re.IGNORECASE)
 
 
-def mask_answers(answers: Sequence[str], edits) -> list[str]:
-    """`answers` with the identity terms of `edits` (see `IdentityTerms.of`) replaced by PLACEHOLDER."""
-    return IdentityTerms.of(edits).mask_all(answers)
+def mask_answers(answers: Sequence[str], edits, language: str = "en") -> list[str]:
+    """`answers` with the identity terms of `edits` (see `IdentityTerms.of`, in the run's `language`) replaced by
+    PLACEHOLDER."""
+    return IdentityTerms.of(edits, language).mask_all(answers)

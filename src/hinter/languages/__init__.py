@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Callable, Collection, Sequence
+from typing import Callable, Sequence
 
 from ..errors import InputError
 from .french import audit as _fr_audit
@@ -30,7 +30,6 @@ class Masking:
     gendered: frozenset[str]  # pronouns and titles masked when the mutant changes a gendered word
     determiners: tuple[str, ...] = ()  # masked with the word after them: one placeholder for "la voisine"/"le voisin"
     other_genders: Callable[[str], set[str]] | None = None  # a word's other genders ("marocain": marocaine)
-    person_nouns: Callable[[], Collection[str]] | None = None  # its dictionary's person nouns
 
 
 @dataclass(frozen=True)
@@ -91,8 +90,7 @@ LANGUAGES = {
         "le la les et est des une un du que qui pas dans il elle sur pour avec au ce cette mais sont était".split()),
         carry=_fr_grammar.carry_agreement, sentence_docs=_fr_grammar.SentenceDocs,
         features=_fr_grammar.token_features,
-        masking=Masking(_fr_masking.GENDERED, _fr_masking.DETERMINERS, _fr_masking.other_genders,
-                        _fr_masking.person_nouns),
+        masking=Masking(_fr_masking.GENDERED, _fr_masking.DETERMINERS, _fr_masking.other_genders),
         audit=FRENCH_AUDIT, audit_categories="audit/categories_fr.yaml"),
 }
 

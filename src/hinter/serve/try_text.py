@@ -51,7 +51,7 @@ def mutants_answers(row) -> list[str | None]:
     return list(row.answers) if row.answers is not None else [row.outcome] if row.queried else []
 
 
-def masked_spans(answers: Sequence[str | None], replacements, language: str | None = None) -> list[list[list[int]]]:
+def masked_spans(answers: Sequence[str | None], replacements, language: str = "en") -> list[list[list[int]]]:
     """Per answer, where identity masking hides a word (generative.masking, with the run's `language`): the page
     marks them."""
     terms = IdentityTerms.of(list(replacements), language)
