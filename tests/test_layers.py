@@ -82,3 +82,17 @@ def test_every_module_is_in_a_layer():
                      and not any(m == x or m.startswith(x + ".") for x in layered))
     assert outside == ["hinter.generative"]
     assert graph.find_modules_that_directly_import("hinter.generative") == set()
+
+
+def test_no_language_named_outside_its_folder():
+    """A language is one folder (issue 40): no module outside hinter/languages/ names a language by its code (a
+    `"fr"` string literal); they learn about it through its `Language` record (hinter.languages.get_language)."""
+    languages = SRC / "languages"
+    offenders = []
+    for path in sorted(SRC.rglob("*.py")):
+        if languages in path.parents:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and node.value == "fr":
+                offenders.append(f"{path.relative_to(SRC)}:{node.lineno}")
+    assert offenders == []

@@ -198,7 +198,8 @@ def build_verdicts(config: RunConfig, texts: Sequence[str | TextRecord], start: 
         report("load", 0, 1)
         if owned:  # loaded once, here: the workers are forked with it
             with _cpu_only():
-                parser = SpacyParser(get_language(config.language).spacy_model or DEFAULT_SPACY_MODEL, n_process=1)
+                parser = SpacyParser(get_language(config.language).spacy_model or DEFAULT_SPACY_MODEL, n_process=1,
+                                     language=config.language)
         try:
             source = SpreadVerdicts(Mutate(config, d), parser, processes if fork_available() else 1)
             try:

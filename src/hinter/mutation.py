@@ -13,7 +13,6 @@ from functools import cached_property
 
 from .dictionary import Dictionary, Pair
 from .languages import get_language
-from .languages.french import SentenceDocs
 from .person import driver_nlp
 from .records import REPAIR, Replacement, Span, apply_replacements, dictionary_replacements
 from .records import edits as edits_of
@@ -182,9 +181,10 @@ def generate(text_id: int, text: str, dictionary: Dictionary, attributes: tuple[
     if repair and parse is None:
         parse = _sentence_docs(text)
     present = sorted(by_attribute)
-    carry = get_language(language).carry
+    lang = get_language(language)
+    carry = lang.carry
     if carry is not None and by_attribute:
-        docs = SentenceDocs(text, sentence_spans(text))
+        docs = lang.sentence_docs(text, sentence_spans(text))
     for k in range(1, min(order, len(present)) + 1):
         for attrs in itertools.combinations(present, k):
             for combo in itertools.product(*(by_attribute[a] for a in attrs)):

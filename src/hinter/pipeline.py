@@ -317,8 +317,8 @@ class GenerativeJudge:
     """A generative task: each aspect of the masked answers, the mutant's against the spread of the original's own
     samples (generative.judge.FreeTextJudge); the mutant differs when it differs on any aspect."""
 
-    def __init__(self, task, judge_cache=None):
-        self.judge = judge_of(task, judge_cache=judge_cache)
+    def __init__(self, task, judge_cache=None, language: str = "en"):
+        self.judge = judge_of(task, judge_cache=judge_cache, language=language)
 
     def __call__(self, original, mutant, replacements=()):
         x = [a.value for a in original if a.parseable]
@@ -347,7 +347,7 @@ def judge_for(config: RunConfig, judge_cache=None) -> Judge:
     """The oracle of the run's task; `judge_cache(model)`: the run's metered cache for a judge model."""
     task = task_of(config)
     if is_generative(task):
-        return GenerativeJudge(task, judge_cache)
+        return GenerativeJudge(task, judge_cache, config.language)
     return RepeatsJudge() if config.repeats > 1 else LabelJudge()
 
 

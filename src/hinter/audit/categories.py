@@ -13,13 +13,9 @@ import yaml
 
 from ..errors import InputError
 from ..languages import LANGUAGES, get_language
-from ..languages.french import FEM, GROUP_GENDER, MASC, adjective_form
 
-PRONOUN_FORMS = ("subject", "object", "possessive", "independent", "reflexive")
-# French: a possessive agrees with the thing possessed (son/sa), object clitics are articles too (le/la) and "lui"
-# has no gender: the subject pronoun alone says the sex; every other agreement is carried from the parse
-# (audit.french)
-FRENCH_PRONOUN_FORMS = ("subject",)
+PRONOUN_FORMS = ("subject", "object", "possessive", "independent", "reflexive")  # a language with audit rules
+# gives its own (French: the subject only, languages/french/audit.py)
 SEX_FIELDS = ("nouns", "pronouns")
 RACE_FIELDS = ("descriptor", "article", "words", "names", "last_names", "names_source")
 TOP_FIELDS = ("language", "sex", "race", "unmarked_names", "unmarked_names_source")
@@ -52,7 +48,7 @@ class Categories:
     sha256: str  # of its bytes: the audit's manifest records it
     unmarked_names: dict = None  # sex -> first names of no marked race: a named person in a category without names
     unmarked_names_source: str | None = None
-    language: str = "en"  # the texts' language (the file's `language:`): French renders with audit.french
+    language: str = "en"  # the texts' language (the file's `language:`): its Language.audit rules render it
 
     def identity_words(self) -> set[str]:
         """Every word that says who a person is in this file (descriptors, race words, nouns, pronouns, names):
@@ -151,8 +147,9 @@ def load_categories(path: str | Path | None = None, language: str = "en") -> Cat
         raise InputError(f"the category file is in {LANGUAGES[lang].name} and the audit in "
                          f"{LANGUAGES[language].name}", where=where,
                          fix=f"Pass --language {lang}, or a category file with `language: {language}`.")
-    french = lang == "fr"
-    forms_needed = FRENCH_PRONOUN_FORMS if french else PRONOUN_FORMS
+    rules = get_language(lang).audit  # None: the descriptor before the noun, English's pronoun forms
+    agreeing = rules is not None
+    forms_needed = rules.pronoun_forms if agreeing else PRONOUN_FORMS
 
     sexes = []
     for name, (knode, vnode) in _mapping(top["sex"][1], where, "`sex`").items():
@@ -162,10 +159,11 @@ def load_categories(path: str | Path | None = None, language: str = "en") -> Cat
         forms = _mapping(fields["pronouns"][1], where, f"the pronouns of sex {name!r}")
         _check_keys(forms, forms_needed, forms_needed, where, f"the pronouns of sex {name!r}")
         pronouns = {f: _text(forms[f][1], where, f"pronoun {f} of sex {name!r}").lower() for f in forms_needed}
-        if french and name not in GROUP_GENDER:
+        if agreeing and name not in rules.sexes:
             raise InputError(f"sex {name!r} has no grammatical gender", where=f"{where}, line {_line(knode)}",
-                             fix="A French file names its sexes male and female: the agreement carried follows "
-                                 "the grammatical gender.")
+                             fix=f"A {LANGUAGES[lang].name} file names its sexes "
+                                 f"{' and '.join(sorted(rules.sexes, reverse=True))}: the agreement carried "
+                                 "follows the grammatical gender.")
         sexes.append((Sex(str(name), nouns, pronouns), _line(knode)))
     if len(sexes) < 2:
         raise InputError("an audit needs at least two sexes", where=where, fix="List at least two under `sex:`.")
@@ -181,19 +179,20 @@ def load_categories(path: str | Path | None = None, language: str = "en") -> Cat
     sex_names = {s.name for s, _ in sexes}
     for name, (knode, vnode) in _mapping(top["race"][1], where, "`race`").items():
         fields = _mapping(vnode, where, f"race {name!r}")
-        _check_keys(fields, RACE_FIELDS if not french else tuple(f for f in RACE_FIELDS if f != "article"),
-                    ("descriptor", "words") if french else ("descriptor", "article", "words"), where, f"race {name!r}")
+        _check_keys(fields, RACE_FIELDS if not agreeing else tuple(f for f in RACE_FIELDS if f != "article"),
+                    ("descriptor", "words") if agreeing else ("descriptor", "article", "words"), where,
+                    f"race {name!r}")
         descriptor = _text(fields["descriptor"][1], where, f"the descriptor of race {name!r}")
         words = _words(fields["words"][1], where, f"the words of race {name!r}")
         article = None
-        if french:  # the masculine singular; its other forms from the inflection rules, or the file is refused
-            if " " in descriptor or adjective_form(descriptor, FEM) is None:
+        if agreeing:  # the masculine singular; its other forms from the inflection rules, or the file is refused
+            if rules.descriptor_forms(descriptor) is None:
                 raise InputError(f"the descriptor of race {name!r} ({descriptor!r}) cannot be inflected",
                                  where=f"{where}, line {_line(fields['descriptor'][1])}",
-                                 fix="Give one masculine singular adjective whose feminine the French rules make "
-                                     "(languages/french.py: noir, asiatique, océanien...).")
+                                 fix=f"Give one masculine singular adjective whose feminine the {LANGUAGES[lang].name}"
+                                     " rules make (languages/agreeing/grammar.py: noir, asiatique, océanien...).")
             descriptor = descriptor.lower()
-            words = _french_forms(words + (descriptor,))
+            words = rules.word_forms(words + (descriptor,))
         else:
             article = _text(fields["article"][1], where, f"the article of race {name!r}").lower()
             if article not in ("a", "an"):
@@ -227,13 +226,3 @@ def load_categories(path: str | Path | None = None, language: str = "en") -> Cat
         if "unmarked_names_source" in top else None
     return Categories(tuple(s for s, _ in sexes), tuple(races), where, hashlib.sha256(raw).hexdigest(), unmarked,
                       unmarked_source, lang)
-
-
-def _french_forms(words: tuple[str, ...]) -> tuple[str, ...]:
-    """French identity words in every gender and number ("noir": noire, noirs, noires), a text's own descriptor
-    agreeing with its noun; a word the rules cannot inflect (or of several words) as written."""
-    out = []
-    for w in words:
-        forms = [w] if " " in w else [w, *(adjective_form(w, g, p) for g in (MASC, FEM) for p in (False, True))]
-        out += [f for f in forms if f]
-    return tuple(dict.fromkeys(out))

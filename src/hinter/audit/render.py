@@ -7,8 +7,9 @@ identity words right before a person noun ("the black man", "an African American
 descriptor and are replaced; the first mention gets the category's descriptor. A text holding words of more than
 one sex (nouns or pronouns: "the man and his wife") is not rendered: which pronoun belongs to whom is not known.
 Inserting a descriptor changes a sentence's structure, so the invariant compares the renderings of a text with
-one another (each against the first: all are built the same way), never with the original. A French category file
-(`language: fr`) renders with audit.french: the descriptor after the noun, the agreement carried.
+one another (each against the first: all are built the same way), never with the original. A language whose
+descriptor goes after the noun and agrees with it (its `Language.audit` rules: French) renders with its own hooks:
+the descriptor after the noun, the agreement carried (languages/french/audit.py).
 """
 from __future__ import annotations
 
@@ -22,20 +23,18 @@ from typing import Callable, Sequence
 
 from ..dictionary import WordMatcher
 from ..languages import get_language
-from ..languages.french import SentenceDocs, french_nlp
+from ..languages.spans import people_in, span_tagger
 from ..person import driver_nlp
 from ..records import apply_replacements, starts_sentence
 from ..validity import changed_sentences
 from ..validity.sentences import sentence_spans, split_sentences
 from .categories import Categories
-from .french import (NOT_CARRIED, descriptor_after, french_edits, french_people, french_tagger, people_in,
-                     span_tagger)
-from .french import NOUN as FRENCH_NOUN
 
 NO_PERSON = "no person noun"  # nor a name or a pronoun that says the person's sex
 BOTH_SEXES = "words of more than one sex"
 NO_ANCHOR = "no place for the descriptor"  # named by object or possessive pronouns only ("her work", "him")
 NOT_VALID = "renderings differ in structure"
+NOT_CARRIED = "agreement not carried"  # a language's agreement cannot be carried (a word its rules cannot inflect...)
 NOT_RENDERED_REASONS = (NO_PERSON, BOTH_SEXES, NO_ANCHOR, NOT_VALID, NOT_CARRIED)
 
 # Tags a possessive use of "her"/"his" (PTB): "her book" (PRP$) against "saw her" (PRP) or "the book is his".
@@ -44,8 +43,6 @@ AMBIGUOUS_PRONOUNS = frozenset({"her", "his"})
 NOUN_TAGS = frozenset({"NN", "NNS"})  # a person noun as a common noun ("NNP": a title; "UH": "man, ...")
 _ARTICLE = re.compile(r"\b(a|an)(\s+)$", re.IGNORECASE)
 _SEX_ADJECTIVE = re.compile(r"\b(female|male)\b", re.IGNORECASE)
-_FRENCH_DET = re.compile(r"(?:\b(?:le|la|un|une|mon|ma|notre|votre|ce|cet|cette|son|sa)\s+|\bl['’])$",
-                         re.IGNORECASE)
 
 Tagger = Callable[[str, Sequence[tuple[int, int]]], list[str]]  # (text, spans) -> the PTB tag of each span
 People = Callable[[str], list[tuple[int, int]]]  # text -> the spans of the people's names (PERSON entities)
@@ -104,6 +101,9 @@ def origin_words(language: str) -> frozenset[str]:
     for f in root.iterdir():
         if f.name.endswith(".csv") and "_" not in f.name:
             words |= {w.strip().lower() for w in f.read_text(encoding="utf-8").splitlines() if w.strip()}
+    rules = get_language(language).audit
+    if rules is not None:  # and the language's own (French: the nationalities, "Le candidat sénégalais")
+        words |= rules.origin_words()
     return frozenset(words)
 
 
@@ -112,10 +112,12 @@ class Finder:
 
     def __init__(self, cats: Categories):
         self.cats = cats
-        self.french = cats.language == "fr"
-        self.noun_tags = frozenset({FRENCH_NOUN}) if self.french else NOUN_TAGS
+        # the language's rendering rules: the descriptor after the noun, the agreement carried (None: English's)
+        self.rules = get_language(cats.language).audit
+        self.agreeing = self.rules is not None
+        self.noun_tags = frozenset({self.rules.noun_tag}) if self.agreeing else NOUN_TAGS
         self.noun_of = {n: (s.name, i) for s in cats.sexes for i, n in enumerate(s.nouns)}
-        if {s.name for s in cats.sexes} == {"female", "male"} and not self.french:  # the sex as an adjective
+        if {s.name for s in cats.sexes} == {"female", "male"} and not self.agreeing:  # the sex as an adjective
             self.noun_of = {"female": ("female", -1), "male": ("male", -1), **self.noun_of}
         self.pronoun_sex = {p: s.name for s in cats.sexes for p in s.pronouns.values()}
         shared = {p for p in self.pronoun_sex if sum(p in s.pronouns.values() for s in cats.sexes) > 1}
@@ -171,9 +173,9 @@ class Finder:
             # predicate of the person: no mention, but its gender follows the person's
             # ...unless a determiner opens it ("Le postulant a une formation": the parser reads "postulant" as an
             # adjective of "formation"): a mention
-            mention = [t in self.noun_tags or self.french and _FRENCH_DET.search(text[:s]) is not None
-                       for (s, _, _), t in zip(nouns, tags)]
-            predicates = [n for n, t, m in zip(nouns, tags, mention) if self.french and not m and
+            mention = [t in self.noun_tags or self.agreeing and
+                       self.rules.determiner_before.search(text[:s]) is not None for (s, _, _), t in zip(nouns, tags)]
+            predicates = [n for n, t, m in zip(nouns, tags, mention) if self.agreeing and not m and
                           t in ("VERB", "ADJ", "AUX")]
             nouns = [n for n, m in zip(nouns, mention) if m]
             possessive = {sp: t == POSSESSIVE_TAG for sp, t in zip(ambiguous, tags[-len(ambiguous):] if ambiguous
@@ -184,13 +186,13 @@ class Finder:
                        if text[s:e] in self.first_names)
         names = [(s, e, self.name_of[n]) for s, e, n in found if n in self.name_of]
         titles = [(m.start(1), m.end(1), TITLES[m.group(1).lower()], m.end(2)) for m in _TITLE.finditer(text)]
-        if not nouns and not self.french:
+        if not nouns and not self.agreeing:
             nouns = self._sex_adjective(text, pronouns, race_spans)
         sexes = {self.noun_of[w][0] for _, _, w in nouns} | {self.pronoun_sex[w] for _, _, w in pronouns}
         descriptors, follows = [], []
         for s, e, _ in nouns:
-            if self.french:  # "la voisine marocaine": the descriptor after the noun
-                d = descriptor_after(text, e, race_spans)
+            if self.agreeing:  # "la voisine marocaine": the descriptor after the noun
+                d = self.rules.descriptor_after(text, e, race_spans)
                 if d is not None:
                     descriptors.append(d)
                     follows.append((s, d[0], d[1]))
@@ -206,7 +208,7 @@ class Finder:
             return Person(None, BOTH_SEXES, observed_sex=None, observed_race=observed_race)
         first_mention = min([s for s, _, _ in pronouns] + [s for s, _, _ in nouns] + [len(text)])
         unlisted = self._unlisted_names(text, found, titles, people, first_mention)
-        if nouns and self.french and (unlisted or any(s < nouns[0][0] for s, _, _ in found)):
+        if nouns and self.agreeing and (unlisted or any(s < nouns[0][0] for s, _, _ in found)):
             # a named person ("Fatou est cuisinière"): no French names to render it, the name becomes the
             # described noun and the nouns after it are predicates of the person
             predicates, nouns = predicates + nouns, []
@@ -433,12 +435,12 @@ def render_texts(records: Sequence, cats: Categories, validate: Callable, tagger
     Parser's `parse`): a text whose renderings fail `validate` is judged again with the parser's flips at the
     rendering's own words tolerated (renderings_conform); None: `validate` alone decides."""
     finder = Finder(cats)
-    if finder.french and disagree is None:
-        raise TypeError("French renderings need the agreement check (disagree)")
+    if finder.agreeing and disagree is None:
+        raise TypeError(f"{get_language(cats.language).name} renderings need the agreement check (disagree)")
     probes: list[tuple[int, list]] = []  # (index in out, per category the changed pairs of its agreement probe)
     cells = cats.cells
-    tagger = tagger or (french_tagger() if finder.french else spacy_tagger())
-    people = people or (french_people() if finder.french else spacy_people())
+    tagger = tagger or (finder.rules.tagger() if finder.agreeing else spacy_tagger())
+    people = people or (finder.rules.people() if finder.agreeing else spacy_people())
     out: list[RenderedText] = []
     pending: list[tuple[int, list, list]] = []  # (index in out, changed sentence pairs of each rendering but the
     # first, the renderings checked)
@@ -449,8 +451,8 @@ def render_texts(records: Sequence, cats: Categories, validate: Callable, tagger
             out.append(RenderedText(i, rec.source_id, text, person.observed_sex, person.observed_race,
                                     reason=person.reason))
             continue
-        if finder.french:
-            made = _french_renderings(text, person, cats)
+        if finder.agreeing:
+            made = _agreeing_renderings(text, person, cats, finder.rules)
             if isinstance(made, str):
                 out.append(RenderedText(i, rec.source_id, text, person.observed_sex, person.observed_race,
                                         reason=f"{NOT_CARRIED} ({made})", named=bool(person.names),
@@ -483,13 +485,14 @@ def render_texts(records: Sequence, cats: Categories, validate: Callable, tagger
     flat = [p for i, pairs, _ in pending if out[i].renderings for p in pairs]
     reasons = validate(flat) if flat else []
     k = 0
-    tokenize = (french_nlp() if finder.french else driver_nlp()).tokenizer if parse is not None else None
+    tokenize = (finder.rules.nlp() if finder.agreeing else driver_nlp()).tokenizer if parse is not None else None
     for index, pairs, checked in pending:
         if not out[index].renderings:
             continue
         failed = next((r for r in reasons[k:k + len(pairs)] if r is not None), None)
         k += len(pairs)
-        if failed is not None and parse is not None and renderings_conform(checked, parse, tokenize):
+        if failed is not None and parse is not None and renderings_conform(
+                checked, parse, tokenize, finder.rules.shared_flips if finder.agreeing else SHARED_FLIPS):
             failed = None
         if failed is not None:
             t = out[index]
@@ -504,15 +507,18 @@ _WORD_TAGS = frozenset({"JJ", "NN", "NNS", "NNP", "NNPS", "PRP", "PRP$", "VBN", 
                         "ADJ", "NOUN", "PROPN", "PRON", "VERB"})
 # Words the renderings share whose tag or label may differ in one sentence: the small parsers' noise between two
 # sentences that differ in a descriptor or a pronoun only ("ans" nmod or obl:arg, "a" VERB or AUX)
+# (a language with agreement rules gives its own, AuditRules.shared_flips: French renderings change several words
+# of a sentence with the sex, each a chance for its parser to read a shared neighbour otherwise; docs/audit.md)
 SHARED_FLIPS = 1
 
 
-def renderings_conform(renderings: Sequence[str], parse: Callable, tokenize: Callable) -> bool:
+def renderings_conform(renderings: Sequence[str], parse: Callable, tokenize: Callable,
+                       shared_flips: int = SHARED_FLIPS) -> bool:
     """Whether the renderings of one text have one structure once the parser's noise is tolerated: against one of
     them taken as the reference (any one that makes it so: the small parser's noise may be in the first), every
     other has the same sentences and tokens; a word it does not share with the reference (the descriptor, the person
     noun, a pronoun, a/an) may be tagged otherwise within the word classes above and attached with another label;
-    of the words it shares, at most SHARED_FLIPS per sentence may have another tag or label. The renderings are
+    of the words it shares, at most `shared_flips` per sentence may have another tag or label. The renderings are
     built alike and differ in their category words only: what this refuses is a sentence read with another
     structure (a descriptor read as a name, "Ma voisine hispanique" read as a phrase of its own). Each distinct
     sentence is parsed once."""
@@ -527,22 +533,27 @@ def renderings_conform(renderings: Sequence[str], parse: Callable, tokenize: Cal
         a, b, pa, pb = words[first], words[other], parsed[first], parsed[other]
         if not (len(a) == len(b) == len(pa.tags) == len(pb.tags)):
             return False
-        da, db = list(pa.deps), list(pb.deps)
+        # a language with agreement features (French) has its parser's known flips at the changed words made equal
+        # first, as the mutation invariant has (the features' `relaxed`: être's tense/passive/copula readings, a
+        # changed noun read as an adjective)
+        (ta, tb), (da, db) = pa.features.relaxed((pa.tags, pb.tags), (pa.deps, pb.deps), pb.features) \
+            if pa.features else ((pa.tags, pb.tags), (pa.deps, pb.deps))
+        da, db = list(da), list(db)
         for i in range(len(a) - 1):  # a noun and its changed descriptor, the head read on the other word
             if (a[i] != b[i] or a[i + 1] != b[i + 1]) and (da[i], da[i + 1]) == (db[i + 1], db[i]):
                 db[i], db[i + 1] = da[i], da[i + 1]
         flips = 0
-        for wa, wb, ta, tb, la, lb in zip(a, b, pa.tags, pb.tags, da, db):
+        for wa, wb, ta, tb, la, lb in zip(a, b, ta, tb, da, db):
             if wa == wb:
                 flips += ta != tb or la != lb
             elif ta != tb and not {ta, tb} <= _WORD_TAGS:
                 return False
-        return flips <= SHARED_FLIPS
+        return flips <= shared_flips
 
     return any(all(x == y or alike(x, y) for other in split for x, y in zip(ref, other)) for ref in split)
 
 
-def _french_renderings(text: str, person: Person, cats: Categories) -> tuple[dict, dict, list] | str:
+def _agreeing_renderings(text: str, person: Person, cats: Categories, rules) -> tuple[dict, dict, list] | str:
     """(renderings, the renderings the invariant compares, the renderings less their inserted descriptor: the
     agreement probes) of a French text in every category, or why one of them cannot be made grammatical (then the
     text is not rendered at all: the design is paired). The invariant compares the renderings with the first
@@ -550,21 +561,21 @@ def _french_renderings(text: str, person: Person, cats: Categories) -> tuple[dic
     structure for another adjective alone ("Une femme blanche dirige": "dirige" an adjective; "Une femme
     hispanique dirige": a verb), and a French descriptor is one adjective after the noun, checked when the category
     file is read (docs/audit.md)."""
-    docs = SentenceDocs(text, sentence_spans(text))  # parsed once, for every category
+    docs = rules.sentence_docs(text, sentence_spans(text))  # parsed once, for every category
     renderings, checked, probes = {}, {}, []
     same = cats.races[0].name
     for c in cats.cells:
-        made, why = french_edits(text, person, cats, *c, docs)
+        made, why = rules.edits(text, person, cats, *c, docs)
         if why is not None:
             return why
         race = next(r for r in cats.races if r.name == c[1])
         names = name_edits(text, person, cats, c[0], race)
         renderings[c] = apply_replacements(text, made + names)
         if c[0] not in {x[0] for x in checked}:
-            one, _ = french_edits(text, person, cats, c[0], same, docs)
+            one, _ = rules.edits(text, person, cats, c[0], same, docs)
             checked[c] = apply_replacements(text, one)
         else:
             checked[c] = next(v for k, v in checked.items() if k[0] == c[0])
-        bare, _ = french_edits(text, person, cats, *c, docs, describe=False)
+        bare, _ = rules.edits(text, person, cats, *c, docs, describe=False)
         probes.append(apply_replacements(text, bare))
     return renderings, checked, probes

@@ -128,7 +128,7 @@ content."""
         notify(message)
 
     own_parser = parser is None
-    parser = parser or SpacyParser(get_language(language).spacy_model)
+    parser = parser or SpacyParser(get_language(language).spacy_model, language=language)
     try:
         validator = Validator(parser)
         rendered = render_texts(records, cats, validator.reasons, tagger, validator.disagree,

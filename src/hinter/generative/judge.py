@@ -98,9 +98,11 @@ class FreeTextJudge:
     distance. `level`: the per-text test's level for `differs`.
     """
 
-    def __init__(self, aspects: Sequence[str | Aspect] | None = None, level: float = ALPHA, mask: bool = True):
+    def __init__(self, aspects: Sequence[str | Aspect] | None = None, level: float = ALPHA, mask: bool = True,
+                 language: str = "en"):
         self.aspects: tuple[Aspect, ...] = tuple(get_aspect(a) for a in (aspects or DEFAULT_ASPECTS))
         self.level, self.mask = level, mask
+        self.language = language  # the run's: its masking words (masking.IdentityTerms)
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -112,7 +114,7 @@ class FreeTextJudge:
         relational aspects)."""
         original, mutant = _answers(original_answers, "original"), _answers(mutant_answers, "mutant")
         if self.mask:
-            terms = IdentityTerms.of(edits)
+            terms = IdentityTerms.of(edits, self.language)
             original, mutant = terms.mask_all(original), terms.mask_all(mutant)
         out = {}
         for aspect in self.aspects:
@@ -143,14 +145,14 @@ class FreeTextJudge:
         return verdicts
 
 
-def judge_of(task, level: float = ALPHA, judge_cache=None) -> FreeTextJudge:
+def judge_of(task, level: float = ALPHA, judge_cache=None, language: str = "en") -> FreeTextJudge:
     """The free-text judge a generative task chooses: FreeTextJudge over the task's aspects (the judge aspect bound
     to the task's judge model; `judge_cache(model)`: the run's cache for it, metered)."""
     aspects = list(task.aspects)
     if "judge" in aspects:
         from .judge_aspect import judge_aspect
         aspects[aspects.index("judge")] = judge_aspect(task.judge, judge_cache)
-    return FreeTextJudge(aspects, level=level)
+    return FreeTextJudge(aspects, level=level, language=language)
 
 
 def _answers(answers, what: str) -> list[str]:

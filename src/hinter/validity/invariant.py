@@ -12,7 +12,6 @@ from bisect import bisect_right
 from collections import OrderedDict
 from typing import Callable, Sequence
 
-from ..languages.agreement import disagreements, relaxed
 from ..records import apply_replacements
 from .parsers import Parse, Parser
 from .sentences import boundaries_kept, split_sentences
@@ -65,11 +64,17 @@ def discard_reason(original: Parse, mutant: Parse) -> str | None:
     return _compare((original.tags, mutant.tags), (original.deps, mutant.deps), original.features, mutant.features)
 
 
+def disagreements(original, mutant) -> list[str]:
+    """The relations of the original sentence's agreement features that agreed and no longer do in the mutant's
+    (the language's features compare themselves: languages.Language.features); [] for a language without them."""
+    return original.disagreements(mutant) if original else []
+
+
 def _compare(tags, deps, fo, fm) -> str | None:
     """POS, DEPS or None; a language with agreement features (French) first has its parser's known flips at the
-    changed words made equal (languages.agreement.relaxed)."""
+    changed words made equal (the features' `relaxed`)."""
     if fo:
-        tags, deps = relaxed(tags, deps, fo, fm)
+        tags, deps = fo.relaxed(tags, deps, fm)
     if not tolerant_compare(*tags):
         return POS
     return None if tolerant_compare(*deps) else DEPS

