@@ -146,6 +146,12 @@ BOTH_WAYS = [  # (construction, the man's text, the woman's text): each is the o
     ("tonic_pronoun_after_de_with_its_elision", "L'avocat semble sûr de lui.", "L'avocate semble sûre d'elle."),
     ("participle_of_se_faire_never_agrees", "Le garçon est tombé. Il s'est fait mal.",
      "La fille est tombée. Elle s'est fait mal."),
+    # the rechecked samples (issue 40): a participle the tagger read as an adjective (lemma asseoir), and a
+    # finite verb it read as a participle right after the noun
+    ("participle_read_as_an_adjective_after_the_noun", "L'homme assis à côté de moi a applaudi.",
+     "La femme assise à côté de moi a applaudi."),
+    ("finite_verb_after_the_noun_left_alone", "Le boulanger vietnamien fait le meilleur pain du quartier.",
+     "La boulangère vietnamienne fait le meilleur pain du quartier."),
 ]
 
 

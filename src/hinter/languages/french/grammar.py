@@ -331,7 +331,9 @@ class _Carry:
         word = self.now(doc, base, tok) if first is last else self.text[span[0]:span[1]]
         if " " in word or not word.replace("-", "").isalpha():
             return f"cannot inflect {word!r} to {_GENDER_NAME[to]}"
-        participle = "Part" in tok.morph.get("VerbForm")
+        # a participle the tagger read as an adjective ("La femme assise": lemma asseoir) inflects as one
+        participle = "Part" in tok.morph.get("VerbForm") or tok.lemma_.lower() != word.lower() and \
+            tok.lemma_.lower().endswith(("er", "ir", "oir", "re")) and tok.pos_ in ("ADJ", "VERB")
         new = inflect(word, to, plural, tok.lemma_, participle)
         if new is None and lenient:
             return None
@@ -369,10 +371,18 @@ def _following(doc, tok) -> list:
     j = _compound(doc, tok)[1].i + 1
     while j < len(doc) and (doc[j].lower_ in origin_words() or doc[j].pos_ in ("ADJ", "VERB") and (
             doc[j].pos_ == "ADJ" or "Part" in doc[j].morph.get("VerbForm")) and "Inf" not in doc[j].morph.get(
-            "VerbForm") and doc[j].lower_ not in _ADVERBS and doc[j].is_alpha):
+            "VerbForm") and doc[j].lower_ not in _ADVERBS and doc[j].is_alpha and not _clause_verb(doc[j])):
         out.append(doc[j])
         j += 1
     return out
+
+
+def _clause_verb(tok) -> bool:
+    """A verb with an object or a clause of its own is the sentence's verb, not a participle agreeing with the noun
+    before it ("Le boulanger fait le meilleur pain": fait read as a participle), and so is faire's "fait", which
+    the parser reads as a participle wherever it stands."""
+    return tok.pos_ == "VERB" and (tok.lemma_ == "faire" or any(c.dep_ in ("obj", "iobj", "ccomp")
+                                                                for c in tok.children))
 
 
 def _is_etre_aux(tok) -> bool:
