@@ -206,8 +206,22 @@ class GenerativeTask:
         return Outcome(text, text)
 
 
+LABELS, FREE_TEXT = "labels", "free text"  # the two kinds of task (what the model answers)
+
+
+def task_kind(task_or_settings) -> str:
+    """The one question of a task's kind: LABELS (the answer is parsed into labels: a share or score of a label
+    is measured) or FREE_TEXT (the model writes text, judged by aspects). Asked of a task (None: a model that
+    answers in its own labels) or of a run's recorded settings (a dict: the `generative` entry a free-text run
+    records). Every other place asks through this (or through `is_generative`, its yes/no form)."""
+    if isinstance(task_or_settings, dict):
+        return FREE_TEXT if task_or_settings.get("generative") else LABELS
+    return FREE_TEXT if getattr(task_or_settings, "generative", False) else LABELS
+
+
 def is_generative(task) -> bool:
-    return bool(getattr(task, "generative", False))
+    """Whether a task (or a run's recorded settings) is free text: `task_kind(...) == FREE_TEXT`."""
+    return task_kind(task) == FREE_TEXT
 
 
 AnyTask = Task | GenerativeTask

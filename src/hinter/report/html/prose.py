@@ -246,7 +246,7 @@ def describe_finding(finding: dict, label: str | None, measure: str = "label") -
     """One finding (its JSON form) in words, for the console:
     "race european -> african: 14 of 300 changed to Negative, 2 to Positive; share of Positive -0.04
     [-0.07, -0.01], q = 0.003"."""
-    if "aspect" in finding:  # free text: the judge's own words (findings.Finding.describe)
+    if finding.get("summary"):  # every finding's own words (findings.Finding.describe), whatever it measures
         return finding["summary"]
     label = finding.get("label") or label
     cell = " × ".join(f"{component_name(c)} {c['source_group']} -> {c['target_group']}" for c in finding["components"])
