@@ -6,8 +6,8 @@ An AST scan of every module outside the task and judge modules (tasks.py, genera
 that asks the task's kind, or an `if` (statement, expression, comprehension filter, `while`) whose test reads
 the answer. The questions asked: `is_generative(...)`, `getattr(x, "generative", ...)`, `x.generative` (the
 backends' copy), `run_aspects(...)`, `free_text(...)` / `x.free_text` (prose, Instance), `generative` settings
-(`settings.get("generative")`, `settings["generative"]`), and the one question of this change, `measure_kind`
-/ `x.free_text_task`; a name assigned from one of them (`generative = ...`, `free = ...`, `self.generative = ...`)
+(`settings.get("generative")`, `settings["generative"]`), and those of this change: `task_kind` and the
+task's own record read as a kind (`task.scored`; `task.generation_settings()` in an `if` test); a name assigned from one of them (`generative = ...`, `free = ...`, `self.generative = ...`)
 is followed into the `if` tests that read it. Prints the count per module and the total.
 """
 from __future__ import annotations
@@ -18,8 +18,11 @@ from collections import Counter
 from pathlib import Path
 
 EXCLUDED = ("tasks.py", "generative/")
-QUESTIONS = {"is_generative", "run_aspects", "free_text", "measure_kind", "is_free_text"}
-ATTRIBUTES = {"generative", "free_text", "free_text_task"}
+QUESTIONS = {"is_generative", "run_aspects", "free_text", "task_kind", "is_free_text", "generation_settings"}
+ATTRIBUTES = {"generative", "free_text", "free_text_task", "scored"}
+# a value that differs by kind (what changes a free-text task's answers; "" for a label): a fork only where an `if`
+# reads it, not where it is used as it is (openai: added to the prompt's hash)
+VALUES = {"generation_settings"}
 
 
 def _asks(node: ast.AST, tainted: set[str]) -> bool:
@@ -98,8 +101,8 @@ def fork_lines(source: str) -> set[int]:
         if isinstance(n, ast.Call):
             f = n.func
             name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
-            if name in QUESTIONS or (name == "getattr" and len(n.args) >= 2 and isinstance(n.args[1], ast.Constant)
-                                     and n.args[1].value in ATTRIBUTES):
+            if name in QUESTIONS - VALUES or (name == "getattr" and len(n.args) >= 2
+                                              and isinstance(n.args[1], ast.Constant) and n.args[1].value in ATTRIBUTES):
                 lines.add(n.lineno)  # the question itself, wherever it is asked
     return lines
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from .errors import HinterError, InputError
+from .tasks import longest_answer
 
 CHARS_PER_TOKEN = 4.0  # a common rule of thumb for English with BPE tokenizers; only where no tokenizer answers
 EXIT_BUDGET = 4  # the exit code of a run stopped by --budget (2: bad input, 3: a failed model, 130: interrupted)
@@ -136,13 +137,7 @@ class TextCost:
         if task is None:
             return cls()
         head, tail = task.prompt_prefix_and_suffix()
-        if getattr(task, "generative", False):
-            answer = int(task.max_tokens)  # an upper bound: a model may stop sooner
-        else:
-            answer = max(estimate_tokens(label) for label in task.labels) + 1  # + the newline that ends it
-            if task.multi_label:
-                answer *= min(3, len(task.labels))
-        return cls(estimate_tokens(head + tail), answer)
+        return cls(estimate_tokens(head + tail), longest_answer(task, estimate_tokens))
 
     def of(self, text: str) -> tuple[int, int]:
         return self.prompt_tokens + estimate_tokens(text), self.answer_tokens

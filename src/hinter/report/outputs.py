@@ -25,8 +25,8 @@ FREE_BIAS_COLUMNS = BIAS_COLUMNS  # deprecated: the one layout
 
 def run_aspects(settings: dict) -> list[str] | None:
     """A generative run's aspects, in the order judged (None: a label run)."""
-    generative = settings.get("generative")
-    return None if not generative else list(generative.get("aspects") or [])
+    aspects = (settings.get("generative") or {}).get("aspects")  # recorded by a free-text run only
+    return None if aspects is None else list(aspects)
 
 
 def write_summary(folder: Path, s: dict) -> Path:
@@ -59,14 +59,14 @@ def _bias_rows(store: RunStore, originals: dict):
     for m in store.biased_mutants():
         if m.text_id != text_id:  # a text's mutants are stored together: its answers are read once
             text_id, detail = m.text_id, store.answers_of_text(m.text_id)
-        answers, aspects = detail[1].get(m.pair_key, ((), None))
-        differs = "+".join(k for k, r in (aspects or {}).items() if r.differs)
+        answers, judged = detail[1].get(m.pair_key, ((), None))  # judged: {aspect: record}, None for a label
+        differs = "+".join(k for k, r in (judged or {}).items() if r.differs)
         o = originals[m.text_id]
         yield (m.text_id, shown_id(o), m.order, m.attributes, "; ".join(r.describe() for r in m.replacements),
                None if m.hidden is None else int(m.hidden),
                None if m.strictly_hidden is None else int(m.strictly_hidden),
-               "outcome" if aspects is None else differs, o.outcome, m.outcome, differs,
-               "+".join(k for k, r in (aspects or {}).items() if r.hidden),
+               differs or "outcome", o.outcome, m.outcome, differs,
+               "+".join(k for k, r in (judged or {}).items() if r.hidden),
                answers_json(detail[0]), answers_json(answers), o.text, m.text, m.raw)
 
 
