@@ -277,15 +277,6 @@ def split_task(task) -> tuple:
     return (task, None) if task_kind(task) == FREE_TEXT else (None, task)
 
 
-def longest_answer(task, tokens) -> int:
-    """A bound on the tokens of one answer (`tokens(text)`: an estimate): a free-text task's `max_tokens`, else its
-    longest label and the newline that ends it (a multi-label answer: up to three labels)."""
-    if task_kind(task) == FREE_TEXT:
-        return int(task.max_tokens)  # a model may stop sooner
-    answer = max(tokens(label) for label in task.labels) + 1
-    return answer * min(3, len(task.labels)) if task.multi_label else answer
-
-
 @dataclass(frozen=True)
 class Noise:
     """How a kind of task meets the model's own variation: whether the start-up determinism check is asked when each

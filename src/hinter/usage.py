@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from .errors import HinterError, InputError
-from .tasks import longest_answer
 
 CHARS_PER_TOKEN = 4.0  # a common rule of thumb for English with BPE tokenizers; only where no tokenizer answers
 EXIT_BUDGET = 4  # the exit code of a run stopped by --budget (2: bad input, 3: a failed model, 130: interrupted)
@@ -137,7 +136,12 @@ class TextCost:
         if task is None:
             return cls()
         head, tail = task.prompt_prefix_and_suffix()
-        return cls(estimate_tokens(head + tail), longest_answer(task, estimate_tokens))
+        # a label task's longest label and the newline that ends it (multi-label: up to three); the task says
+        # what bounds its answers (a free-text task: its max_tokens, an upper bound: a model may stop sooner)
+        label = max((estimate_tokens(label) for label in task.labels), default=0) + 1
+        if task.multi_label:
+            label *= min(3, len(task.labels))
+        return cls(estimate_tokens(head + tail), task.answer_tokens(label))
 
     def of(self, text: str) -> tuple[int, int]:
         return self.prompt_tokens + estimate_tokens(text), self.answer_tokens
