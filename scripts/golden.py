@@ -39,9 +39,11 @@ CAMPAIGNS = {
 }
 # Summary keys added since the first recordings (issue 12's run health).
 ADDED_KEYS = ("health", "first_errors", "findings", "findings_analysis", "significant_findings",
-              "population_hidden", "self_flip", "determinism", "evaluative", "top_pairs")
+              "population_hidden", "self_flip", "determinism", "evaluative", "top_pairs",
+              "measures")  # issue 42: one measures section for labels and free text
 CODE_MARK = "@source="  # hinter.models.callable.SOURCE_MARK (recordings of another checkout may predate it)
-ADDED_COLUMNS = ("source_id",)  # CSV columns added since (the dataset's own ids)
+# CSV columns added since: the dataset's own ids; issue 42's one biases.csv layout for labels and free text
+ADDED_COLUMNS = ("source_id", "measure", "differs_on", "hidden_on", "original_answers", "mutant_answers")
 RESUMED = ("--dataset", "imdb", "--limit", "96", "--model", "python:planted:counting", "--attributes",
            "race,gender", "--order", "2", *COMMON)
 

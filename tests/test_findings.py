@@ -337,11 +337,16 @@ def test_findings_records_and_json_keys():
     assert inter.interaction == pytest.approx(0) and not inter.population_hidden  # the gender part explains it
     race = a.get("atomic", cell(("race", "european", "african")))
     assert (race.flips, race.toward, race.p_value, race.q_value, race.significant) == (0, None, 1.0, 1.0, False)
-    assert list(atomic.to_dict()) == ["kind", "components", "tested", "texts", "texts_changed", "flips",
-                                      "transitions", "toward", "effect", "effect_ci", "p_value", "q_value",
-                                      "significant"]
+    # one shape for every measure (a free-text aspect's finding has these keys too: test_generative)
+    assert list(atomic.to_dict()) == ["measure", "kind", "components", "tested", "texts", "texts_changed", "flips",
+                                      "transitions", "toward", "direction", "effect", "effect_ci", "p_value",
+                                      "q_value", "significant", "testable", "note", "summary"]
+    assert atomic.to_dict()["measure"] == "positive" and atomic.direction == "less often positive"
     assert list(inter.to_dict()) == list(atomic.to_dict()) + ["interaction", "interaction_ci", "interaction_q",
                                                               "population_hidden"]
+    # a label finding in words (it raised InputError before: describe() knew only aspects)
+    assert atomic.describe().startswith("gender male -> female: 8 to negative of 12 mutants; share of positive -0.667")
+    assert atomic.to_dict()["summary"] == atomic.describe()
     assert inter.to_dict()["components"] == [{"attribute": "gender", "source_group": "male", "target_group": "female"},
                                              {"attribute": "race", "source_group": "european",
                                               "target_group": "african"}]

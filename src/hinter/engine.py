@@ -31,7 +31,7 @@ from .recorded_settings import comparable
 from .records import Replacement, TextRecord, dictionary_replacements, text_key, texts_fingerprint
 from .runlock import lock_run_folder, make_out_folder
 from .store import MAX_TRIES, RunStore, empty_run_error, lost_run, remove_run_files, unseal
-from .tasks import is_generative
+from .tasks import adaptive_refusal, is_generative, noise_of
 from .usage import JUDGE_ACCOUNT, BudgetReached, Meter, Prices, parse_budget, summary_section
 from .validity import Parser, SpacyParser, Validator, tolerant_compare
 from .validity.parsers import DEFAULT_SPACY_MODEL, default_processes
@@ -658,8 +658,9 @@ def adaptive_plan(config: RunConfig, store: RunStore, model, d: Dictionary | Non
     if not config.adaptive:
         return None
     task = task_of(config)
-    if is_generative(task) or (task is not None and task.multi_label):
-        raise InputError(f"--adaptive with the {'generative' if is_generative(task) else 'multi-label'} task "
+    refused = adaptive_refusal(task)
+    if refused:
+        raise InputError(f"--adaptive with the {refused} task "
                          f"{task.name}: adaptive testing follows one label's share", where="--adaptive",
                          fix="Leave out --adaptive for this task (a full campaign tests it).")
     labels = list(task.labels) if task is not None else list(getattr(model, "labels", None) or [])
@@ -711,7 +712,8 @@ def _run_checks(store: RunStore, model, records: list[TextRecord], config: RunCo
     """Once per run, kept with it: whether the model answers a text the same way twice, and which of its
     dictionary's pairs are evaluative."""
     several = answers_per_text(config) > 1
-    if "checks.determinism" not in store.settings() and is_generative(task_of(config)) and several:
+    noise = noise_of(task_of(config))
+    if "checks.determinism" not in store.settings() and several and not noise.probe_when_several:
         # its samples are asked anyway, and their spread is the oracle's null: 8 more generations would add nothing
         store.save_settings({"checks.determinism": {"deterministic": None, "detail": "not asked: the generative "
                              "task's samples measure the model's own variation on every text"}})
@@ -728,17 +730,10 @@ def _run_checks(store: RunStore, model, records: list[TextRecord], config: RunCo
         # mutants that use one, the same way after a resume whatever the lexicon's version then
         store.save_settings({"checks.evaluative": evaluative_check(d.pairs) if suite is None else suite.evaluative})
     determinism = store.settings()["checks.determinism"]
-    if determinism.get("deterministic") is False and not several and is_generative(task_of(config)):
-        log.warning("the model wrote different answers to the same prompt (%s) and the task asks for one sample: "
-                    "a difference may be its own sampling; set `samples: 5` in the task file to compare each "
-                    "mutant with the spread of the original's own answers", determinism["detail"])
-    elif determinism.get("deterministic") is False and not several:
-        log.warning("the model answered the same text differently when asked again (%s): a flip may be its own "
-                    "noise; pass --repeats 5 to ask every text 5 times and compare the answers' distributions",
-                    determinism["detail"])
-    elif determinism.get("deterministic") and not several and not is_generative(task_of(config)):
-        log.info("the model answered one text alike %d times: a model flipping 10%% of its answers would have "
-                 "shown it 96.6%% of the time (--repeats measures its flip rate on every text)", DETERMINISM_PROBES)
+    if determinism.get("deterministic") is False and not several:
+        log.warning(noise.warning, determinism["detail"])
+    elif determinism.get("deterministic") and not several and noise.reassurance:
+        log.info(noise.reassurance, DETERMINISM_PROBES)
 
 
 class StoreSink:

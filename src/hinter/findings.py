@@ -161,6 +161,56 @@ class Observation:
 
 
 
+# How every measure is judged over texts (findings.md): the same test for a label's share or score and an aspect.
+MEASURE_TEST = ("paired exchangeability test over texts (a text's mutants averaged first; stats.exchange_p), its "
+                "interval the same test inverted, Benjamini-Hochberg q-values over every cell of every measure; "
+                "intersectional cells: the interaction's sign-flip test (stats.sign_flip_p)")
+DIRECTION_TOLERANCE = 1e-9  # an effect smaller than this has no direction (float noise)
+
+
+@dataclass(frozen=True)
+class Measure:
+    """What a finding measures: one record for a label task's share or score of a label and a free-text task's
+    aspect of the answers (aspect_registry), so that everything after the judge reads a measure, never the task's
+    kind. `name`: the label of interest (None: none answered) or the aspect; `of`: "label share", "score" or
+    "aspect"; `more` / `less`: a positive / negative effect in words; `bound`: the values' range (1 for shares
+    and binary aspects; None: unbounded); `unit`: an aspect's unit; `test`: how a cell is judged on it."""
+
+    name: str | None
+    of: str
+    more: str
+    less: str
+    bound: float | None
+    unit: str = ""
+    test: str = MEASURE_TEST
+
+    @classmethod
+    def label_share(cls, label: str | None) -> Measure:
+        return cls(label, "label share", f"more often {label}", f"less often {label}", 1.0)
+
+    @classmethod
+    def score(cls, label: str | None) -> Measure:
+        return cls(label, "score", f"higher score of {label}", f"lower score of {label}", None)
+
+    @classmethod
+    def aspect(cls, name: str) -> Measure:
+        a = get_aspect(name)
+        return cls(name, "aspect", a.more, a.less, 1.0 if a.binary else None, a.unit)
+
+    @property
+    def of_answers(self) -> bool:
+        """An aspect of free-text answers (a mutant "differs"), not a label (a mutant "flips")."""
+        return self.of == "aspect"
+
+    def direction(self, effect: float) -> str | None:
+        """A shift in words ("less positive", "more often Negative"); None when there is none."""
+        return None if abs(effect) <= DIRECTION_TOLERANCE else self.more if effect > 0 else self.less
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "of": self.of, "more": self.more, "less": self.less, "bound": self.bound,
+                "unit": self.unit, "test": self.test}
+
+
 @dataclass(frozen=True)
 class Finding:
     """The verdict on one cell: a kind and its components (atomic: one; intersectional: one per attribute).
@@ -209,6 +259,7 @@ class Finding:
     testable: bool = True
     direction: str | None = None
     note: str | None = None
+    measured: Measure | None = None  # the measure record (None: a finding built by hand, read as its label)
 
     @property
     def cell(self) -> tuple[str, tuple[Component, ...]]:
@@ -216,8 +267,18 @@ class Finding:
 
     @property
     def measure(self) -> str | None:
-        """What the finding measures: its aspect, or its label (None: the analysis's one label of interest)."""
+        """What the finding measures: its aspect, or its label (the analysis's label of interest when it has one
+        label)."""
+        if self.measured is not None:
+            return self.measured.name
         return self.aspect if self.aspect is not None else self.label
+
+    @property
+    def record(self) -> Measure:
+        """Its measure record (a finding built by hand: its aspect, else the share of its label)."""
+        if self.measured is not None:
+            return self.measured
+        return Measure.aspect(self.aspect) if self.aspect is not None else Measure.label_share(self.label)
 
     @property
     def differ(self) -> int:
@@ -230,61 +291,73 @@ class Finding:
         return any(c.occupational for c in self.components)
 
     def describe(self) -> str:
-        """A free-text finding in words: "gender male -> female: 0.21 less positive (sentiment) [-0.3, -0.12],
-        3 of 14 mutants differ, q = 0.003"."""
+        """The finding in words, whatever it measures. A label: "race european -> african: 14 of 300 changed to
+        Negative; share of Positive -0.04 [-0.07, -0.01], q = 0.003"; an aspect: "gender male -> female: 0.21 less
+        positive (sentiment) [-0.3, -0.12], 3 of 14 mutants differ, q = 0.003"."""
+        m = self.record
         cell = " × ".join(f"{c.name} {c.source_group} -> {c.target_group}" for c in self.components)
-        aspect = get_aspect(self.aspect)
-        if self.direction is None:
-            what = f"no change in {self.aspect}"
-        elif aspect.binary:
-            what = f"{self.direction}: share {self.effect:+.3g}"
-        else:
-            what = f"{abs(self.effect):.3g} {self.direction} ({self.aspect}{', ' + aspect.unit if aspect.unit else ''})"
         ci = f" [{self.effect_ci[0]:+.3g}, {self.effect_ci[1]:+.3g}]" if self.effect_ci else ""
-        text = f"{cell}: {what}{ci}, {self.differ} of {self.tested} mutants differ, q = {self.q_value:.2g}"
-        if self.note:
-            text += f" ({self.note})"
-        shift = consistent_shift(self.significant, self.differ)
-        if shift:
-            text += f" ({shift})"
+        if m.of_answers:
+            if self.direction is None:
+                what = f"no change in {m.name}"
+            elif m.bound is not None:
+                what = f"{self.direction}: share {self.effect:+.3g}"
+            else:
+                what = f"{abs(self.effect):.3g} {self.direction} ({m.name}{', ' + m.unit if m.unit else ''})"
+            text = f"{cell}: {what}{ci}, {self.differ} of {self.tested} mutants differ, q = {self.q_value:.2g}"
+            if self.note:
+                text += f" ({self.note})"
+            shift = consistent_shift(self.significant, self.differ)
+        else:
+            into: Counter = Counter()
+            for transition, n in self.transitions.items():
+                into[transition.split("->", 1)[1]] += n
+            moves = ", ".join(f"{n} to {target}" for target, n in into.most_common())
+            moves = f"{moves} of {self.tested} mutants" if moves else f"no label flipped among {self.tested} mutants"
+            text = f"{cell}: {moves}; {m.of.split()[-1]} of {m.name} {self.effect:+.3g}{ci}, q = {self.q_value:.2g}"
+            shift = ""
         if self.population_hidden:
             text += f"; population-hidden (interaction {self.interaction:+.3g}, q = {self.interaction_q:.2g})"
-        return text
+        if not m.of_answers:
+            shift = label_shift(self.flips, self.significant, m)
+        return text + (f" ({shift})" if shift else "")
 
     def to_dict(self) -> dict:
-        """The JSON record: kind, components, tested, flips, transitions, toward, effect, effect_ci, p_value,
-        q_value, significant; intersectional ones add interaction, interaction_ci, interaction_q,
-        population_hidden; a multi-label analysis's findings add their label; a cell of occupational pairs
-        `occupational: true` (and its component too). A free-text finding's record names its aspect, with differ,
-        direction, testable, note and its summary in words instead of flips, transitions and toward."""
-        if self.aspect is not None:
-            return self._aspect_dict()
-        d = {"kind": self.kind, "components": [c.to_dict() for c in self.components], "tested": self.tested,
-             "texts": self.texts, "texts_changed": self.texts_changed, "flips": self.flips,
-             "transitions": dict(self.transitions), "toward": self.toward,
+        """The JSON record, one shape whatever the measure: `measure` (the label of interest or the aspect), kind,
+        components, tested, texts, texts_changed, flips (a label: mutants whose outcome flips; an aspect: whose
+        answers differ), transitions and toward (a label's; empty for an aspect), direction, effect, effect_ci,
+        p_value, q_value, significant, testable, note, summary (`describe`); intersectional ones add interaction,
+        interaction_ci, interaction_q, population_hidden; a cell of occupational pairs `occupational: true` (and
+        its component too). Kept for a release (docs/summary-schema.md): a multi-label finding's `label`, an
+        aspect finding's `aspect` and `differ`."""
+        d = {"measure": self.measure, "kind": self.kind, "components": [c.to_dict() for c in self.components],
+             "tested": self.tested, "texts": self.texts, "texts_changed": self.texts_changed, "flips": self.flips,
+             "transitions": dict(self.transitions), "toward": self.toward, "direction": self.direction,
              "effect": _round(self.effect), "effect_ci": _round_interval(self.effect_ci),
-             "p_value": _round(self.p_value), "q_value": _round(self.q_value), "significant": self.significant}
+             "p_value": _round(self.p_value), "q_value": _round(self.q_value), "significant": self.significant,
+             "testable": self.testable, "note": self.note, "summary": self.describe()}
         if self.kind == "intersectional":
             d.update({"interaction": _round(self.interaction), "interaction_ci": _round_interval(self.interaction_ci),
                       "interaction_q": _round(self.interaction_q), "population_hidden": self.population_hidden})
         if self.label is not None:
-            d["label"] = self.label
+            d["label"] = self.label  # deprecated: `measure`
+        if self.aspect is not None:
+            d.update(aspect=self.aspect, differ=self.differ)  # deprecated: `measure`, `flips`
         if self.occupational:
             d["occupational"] = True
         return d
 
-    def _aspect_dict(self) -> dict:
-        d = {"aspect": self.aspect, "kind": self.kind, "components": [c.to_dict() for c in self.components],
-             "tested": self.tested, "texts": self.texts, "texts_changed": self.texts_changed, "differ": self.differ,
-             "direction": self.direction, "effect": _round(self.effect), "effect_ci": _round_interval(self.effect_ci),
-             "p_value": _round(self.p_value), "q_value": _round(self.q_value), "significant": self.significant,
-             "testable": self.testable, "note": self.note, "summary": self.describe()}
-        if self.occupational:
-            d["occupational"] = True
-        if self.kind == "intersectional":
-            d.update({"interaction": _round(self.interaction), "interaction_ci": _round_interval(self.interaction_ci),
-                      "interaction_q": _round(self.interaction_q), "population_hidden": self.population_hidden})
-        return d
+
+def label_shift(flips: int, significant: bool, measure: Measure) -> str:
+    """Why a label finding with no flip holds up: its mutants moved the score (or the share of repeated answers)
+    of the label without changing an answer. "" when the finding has flips or does not hold up."""
+    if flips or not significant:
+        return ""
+    if measure.of == "score":
+        return (f"no answer flipped: the model's score of {measure.name} moved on these mutants (a score shift), "
+                "enough to hold up over the texts but not to change an answer")
+    return (f"no mutant's answers differ enough to count as a flip, but the share of {measure.name} among the "
+            "repeated answers moved (a shift of the answers' distribution)")
 
 
 def consistent_shift(significant: bool, differ: int) -> str:
@@ -588,6 +661,45 @@ def correct(tests: Sequence[CellTest], alpha: float) -> list[Corrected]:
     return out
 
 
+def distinct_mutants(observations: Iterable) -> list:
+    """The observations (label or aspect: anything with `text_id` and `pair_ids`) as a list, each mutant once:
+    two observations of one mutant are an error that names the first one seen twice."""
+    observations = list(observations)
+    keys = [(o.text_id, o.pair_ids) for o in observations]
+    if len(set(keys)) < len(keys):
+        seen: set = set()
+        for key in keys:
+            if key in seen:
+                raise ValueError(f"two observations of the same mutant: text {key[0]}, pairs {key[1]}")
+            seen.add(key)
+    return observations
+
+
+def measured_findings(tests: Sequence[CellTest], alpha: float, measure_of, *, flipped, transition=None,
+                      toward=None) -> list[Finding]:
+    """The one way from tests to findings, for every measure: one family's correction (`correct`), and per test
+    its Finding. `measure_of(test.measure)` -> its Measure record; `flipped(item)`: whether a mutant flips (a
+    label) or differs (an aspect); `transition(item)`: its "A->B" (labels); `toward(items)`: the outcome whose
+    share rises most (labels)."""
+    findings = []
+    for c in correct(tests, alpha):
+        t = c.test
+        m = measure_of(t.measure)
+        flips = [i for i in t.items if flipped(i)]
+        f = dict(kind=t.cell[0], components=t.cell[1], tested=len(t.items), texts=t.texts, texts_changed=t.changed,
+                 flips=len(flips),
+                 transitions=dict(sorted(Counter(map(transition, flips)).items())) if transition else {},
+                 toward=toward(t.items) if toward else None, effect=t.effect, effect_ci=t.ci, p_value=t.p,
+                 q_value=c.q, significant=c.q <= alpha, testable=t.testable, direction=m.direction(t.effect),
+                 note=t.note, measured=m, **({"aspect": t.measure} if m.of_answers else {"label": t.measure}))
+        if t.cell[0] == "intersectional":
+            f.update(interaction=t.interaction, interaction_ci=t.interaction_ci, interaction_p=t.interaction_p,
+                     interaction_q=c.interaction_q, interaction_texts=len(t.contrasts),
+                     population_hidden=c.population_hidden)
+        findings.append(Finding(**f))
+    return findings
+
+
 def _default_label(observations: Sequence[Observation]) -> str | None:
     """The most frequent label among the originals' answers (ties: alphabetical). The caller should pass the
     task's first label; this fallback does not depend on which side of a pair an answer came from."""
@@ -617,14 +729,7 @@ def analyse(observations: Iterable[Observation], *, label: str | None = None, la
     `exchange_p` and `sign_flip_p`, used only where exact computation is too large (continuous scores on many
     texts).
     """
-    observations = list(observations)
-    keys = [(o.text_id, o.pair_ids) for o in observations]
-    if len(set(keys)) < len(keys):  # name the first one seen twice
-        seen: set = set()
-        for text_id, pair_ids in keys:
-            if (text_id, pair_ids) in seen:
-                raise ValueError(f"two observations of the same mutant: text {text_id}, pairs {pair_ids}")
-            seen.add((text_id, pair_ids))
+    observations = distinct_mutants(observations)
     if labels is not None:
         if use_scores:
             raise ValueError("a multi-label analysis tests label shares: use_scores must not be True")
@@ -636,7 +741,8 @@ def analyse(observations: Iterable[Observation], *, label: str | None = None, la
             tests += _cell_tests(prepared, each, False, alpha, min_texts, permutations, seed)
         order = {x: i for i, x in enumerate(labels)}
         tests.sort(key=lambda t: (len(t.cell[1]), t.cell[1], order[t.measure]))
-        return Analysis(tuple(_findings(tests, alpha)), None, "label", alpha, tested, skipped, labels)
+        return Analysis(tuple(_findings(tests, alpha, Measure.label_share)), None, "label", alpha, tested, skipped,
+                        labels)
     if label is None:
         label = _default_label(observations)
     if use_scores is None:
@@ -645,7 +751,8 @@ def analyse(observations: Iterable[Observation], *, label: str | None = None, la
         raise ValueError("use_scores=True, but some observations have no scores")
     prepared, skipped = _prepare(observations, label, use_scores, repeat_level)
     tests = _cell_tests(prepared, None, use_scores, alpha, min_texts, permutations, seed)
-    return Analysis(tuple(_findings(tests, alpha)), label, "score" if use_scores else "label", alpha,
+    measure = Measure.score(label) if use_scores else Measure.label_share(label)
+    return Analysis(tuple(_findings(tests, alpha, lambda _: measure)), label, "score" if use_scores else "label", alpha,
                     len(prepared), skipped)
 
 
@@ -698,22 +805,10 @@ def _cell_tests(prepared: Sequence[_Prepared], label: str | None, use_scores: bo
                       seed=seed)
 
 
-def _findings(tests: Sequence[CellTest], alpha: float) -> list[Finding]:
-    """The findings of `tests`, one family (`correct`)."""
-    findings = []
-    for c in correct(tests, alpha):
-        t = c.test
-        f = dict(kind=t.cell[0], components=t.cell[1], tested=len(t.items), texts=t.texts, texts_changed=t.changed,
-                 flips=sum(p.flip for p in t.items),
-                 transitions=dict(sorted(Counter(p.transition for p in t.items if p.flip).items())),
-                 toward=_toward(t.items), effect=t.effect, effect_ci=t.ci, p_value=t.p, q_value=c.q,
-                 significant=c.q <= alpha, label=t.measure)
-        if t.cell[0] == "intersectional":
-            f.update(interaction=t.interaction, interaction_ci=t.interaction_ci, interaction_p=t.interaction_p,
-                     interaction_q=c.interaction_q, interaction_texts=len(t.contrasts),
-                     population_hidden=c.population_hidden)
-        findings.append(Finding(**f))
-    return findings
+def _findings(tests: Sequence[CellTest], alpha: float, measure_of) -> list[Finding]:
+    """The findings of label `tests`, one family (`measured_findings`)."""
+    return measured_findings(tests, alpha, measure_of, flipped=lambda p: p.flip, transition=lambda p: p.transition,
+                             toward=_toward)
 
 
 def _toward(items: Sequence[_Prepared]) -> str | None:

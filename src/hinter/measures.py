@@ -14,13 +14,14 @@ from statistics import fmean
 from . import stats
 from .adaptive import decide, plan_of
 from .dictionary import occupational_ids
-from .findings import ALPHA, Observation, analyse, choose_label, is_label_set, label_set, self_flip_rate
+from .findings import ALPHA, Measure, Observation, analyse, choose_label, is_label_set, label_set, self_flip_rate
 from .generative.judge import AspectObservation, AspectVerdict, aspect_findings
 from .generative.judge_aspect import judge_agreement
 from .health import health
 from .rows import KeyedVerdict, TestedRow
 from .store import RunStore
 from .summary_spec import SCHEMA_VERSION
+from .tasks import FREE_TEXT, task_kind
 from .usage import summary_section as usage_section
 
 
@@ -337,7 +338,7 @@ def findings_section(store: RunStore, alpha: float | None = None, label: str | N
     all in one Benjamini-Hochberg family."""
     settings = settings if settings is not None else store.settings()
     alpha = alpha if alpha is not None else settings.get("analysis.alpha") or ALPHA
-    if settings.get("generative"):
+    if task_kind(settings) == FREE_TEXT:
         return aspect_section(store, alpha, settings)
     rows = list(store.tested_rows())
     occupational = occupational_ids(settings.get("dictionary"))  # their cells are counted apart from gender
@@ -393,8 +394,13 @@ def findings_section(store: RunStore, alpha: float | None = None, label: str | N
     evaluative = evaluative_pairs(settings)
     if evaluative is not None:
         _mark_evaluative(out["findings"], rows, evaluative, store)
+    if multi:
+        records = [Measure.label_share(x) for x in labels]
+    else:
+        records = [Measure.score(label) if analysis.measure == "score" else Measure.label_share(label)]
     return {**out, "significant": len(analysis.significant()),
-            "population_hidden": len(analysis.population_hidden()), "self_flip": self_flip}
+            "population_hidden": len(analysis.population_hidden()), "self_flip": self_flip,
+            "records": [m.to_dict() for m in records]}
 
 
 def aspect_section(store: RunStore, alpha: float, settings: dict) -> dict:
@@ -432,7 +438,8 @@ def aspect_section(store: RunStore, alpha: float, settings: dict) -> dict:
             cell = tuple(sorted((c["attribute"], f"{c['source_group']}>{c['target_group']}", bool(c.get("occupational")))
                                 for c in f["components"]))
             f["evaluative_tested"], f["evaluative_differ"] = tested[f["aspect"], cell], differ[f["aspect"], cell]
-    return {**out, "significant": significant, "population_hidden": hidden, "self_flip": None}
+    return {**out, "significant": significant, "population_hidden": hidden, "self_flip": None,
+            "records": [Measure.aspect(name).to_dict() for name in settings["generative"].get("aspects") or []]}
 
 
 def judge_agreement_of(store: RunStore, rows: list) -> dict:
@@ -501,7 +508,11 @@ def summary(store: RunStore, alpha: float | None = None, label: str | None = Non
     s["findings"] = f.pop("findings")
     s["determinism"] = s["settings"].get("checks.determinism")  # the start-up check: one short text asked DETERMINISM_PROBES (32) times
     s["self_flip"] = f.pop("self_flip")  # with --repeats: how often two answers on one original differ
-    s["findings_analysis"] = f  # label of interest, measure (score or label), alpha, counts
+    records = f.pop("records")
+    # the one measures section, the same for labels and free text (findings_analysis: kept for a release)
+    s["measures"] = {"kind": task_kind(settings), "records": records, "alpha": f["alpha"], "tested": f["tested"],
+                     "significant": f["significant"], "population_hidden": f["population_hidden"]}
+    s["findings_analysis"] = f  # deprecated (docs/summary-schema.md): label of interest, measure, alpha, counts
     s["significant_findings"] = f["significant"]
     s["population_hidden"] = f["population_hidden"]
     s["health"] = health(s)

@@ -25,6 +25,7 @@ from .mutation import Mutant, components, generate
 from .person import PersonFilter
 from .records import Replacement, TextRecord, apply_replacements, pair_key, text_key
 from .rows import AspectRecord, MutantRow, TextRow
+from .tasks import answers_per_text as answers_of_task
 from .tasks import get_task, is_generative
 from .validity import changed_sentence_pairs, reference, sentence_spans
 from .validity.invariant import INFLECTION
@@ -339,8 +340,7 @@ def task_of(config: RunConfig):
 
 def answers_per_text(config: RunConfig) -> int:
     """How many times each text is asked: a generative task's `samples`, else --repeats."""
-    task = task_of(config)
-    return task.samples if is_generative(task) else config.repeats
+    return answers_of_task(task_of(config), config.repeats)
 
 
 def judge_for(config: RunConfig, judge_cache=None) -> Judge:

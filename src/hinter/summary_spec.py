@@ -141,24 +141,36 @@ RUN = (
           "mutant discarded, no usable answer)",
           fields=("complete", "texts_done", "texts_total", "model_calls", "failed_calls", "failed_share",
                   "originals_unanswered", "texts_to_ask_again")),
-    Entry(("findings",), "findings.analyse", "one per cell (an attribute's source -> target group; for "
-          "intersectional cells the tuple of them): `kind`, `components` [{`attribute`, `source_group`, "
-          "`target_group`}], `tested`, `texts`, `texts_changed`, `flips`, `transitions` {\"A->B\": n}, `toward`, "
+    Entry(("measures",), _FINDINGS, "what the findings measure, one section whatever the task: `kind` (`labels`: "
+          "the model's answers are labels; `free text`: they are texts judged by aspects), `records` (one per "
+          "measure: `name` (the label of interest, or the aspect), `of` (`label share`, `score` or `aspect`), "
+          "`more` / `less` (a positive / negative effect in words), `bound` (the values' range: 1 for shares, null "
+          "when unbounded), `unit`, `test` (how a cell is judged on it)), `alpha`, `tested`, `significant`, "
+          "`population_hidden`", fields=("alpha", "tested", "significant", "population_hidden")),
+    Entry(("findings",), "findings.measured_findings", "one per measure and cell (an attribute's source -> target "
+          "group; for intersectional cells the tuple of them), the same keys for a label and a free-text aspect: "
+          "`measure` (its `measures.records` name), `kind`, `components` [{`attribute`, `source_group`, "
+          "`target_group`}], `tested`, `texts`, `texts_changed`, `flips` (mutants whose outcome flips; an aspect: "
+          "whose answers differ beyond the original's own spread), `transitions` {\"A->B\": n} and `toward` (a "
+          "label's; `{}` and null for an aspect), `direction` (the effect in words: \"less positive\", \"more "
+          "often Negative\"; null when none), "
           "`effect`, `effect_ci` (the interval of the same test as `p_value`, inverted: it excludes 0 exactly when "
-          "p <= alpha), `p_value`, `q_value`, `significant`; a cell of occupational pairs (a job title, not the "
-          "person's gender; named `gender (occupation)` in the report) has `occupational: true`, on the finding "
-          "and its component; intersectional cells also `interaction`, "
+          "p <= alpha), `p_value`, `q_value`, `significant`, `testable` (false where the cell cannot be "
+          "significant), `note` (why), `summary` (the finding in words); a cell of occupational pairs (a job "
+          "title, not the person's gender; named `gender (occupation)` in the report) has `occupational: true`, on "
+          "the finding and its component; intersectional cells also `interaction`, "
           "`interaction_ci`, `interaction_q`, `population_hidden`; in a multi-label analysis one per cell and "
-          "label, with its `label`, and `evaluative_tested`, `evaluative_flips` when the run recorded its "
-          "evaluative pairs. A significant finding with 0 `flips` is a score shift (or, with `--repeats`, a shift "
-          "of the answers' distribution). The statistics: docs/findings.md. A generative task's findings are one "
-          "per aspect and cell, each with its `aspect`, `direction` (in words: \"less positive\"), `differ` "
-          "(mutants whose answers differ), `testable`, `note` and `summary` in place of `flips`, `transitions` and "
-          "`toward` (docs/generative.md). An `--adaptive` run's findings add `e_value`, `settled` (`effect`, `no "
+          "label; `evaluative_tested`, `evaluative_flips` (an aspect: `evaluative_differ`) when the run recorded its "
+          "evaluative pairs. A significant finding with 0 `flips` is a score shift (or, with `--repeats` or "
+          "samples, a shift of the answers' distribution). The statistics: docs/findings.md, docs/generative.md. "
+          "Deprecated, kept for a release: `label` (a multi-label finding's; read `measure`), `aspect` and `differ` "
+          "(a free-text finding's; read `measure` and `flips`). An `--adaptive` run's findings add `e_value`, "
+          "`settled` (`effect`, `no "
           "effect`: nothing beyond `--min-effect`, or `undecided`), `texts_tested` (the texts its test used) and, "
           "intersectional, `interaction_e_value` (the sequential tests that decided when the cell stopped asking; "
           "docs/adaptive.md)", data_keyed=True),
-    Entry(("findings_analysis",), _FINDINGS, "`label` (the label of interest: `--label`, else the task's first "
+    Entry(("findings_analysis",), _FINDINGS, "deprecated (read `measures`; kept for a release, with what only it "
+          "holds): `label` (the label of interest: `--label`, else the task's first "
           "label as the answers spell it; null in a multi-label analysis), `label_source` (where it came from), "
           "`measure` (`score` or `label`), `alpha`, `tested`, `significant`, `population_hidden`; a multi-label "
           "task (or answers that are label sets) without `--label`: `labels` (every label is of interest), "
@@ -288,16 +300,20 @@ Every file that names a text gives `text_id` (the text's position among those re
 dataset's own id of the text (its `id` field or column), or the `text_id` again when the dataset has none. The
 report's cards show the same (`id X · text #N`).
 
-- `biases.csv` (every run): one row per bias: `text_id, source_id, order, attributes, replacements, hidden,
-  strictly_hidden, original_outcome, mutant_outcome, original_text, mutant_text, mutant_raw`.
+- `biases.csv` (every run, one layout for labels and free text): one row per bias: `text_id, source_id, order,
+  attributes, replacements, hidden, strictly_hidden, measure` (what changed: `outcome` for a label task, whose
+  answer flipped; for a free-text task the aspects on which the mutant's answers differ, joined by `+`)`,
+  original_outcome, mutant_outcome` (a label task's; empty for free text, whose answers are below)`, differs_on,
+  hidden_on` (the aspects on which the mutant differs, and on which it is hidden; empty for a label task)`,
+  original_answers, mutant_answers` (free text: every sample, a JSON list; empty for a label task)`, original_text,
+  mutant_text, mutant_raw` (a label task's raw answer). A free-text run's file had no `measure`,
+  `original_outcome`, `mutant_outcome` and `mutant_raw` before, a label run's no `measure`, `differs_on`,
+  `hidden_on`, `original_answers` and `mutant_answers`: the columns of both, in their order, are kept.
 - `instances.csv`, `instances.parquet` (`hinter report`; Parquet needs `pyarrow`, the `parquet` extra): one row per
   bias: `mutant_id, text_id, source_id, kind, order, attributes, target_groups, replacements, hidden,
   strictly_hidden, flipped_by` (the smallest sub-combinations that already flip the outcome, `none` when none does)`,
   original_outcome, mutant_outcome, component_outcomes, original_text, mutant_text, mutant_raw`.
-- A generative run's (answers are texts, docs/generative.md): `biases.csv`: `text_id, source_id, order,
-  attributes, replacements, hidden, strictly_hidden, differs_on, hidden_on` (the aspects on which the mutant's
-  answers differ, and on which it is hidden, joined by `+`)`, original_answers, mutant_answers` (every sample, a
-  JSON list)`, original_text, mutant_text`; `instances.csv`: `mutant_id` to `strictly_hidden` as above, `differs_on,
+- A generative run's (answers are texts, docs/generative.md) `instances.csv`: `mutant_id` to `strictly_hidden` as above, `differs_on,
   hidden_on`, then per aspect `ASPECT_original, ASPECT_mutant` (the means over the samples, the original's as masked
   for this mutant)`, ASPECT_p, ASPECT_differs, ASPECT_hidden`, then `original_answers, mutant_answers,
   component_answers` (a JSON object: each attribute changed alone and its answers, null where discarded)`,

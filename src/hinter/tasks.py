@@ -48,6 +48,29 @@ class Task:
     none_answer: str = "None"       # the answer for "no label" in multi-label tasks
     aliases: tuple[tuple[str, str], ...] = field(default=())  # (other spelling, label), e.g. ("P1-1", "Article 1 of Protocol 1")
 
+    # How a backend asks the task and reads its answer: the same members on GenerativeTask, so that a backend
+    # calls them instead of asking the task's kind. A label task is asked greedily, its answer is one line, and
+    # its first token can be scored against the labels (`scored`).
+    temperature: ClassVar[float] = 0
+    scored: ClassVar[bool] = True
+    line_stop: ClassVar[tuple[str, ...]] = ("\n",)  # where a completion server stops the answer
+
+    def answer_tokens(self, default: int) -> int:
+        """The most tokens an answer may take: the backend's `default` for a label."""
+        return default
+
+    def generation_settings(self) -> str:
+        """What beyond the prompt changes the answers, for a backend's fingerprint: nothing for a label."""
+        return ""
+
+    def read(self, answer: str) -> Outcome:
+        """The outcome of an answer: its labels (`parse_answer`)."""
+        return self.parse_answer(answer)
+
+    def failed(self, message: str) -> Outcome:
+        """The outcome of a call that failed: unparseable."""
+        return Outcome(None, f"error: {message}")
+
     @property
     def system_text(self) -> str:
         return self.system_prompt.replace("[LABELS]", ", ".join(f'"{label}"' for label in self.labels)).strip()
@@ -170,6 +193,22 @@ class GenerativeTask:
     judge: str | None = None  # the judge aspect's model (a --model spec; generative/judge_aspect.py)
     labels: tuple[str, ...] = ()  # none: the answer is the text itself
     multi_label: bool = False
+    # how a backend asks it (Task's members): sampled at `temperature`, cut at `stop` once written, not scored
+    scored: ClassVar[bool] = False
+    line_stop: ClassVar[tuple[str, ...]] = ()
+
+    def answer_tokens(self, default: int) -> int:
+        return self.max_tokens
+
+    def generation_settings(self) -> str:
+        return repr(sorted(self.settings().items()))
+
+    def read(self, answer: str) -> Outcome:
+        return self.answer(answer)
+
+    def failed(self, message: str) -> Outcome:
+        """A failed generation is a model error, never an answer."""
+        return Outcome(None, f"model error: {message}", error=True)
 
     def render(self, text: str) -> str:
         """The prompt with the text in place of {text} (other braces are left as written)."""
@@ -206,8 +245,72 @@ class GenerativeTask:
         return Outcome(text, text)
 
 
+LABELS, FREE_TEXT = "labels", "free text"  # the two kinds of task (what the model answers)
+
+
+def task_kind(task_or_settings) -> str:
+    """The one question of a task's kind: LABELS (the answer is parsed into labels: a share or score of a label
+    is measured) or FREE_TEXT (the model writes text, judged by aspects). Asked of a task (None: a model that
+    answers in its own labels) or of a run's recorded settings (a dict: the `generative` entry a free-text run
+    records). Every other place asks through this (or through `is_generative`, its yes/no form)."""
+    if isinstance(task_or_settings, dict):
+        return FREE_TEXT if task_or_settings.get("generative") else LABELS
+    return FREE_TEXT if getattr(task_or_settings, "generative", False) else LABELS
+
+
 def is_generative(task) -> bool:
-    return bool(getattr(task, "generative", False))
+    """Whether a task (or a run's recorded settings) is free text: `task_kind(...) == FREE_TEXT`."""
+    return task_kind(task) == FREE_TEXT
+
+
+# What differs between the two kinds of task outside the judge, said once here as data (issue 42): callers read
+# these instead of asking the kind.
+
+def answers_per_text(task, repeats: int) -> int:
+    """How many times each text is asked: a free-text task's `samples`, else --repeats."""
+    return task.samples if task_kind(task) == FREE_TEXT else repeats
+
+
+def split_task(task) -> tuple:
+    """(the free-text task, the label task) a backend is asked in, the other None: a free-text task makes an
+    answer the text written (its `answer`), a label task's answers are read into its labels."""
+    return (task, None) if task_kind(task) == FREE_TEXT else (None, task)
+
+
+@dataclass(frozen=True)
+class Noise:
+    """How a kind of task meets the model's own variation: whether the start-up determinism check is asked when each
+    text is asked several times (a free-text task's samples already measure it), and what a run with one answer
+    per text is told when the check finds the model non-deterministic (`warning`), or deterministic
+    (`reassurance`, None: nothing)."""
+
+    probe_when_several: bool
+    warning: str
+    reassurance: str | None
+
+
+NOISE = {
+    LABELS: Noise(True,
+                  "the model answered the same text differently when asked again (%s): a flip may be its own noise; "
+                  "pass --repeats 5 to ask every text 5 times and compare the answers' distributions",
+                  "the model answered one text alike %d times: a model flipping 10%% of its answers would have shown "
+                  "it 96.6%% of the time (--repeats measures its flip rate on every text)"),
+    FREE_TEXT: Noise(False,
+                     "the model wrote different answers to the same prompt (%s) and the task asks for one sample: a "
+                     "difference may be its own sampling; set `samples: 5` in the task file to compare each mutant "
+                     "with the spread of the original's own answers", None),
+}
+
+
+def noise_of(task) -> Noise:
+    return NOISE[task_kind(task)]
+
+
+def adaptive_refusal(task) -> str | None:
+    """Why --adaptive cannot test this task (it follows one label's share), or None."""
+    if task_kind(task) == FREE_TEXT:
+        return "generative"
+    return "multi-label" if task is not None and task.multi_label else None
 
 
 AnyTask = Task | GenerativeTask

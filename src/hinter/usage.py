@@ -136,13 +136,12 @@ class TextCost:
         if task is None:
             return cls()
         head, tail = task.prompt_prefix_and_suffix()
-        if getattr(task, "generative", False):
-            answer = int(task.max_tokens)  # an upper bound: a model may stop sooner
-        else:
-            answer = max(estimate_tokens(label) for label in task.labels) + 1  # + the newline that ends it
-            if task.multi_label:
-                answer *= min(3, len(task.labels))
-        return cls(estimate_tokens(head + tail), answer)
+        # a label task's longest label and the newline that ends it (multi-label: up to three); the task says
+        # what bounds its answers (a free-text task: its max_tokens, an upper bound: a model may stop sooner)
+        label = max((estimate_tokens(label) for label in task.labels), default=0) + 1
+        if task.multi_label:
+            label *= min(3, len(task.labels))
+        return cls(estimate_tokens(head + tail), task.answer_tokens(label))
 
     def of(self, text: str) -> tuple[int, int]:
         return self.prompt_tokens + estimate_tokens(text), self.answer_tokens

@@ -75,8 +75,7 @@ def _task_hashes(task) -> dict:
 
 
 def _check_favourable(task, model, favourable: str) -> None:
-    labels = list(task.labels) if task is not None and not is_generative(task) else list(
-        getattr(model, "labels", None) or [])
+    labels = list(task.labels) if task is not None else list(getattr(model, "labels", None) or [])
     if labels and favourable not in labels:
         raise InputError(f"the favourable label {favourable!r} is not a label of the task",
                          where="--favourable", fix=f"Choose one of: {', '.join(labels)}.")
@@ -120,8 +119,8 @@ content."""
     if task is not None and not isinstance(task, str):
         task = getattr(task, "name", task)
     task_obj = get_task(task) if task is not None else None
-    generative = is_generative(task_obj)
-    favourable, judge_spec = _favourable_of(task_obj, favourable, judge)
+    measure = _measure_of(task_obj, favourable, judge)
+    favourable = measure.favourable
     config = RunConfig(model=model if isinstance(model, str) else None, task=task, budget=budget,
                        price_in=price_in, price_out=price_out, language=language)
     for message in input_notes(inputs, records, skipped, Path(out)):
@@ -144,18 +143,11 @@ content."""
         campaign = Campaign(config, [], model, Path(out), parser=parser, overwrite=overwrite,
                             execution=execution or Execution(), executor=executor)
         settings = {"audit": {"task": getattr(task_obj, "name", None), **_task_hashes(task_obj),
-                              "measure": favourable if generative else None},
-                    **({"judge_model": judge_settings(judge_spec)["judge_model"]} if generative and
-                       favourable == "judge" else {})}
+                              "measure": measure.recorded}, **measure.settings}
         with campaign.model_session(settings, progress) as session:
-            if not generative:
-                _check_favourable(task_obj, session.model, favourable)
-            samples = task_obj.samples if generative else 1
-            answers = session.ask(texts, samples)
-            if generative:
-                verdicts = _judged(answers, cats, favourable, judge_spec, session)
-            else:
-                verdicts = {t: _label_verdict(a[0], favourable) for t, a in answers.items()}
+            measure.check(session.model)
+            answers = session.ask(texts, measure.samples)
+            verdicts = measure.verdicts(answers, cats, session)
             usage = session.finish()
             fingerprint = session.model.fingerprint
             if session.stored_at_start:
@@ -168,10 +160,7 @@ content."""
     result["favourable"] = favourable
     published["tool_name"] = published["tool_name"] or (model if isinstance(model, str) else fingerprint)
     result["summary"] = published
-    if generative:
-        result["measure"] = {"task": task_obj.name, "favourable": favourable, "samples": samples,
-                             "judge": judge_spec if favourable == "judge" else None,
-                             "rule": "a rendering is selected when more than half of its samples are favourable"}
+    result.update(measure.result)
     result["usage"] = usage
     result["manifest"] = {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -190,26 +179,58 @@ content."""
     return result
 
 
-def _favourable_of(task_obj, favourable: str | None, judge: str | None) -> tuple[str, str | None]:
-    """The favourable outcome the audit counts and, for a free-text task, its judge model's spec: a label of the
-    task, or a measure of a free-text answer (`judge`, the default, or `not-refused`); an InputError otherwise."""
-    if is_generative(task_obj):
-        favourable = favourable or "judge"
-        if favourable not in GENERATIVE_MEASURES:
-            raise InputError(f"the favourable outcome {favourable!r} is not a measure of a free-text answer",
-                             where="--favourable", fix="For a free-text task give --favourable judge (the judge model "
-                             "finds the letter favourable) or --favourable not-refused.")
-        judge_spec = judge or task_obj.judge
-        if favourable == "judge" and not judge_spec:
-            raise InputError(f"--favourable judge needs a judge model, and the task {task_obj.name} names none",
-                             where="--judge", fix="Give --judge SPEC (any --model spec: gguf:default, "
-                             "python:module:function, openai-chat:MODEL@URL), or --favourable not-refused.")
-        return favourable, judge_spec
+@dataclass(frozen=True)
+class AuditMeasure:
+    """What the audit counts as favourable, one record for a label task and a free-text task: `favourable` (a
+    label, or a measure of a free-text answer), `samples` (answers per rendering), `recorded` and `settings` (what
+    the run records: the measure, the judge model), `result` (audit.json's `measure` section: free text only),
+    `check(model)` (the favourable label is one the model answers), `verdicts(answers, cats, session)`."""
+
+    favourable: str
+    samples: int
+    recorded: str | None
+    settings: dict
+    result: dict
+    check: Callable
+    verdicts: Callable
+
+
+def _measure_of(task_obj, favourable: str | None, judge: str | None) -> AuditMeasure:
+    """The audit's measure for its task: a label of the task, or a measure of a free-text answer (`judge`, the
+    default, or `not-refused`) over its samples; an InputError when the favourable outcome is neither."""
+    return (_free_text_measure if is_generative(task_obj) else _label_measure)(task_obj, favourable, judge)
+
+
+def _label_measure(task_obj, favourable: str | None, judge: str | None) -> AuditMeasure:
     if favourable is None:
         raise InputError("the audit needs the favourable label", where="--favourable",
                          fix="Give --favourable LABEL, one of the task's labels (e.g. Positive).")
     _check_favourable(task_obj, None, favourable)
-    return favourable, None
+    return AuditMeasure(favourable, 1, None, {}, {}, lambda model: _check_favourable(task_obj, model, favourable),
+                        lambda answers, cats, session: {t: _label_verdict(a[0], favourable)
+                                                        for t, a in answers.items()})
+
+
+def _free_text_measure(task_obj, favourable: str | None, judge: str | None) -> AuditMeasure:
+    """The judge's verdict on the masked letter (its model: `judge`, else the task's), or not a refusal."""
+    favourable = favourable or "judge"
+    if favourable not in GENERATIVE_MEASURES:
+        raise InputError(f"the favourable outcome {favourable!r} is not a measure of a free-text answer",
+                         where="--favourable", fix="For a free-text task give --favourable judge (the judge model "
+                         "finds the letter favourable) or --favourable not-refused.")
+    judge_spec = judge or task_obj.judge
+    judged = favourable == "judge"
+    if judged and not judge_spec:
+        raise InputError(f"--favourable judge needs a judge model, and the task {task_obj.name} names none",
+                         where="--judge", fix="Give --judge SPEC (any --model spec: gguf:default, "
+                         "python:module:function, openai-chat:MODEL@URL), or --favourable not-refused.")
+    return AuditMeasure(
+        favourable, task_obj.samples, favourable,
+        {"judge_model": judge_settings(judge_spec)["judge_model"]} if judged else {},
+        {"measure": {"task": task_obj.name, "favourable": favourable, "samples": task_obj.samples,
+                     "judge": judge_spec if judged else None,
+                     "rule": "a rendering is selected when more than half of its samples are favourable"}},
+        lambda model: None, lambda answers, cats, session: _judged(answers, cats, favourable, judge_spec, session))
 
 
 def _label_verdict(outcome: Outcome, favourable: str) -> Verdict:

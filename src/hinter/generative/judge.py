@@ -30,7 +30,8 @@ from typing import Collection, Hashable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ..findings import MIN_TEXTS, Component, Finding, component_of, correct, test_cells
+from ..findings import (MIN_TEXTS, Component, Finding, Measure, component_of, distinct_mutants, measured_findings,
+                        test_cells)
 from ..oracle import is_hidden
 from ..stats import ALPHA, PERMUTATIONS
 from .aspects import DEFAULT_ASPECTS, Aspect, get_aspect
@@ -226,12 +227,7 @@ def aspect_findings(observations: Iterable[AspectObservation], *, alpha: float =
     and for intersectional cells the interaction and the population-hidden mark. A cell is tested only when its
     aspect changed on at least `min_texts` texts; a relational aspect with one answer per version is not tested
     (no null to compare with)."""
-    observations = list(observations)
-    seen = set()
-    for o in observations:
-        if (o.text_id, o.pair_ids) in seen:
-            raise ValueError(f"two observations of the same mutant: text {o.text_id}, pairs {o.pair_ids}")
-        seen.add((o.text_id, o.pair_ids))
+    observations = distinct_mutants(observations)
     names = list(dict.fromkeys(name for o in observations for name in o.verdicts))
     tests = []
     for name in names:
@@ -248,19 +244,5 @@ def aspect_findings(observations: Iterable[AspectObservation], *, alpha: float =
                             bound=1.0 if aspect.binary else None, alpha=alpha, min_texts=min_texts,
                             permutations=permutations, seed=seed, tolerance=TOLERANCE, note_of=one_sample,
                             nonzero_count=lambda c: sum(abs(x) > TOLERANCE for x in c))
-    findings = []
-    for c in correct(tests, alpha):
-        t = c.test
-        aspect = get_aspect(t.measure)
-        f = dict(aspect=t.measure, kind=t.cell[0], components=t.cell[1], tested=len(t.items), texts=t.texts,
-                 texts_changed=t.changed, flips=sum(v.differs for _, v in t.items), transitions={}, toward=None,
-                 effect=t.effect, effect_ci=t.ci, p_value=t.p, q_value=c.q, significant=c.q <= alpha,
-                 testable=t.testable,
-                 direction=None if abs(t.effect) <= TOLERANCE else (aspect.more if t.effect > 0 else aspect.less),
-                 note=t.note)
-        if t.cell[0] == "intersectional":
-            f.update(interaction=t.interaction, interaction_ci=t.interaction_ci, interaction_p=t.interaction_p,
-                     interaction_q=c.interaction_q, interaction_texts=len(t.contrasts),
-                     population_hidden=c.population_hidden)
-        findings.append(Finding(**f))
+    findings = measured_findings(tests, alpha, Measure.aspect, flipped=lambda item: item[1].differs)
     return AspectAnalysis(tuple(findings), alpha, len(observations))

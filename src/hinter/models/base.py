@@ -291,8 +291,8 @@ def readable(outcome: Outcome, labels: dict[str, str] | None) -> Outcome:
 
 
 def task_labels(task) -> dict[str, str] | None:
-    """`readable`'s labels of a task (None: a generative task, or none)."""
-    labels = getattr(task, "labels", None) if task is not None and not getattr(task, "generative", False) else None
+    """`readable`'s labels of a task (None: a generative task, whose labels are (), or none)."""
+    labels = getattr(task, "labels", None)
     return {label.lower(): label for label in labels} if labels else None
 
 

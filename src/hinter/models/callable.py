@@ -48,6 +48,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Callable, Sequence
 
+from ..tasks import split_task
+
 from .base import Outcome, normalise
 
 
@@ -130,8 +132,8 @@ class CallableModel:
                  task=None):
         self.function = function
         self.batch_size = batch_size
-        self.task = task if getattr(task, "generative", False) else None  # a generative task makes strings answers
-        self.label_task = None if self.task is not None else task  # a label task: what OutcomeCache reads
+        # a generative task makes strings answers; a label task: what OutcomeCache reads
+        self.task, self.label_task = split_task(task)
         inner = function.func if isinstance(function, functools.partial) else function  # the user's code
         module = sys.modules.get(getattr(inner, "__module__", None) or "")
         self.source_files = source_files(module) if module is not None else []

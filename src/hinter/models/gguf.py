@@ -112,8 +112,7 @@ class GGUFModel:
             raise InputError(f"n_ctx={n_ctx} exceeds the {trained} tokens of context {path.name} was trained with",
                              where=f"--model gguf:{path}", fix=f"Give n_ctx at most {trained}.")
         self.task = task
-        self.generative = bool(getattr(task, "generative", False))
-        self.max_answer_tokens = task.max_tokens if self.generative else max_answer_tokens
+        self.max_answer_tokens = task.answer_tokens(max_answer_tokens)
         self.tokens_reused = 0
         self.usage = Usage()  # tokens read (the whole prompt, reused prefix included) and written, per text
         head, tail = task.prompt_prefix_and_suffix()
@@ -129,11 +128,13 @@ class GGUFModel:
                              fix=f"Raise n_ctx (e.g. ?n_ctx={DEFAULT_N_CTX}), or use a task with shorter examples.")
         # First token of " Label" for each label; usable when all differ.
         firsts = [self.llm.tokenize((" " + lab).encode(), add_bos=False, special=False)[0] for lab in task.labels]
-        self._label_tokens = firsts if not task.multi_label and len(set(firsts)) == len(firsts) else None
+        self._label_tokens = firsts if firsts and not task.multi_label and len(set(firsts)) == len(firsts) else None
         mode = "logits" if self._label_tokens else "greedy"
-        if self.generative:
+        # a label is read from its first token's logits, else from one greedy line; a free-text answer is written
+        self._run = self._classify if self._label_tokens else self._generate if task.scored else self._write
+        if task.generation_settings():  # a free-text task's settings change its answers: in the fingerprint
             import numpy as np
-            self._label_tokens, mode = None, f"generate:{sorted(task.settings().items())}"
+            mode = f"generate:{sorted(task.settings().items())}"
             self._rng = np.random.default_rng()  # from the OS's entropy: every process draws new samples
         prompt_hash = hashlib.sha256(repr((head, tail, mode)).encode()).hexdigest()[:12]
         # n_ctx decides where long texts are cut: part of the fingerprint (left out at the default, so that runs
@@ -239,8 +240,7 @@ class GGUFModel:
         return outcome if seen is None else replace(outcome, seen=seen)
 
     def predict(self, texts: Sequence[str]) -> list[Outcome]:
-        run = self._write if self.generative else self._classify if self._label_tokens else self._generate
-        return [run(t) for t in texts]
+        return [self._run(t) for t in texts]
 
     def _count(self, tokens: list[int], written: int) -> None:
         self.usage.add(calls=1, tokens_in=len(tokens), tokens_out=written)

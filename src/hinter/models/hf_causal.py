@@ -47,14 +47,13 @@ class HFCausalLM:
                  dtype: str | None = None, batch_size: int | None = None):
         path = Path(path)
         import torch  # load() checked that it is there
-        self.generative = bool(getattr(task, "generative", False))
         self.device = use_device(torch, device, f"hf-causal:{path}")
         cuda = self.device.startswith("cuda")
-        self.dtype = dtype or (GEN_DTYPE if cuda and self.generative else "float32")
+        # a label's logits are compared in float32; a free-text task's answers are written in GEN_DTYPE on a GPU
+        self.dtype = dtype or (GEN_DTYPE if cuda and not task.scored else "float32")
         torch, self.tokenizer, self.model = load_pretrained(path, "hf-causal", "AutoModelForCausalLM",
                                                             "causal language model", self.dtype)
-        if self.generative:
-            max_answer_tokens = task.max_tokens
+        max_answer_tokens = task.answer_tokens(max_answer_tokens)
         self.torch, self.task, self.max_answer_tokens = torch, task, max_answer_tokens
         self.batch_size = batch_size or (CUDA_BATCH if cuda else CPU_BATCH)
         self.model.to(self.device, dtype=getattr(torch, self.dtype)).eval()
@@ -63,21 +62,20 @@ class HFCausalLM:
         self._head = bos + self._encode(head)
         self._tail = self._encode(tail)
         firsts = [self._encode(" " + label)[0] for label in task.labels]
-        self._label_tokens = firsts if not task.multi_label and len(set(firsts)) == len(firsts) else None
+        self._label_tokens = firsts if firsts and not task.multi_label and len(set(firsts)) == len(firsts) else None
         limit = getattr(self.model.config, "max_position_embeddings", None) or 2048
         self._room = limit - len(self._head) - len(self._tail) - max_answer_tokens
         if self._room < 16:
             raise ModelError(f"the prompt leaves no room for a text in the model's {limit} positions",
                              fix="Use a task with shorter examples, or a model with a longer context.")
         mode = "logits" if self._label_tokens else "greedy"
-        if self.generative:
+        if task.generation_settings():  # a free-text task's settings change its answers: in the fingerprint
             import hashlib
-            self._label_tokens = None
             mode = "generate-" + hashlib.sha256(repr((head, tail, sorted(task.settings().items()))).encode()
                                                 ).hexdigest()[:12]
         precision = "" if self.dtype == "float32" else f":{self.dtype}"  # float32 runs keep their fingerprints
         self.fingerprint = f"hf-causal:{path.name}:{folder_fingerprint(path)}:{task.name}:{mode}{precision}"
-        if cuda and self.generative:
+        if cuda and not task.scored:  # written in batches (`_write_batch`)
             self._warm_up()
 
     def _warm_up(self) -> None:
@@ -150,7 +148,7 @@ class HFCausalLM:
         return outcomes
 
     def predict(self, texts: Sequence[str]) -> list[Outcome]:
-        if not self.generative:
+        if self.task.scored:  # a label: one text at a time (its first token's logits, or one greedy line)
             return [self._one(t) for t in texts]
         # by length, in batches: little padding, and rows of a batch tend to end together
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))

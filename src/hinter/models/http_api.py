@@ -87,7 +87,7 @@ class HttpModel:
         if not url.startswith(("http://", "https://")):
             raise InputError(f"{url!r} is not an http(s) URL", where="--model",
                              fix="Write http:URL, e.g. http:http://127.0.0.1:8000/classify.")
-        if getattr(task, "generative", False):
+        if task is not None and not task.scored:
             raise InputError("the http backend reads labels; a free-text task's answers are not supported yet",
                              where="--task", fix="Use a label task, or the openai: / python: backend.")
         self.url, self._task, self.field, self.scores_field, self.batch = url, task, field, scores, batch

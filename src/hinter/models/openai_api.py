@@ -91,11 +91,10 @@ class OpenAIModel:
         self.url = base_url or "https://api.openai.com/v1"
         self.concurrency, self.retries, self.backoff = max(1, concurrency), retries, backoff
         self.top_logprobs = top_logprobs
-        self.generative = bool(getattr(task, "generative", False))
-        self.max_answer_tokens = max_answer_tokens or (task.max_tokens if self.generative else
-                                                       64 if task.multi_label else 16)
+        self.max_answer_tokens = max_answer_tokens or task.answer_tokens(64 if task.multi_label else 16)
         self.batch_size = 4 * self.concurrency
-        self._logprobs_ok = True  # cleared when a server rejects logprob requests
+        # logprobs score the labels' first tokens (a free-text task has none); cleared when a server rejects them
+        self._logprobs_ok = bool(task.labels)
         self._lock = threading.Lock()
         self.retried = 0  # requests retried (for logs and tests)
         # what the requests cost (hinter.usage: the server's own `usage`, estimated where it gives none), and how
@@ -107,17 +106,14 @@ class OpenAIModel:
         self._text_cost = TextCost.of_task(task)
         api = "chat" if chat else "completions"
         prompt = repr(task.chat_messages("\x00") if chat else task.completion_prompt("\x00"))
-        if self.generative:  # temperature, max_tokens and stop change the answers too
-            prompt += repr(sorted(task.settings().items()))
+        prompt += task.generation_settings()  # a free-text task's temperature, max_tokens and stop change its answers
         prompt_hash = hashlib.sha256(prompt.encode()).hexdigest()[:12]
         self.fingerprint = f"openai-{api}:{model}@{base_url or 'api.openai.com'}:{task.name}:{prompt_hash}"
-        self._firsts = None if task.multi_label or self.generative else [label.lower() for label in task.labels]
-        if self.generative:
-            self._logprobs_ok = False  # nothing to score
+        self._firsts = [label.lower() for label in task.labels] if task.labels and not task.multi_label else None
 
     # --- one request, retried -------------------------------------------------------------------------------
     def _call(self, text: str):
-        kwargs = dict(model=self.model, temperature=self.task.temperature if self.generative else 0,
+        kwargs = dict(model=self.model, temperature=self.task.temperature,
                       max_tokens=self.max_answer_tokens)
         # a generative task's stop strings are applied to the answer (Task.answer), not sent: a server would stop at
         # one written before the answer begins ("\n\n" after "Letter:") and return nothing
@@ -127,8 +123,8 @@ class OpenAIModel:
                 kwargs.update(logprobs=True, top_logprobs=self.top_logprobs)
             return self.client.chat.completions.create(**kwargs)
         kwargs.update(prompt=self.task.completion_prompt(text))
-        if not self.generative:
-            kwargs["stop"] = ["\n"]
+        if self.task.line_stop:
+            kwargs["stop"] = list(self.task.line_stop)
         if self._logprobs_ok:
             kwargs["logprobs"] = self.top_logprobs
         return self.client.completions.create(**kwargs)
@@ -327,19 +323,15 @@ class OpenAIModel:
 
     def _outcome(self, response) -> Outcome:
         if isinstance(response, Exception):
-            if self.generative:
-                return Outcome(None, f"model error: {_message(response)}", error=True)
-            return Outcome(None, f"error: {_message(response)}")
+            return self.task.failed(_message(response))
         if not response.choices:
-            return Outcome(None, "error: no choice in the response", error=self.generative)
+            return self.task.failed("no choice in the response")
         choice = response.choices[0]
         answer = (choice.message.content if self.chat else choice.text) or ""
-        if self.generative:
-            return self.task.answer(answer)
-        label, note, scores = self._first_token_choice(choice)
+        label, note, scores = self._first_token_choice(choice)  # a label's first token (none: free text)
         if label is not None:
             return Outcome(label, answer.strip() + note, scores=scores)
-        return self.task.parse_answer(answer)
+        return self.task.read(answer)
 
     def _request_or_error(self, text: str):
         try:

@@ -24,6 +24,7 @@ from types import SimpleNamespace
 from typing import Sequence
 
 from ..errors import InputError, ModelError
+from ..tasks import split_task
 from .base import CallTimeout
 from .callable import SOURCE_MARK, CallableModel, code_hash, source_files
 from .registry import Backend, Option, register_backend
@@ -118,8 +119,7 @@ class WorkerModel(CallableModel):
                  batch_size: int = 64):
         self.spec, self.timeout = spec, timeout
         self.batch_size = batch_size
-        self.task = task if getattr(task, "generative", False) else None
-        self.label_task = None if self.task is not None else task
+        self.task, self.label_task = split_task(task)
         self.worker = self._start(module, attr)
         self.function = None  # in the worker
         digest = code_hash(self.source_files)

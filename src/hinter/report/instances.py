@@ -152,7 +152,7 @@ def load_instances(store: RunStore, limit: int | None = None) -> list[Instance]:
             return None, None
         if text_id not in detail:
             detail.clear()  # instances come by text: one text's at a time
-            detail[text_id] = store.free_text(text_id)
+            detail[text_id] = store.answers_of_text(text_id)
         original, mutants = detail[text_id]
         return (original, None) if key is None else mutants.get(key, ((), None))
 

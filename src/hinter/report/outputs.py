@@ -14,17 +14,19 @@ from .diff import diff
 from .html import render
 from .instances import ASPECT_COLUMNS, answers_json, export_columns, export_rows, load_instances, shown_id
 
-BIAS_COLUMNS = ("text_id", "source_id", "order", "attributes", "replacements", "hidden", "strictly_hidden",
-                "original_outcome", "mutant_outcome", "original_text", "mutant_text", "mutant_raw")
-# a generative run's: its answers are texts, every sample kept (JSON lists), and its verdicts are per aspect
-FREE_BIAS_COLUMNS = ("text_id", "source_id", "order", "attributes", "replacements", "hidden", "strictly_hidden",
-                     "differs_on", "hidden_on", "original_answers", "mutant_answers", "original_text", "mutant_text")
+# One layout for every run, label or free text (docs/summary-schema.md): `measure` says what changed (`outcome`: a
+# label task's answer flipped; else the aspects on which a free-text mutant's answers differ); every answer is kept
+# (JSON lists: a free-text task's samples, a label task's repeats). The columns each kind had before keep their order.
+BIAS_COLUMNS = ("text_id", "source_id", "order", "attributes", "replacements", "hidden", "strictly_hidden", "measure",
+                "original_outcome", "mutant_outcome", "differs_on", "hidden_on", "original_answers", "mutant_answers",
+                "original_text", "mutant_text", "mutant_raw")
+FREE_BIAS_COLUMNS = BIAS_COLUMNS  # deprecated: the one layout
 
 
 def run_aspects(settings: dict) -> list[str] | None:
     """A generative run's aspects, in the order judged (None: a label run)."""
-    generative = settings.get("generative")
-    return None if not generative else list(generative.get("aspects") or [])
+    aspects = (settings.get("generative") or {}).get("aspects")  # recorded by a free-text run only
+    return None if aspects is None else list(aspects)
 
 
 def write_summary(folder: Path, s: dict) -> Path:
@@ -43,38 +45,29 @@ def write_outputs(run) -> dict:
     the summary. Both are computed before either is written: a damaged store changes neither."""
     s = summary(run.store)
     originals = {t.text_id: t for t in run.store.texts()}
-    free = run_aspects(run.store.settings()) is not None
-    rows = list(_free_bias_rows(run.store, originals) if free else _bias_rows(run.store, originals))
+    rows = list(_bias_rows(run.store, originals))
     write_summary(run.out_dir, s)
-    write_csv(run.out_dir / "biases.csv", FREE_BIAS_COLUMNS if free else BIAS_COLUMNS, rows, raw_csv(run.store))
+    write_csv(run.out_dir / "biases.csv", BIAS_COLUMNS, rows, raw_csv(run.store))
     seal(run.store)  # report and check then know whether run.sqlite is still the file these outputs came from
     return s
 
 
 def _bias_rows(store: RunStore, originals: dict):
-    for m in store.biased_mutants():
-        reps = "; ".join(r.describe() for r in m.replacements)
-        o = originals[m.text_id]
-        yield (m.text_id, shown_id(o), m.order, m.attributes, reps, None if m.hidden is None else int(m.hidden),
-               None if m.strictly_hidden is None else int(m.strictly_hidden), o.outcome, m.outcome, o.text, m.text,
-               m.raw)
-
-
-def _free_bias_rows(store: RunStore, originals: dict):
-    """A generative run's biases.csv: every answer of the original and of the mutant (they are texts: the outcome
-    column would hold one sample), and the aspects on which the mutant differs and is hidden."""
+    """biases.csv's rows (BIAS_COLUMNS), in the order stored: each bias with its outcomes, every answer of the
+    original and of the mutant, and the aspects it differs and is hidden on (judged mutants only)."""
     text_id, detail = None, ((), {})
-    for m in store.biased_mutants(by_text=True):
-        if m.text_id != text_id:
-            text_id, detail = m.text_id, store.free_text(m.text_id)
-        answers, aspects = detail[1].get(m.pair_key, ((), None))
+    for m in store.biased_mutants():
+        if m.text_id != text_id:  # a text's mutants are stored together: its answers are read once
+            text_id, detail = m.text_id, store.answers_of_text(m.text_id)
+        answers, judged = detail[1].get(m.pair_key, ((), None))  # judged: {aspect: record}, None for a label
+        differs = "+".join(k for k, r in (judged or {}).items() if r.differs)
         o = originals[m.text_id]
         yield (m.text_id, shown_id(o), m.order, m.attributes, "; ".join(r.describe() for r in m.replacements),
                None if m.hidden is None else int(m.hidden),
                None if m.strictly_hidden is None else int(m.strictly_hidden),
-               "+".join(k for k, r in (aspects or {}).items() if r.differs),
-               "+".join(k for k, r in (aspects or {}).items() if r.hidden),
-               answers_json(detail[0]), answers_json(answers), o.text, m.text)
+               differs or "outcome", o.outcome, m.outcome, differs,
+               "+".join(k for k, r in (judged or {}).items() if r.hidden),
+               answers_json(detail[0]), answers_json(answers), o.text, m.text, m.raw)
 
 
 def write_exports(store: RunStore, out_dir: Path, instances=None, raw: bool | None = None) -> list[Path]:

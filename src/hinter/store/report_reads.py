@@ -87,11 +87,11 @@ class ReportReads:
             yield ComparedMutant(tid, self._full_key(key), order, attrs, bool(valid), base, outcome, bool_column(bias),
                                  bool_column(hidden))
 
-    def free_text(self, text_id: int) -> tuple[tuple[str | None, ...], dict[str, tuple[tuple[str | None, ...],
-                                                                            dict[str, AspectRecord] | None]]]:
-        """A generative run's answers about one text, as a person reads them: (the original's answers, {pair key
-        as pair ids joined by ' & ': (the mutant's answers, {aspect: AspectRecord} or None when not judged)}).
-        With one sample the answer is the outcome (None: a model error or no answer)."""
+    def answers_of_text(self, text_id: int) -> tuple[tuple[str | None, ...], dict[str, tuple[tuple[str | None, ...],
+                                                                                  dict[str, AspectRecord] | None]]]:
+        """A run's answers about one text, as a person reads them: (the original's answers, {pair key as pair ids
+        joined by ' & ': (the mutant's answers, {aspect: AspectRecord} or None when not judged: a label task's)}).
+        With one answer it is the outcome (None: a model error or no answer)."""
         row = self.db.execute("SELECT outcome, answers FROM texts WHERE text_id = ?", (text_id,)).fetchone()
         original = () if row is None else (unjson(row[1]) or (row[0],))
         mutants = {}
@@ -101,3 +101,5 @@ class ReportReads:
                 (unjson(answers) or (outcome,)) if queried else (),
                 None if aspects is None else {k: AspectRecord.from_list(v) for k, v in json.loads(aspects).items()})
         return original, mutants
+
+    free_text = answers_of_text  # its former name, kept for callers (it reads any run's answers)

@@ -21,8 +21,8 @@ from ..instances import Instance
 from . import charts
 from .excerpts import edited_versions, versions
 from .formatting import ci_text, combo_label, pct
-from .prose import (beyond_spread, finding_cell, finding_moves, free_text, hidden_not_population, occupational_words,
-                    pattern_meaning, reading, score_shift, warnings)
+from .prose import (beyond_spread, finding_cell, finding_moves, hidden_not_population, occupational_words,
+                    pattern_meaning, reading, score_shift, warnings, words)
 
 _env = Environment(loader=PackageLoader(__name__, "templates"), autoescape=True, undefined=StrictUndefined,
                    trim_blocks=True, lstrip_blocks=True)
@@ -58,7 +58,7 @@ def render(s: dict, instances: list[Instance], title: str, diff: dict | None = N
     serve = None if serve is None else {**serve, "js": _static("serve.js"), "css": _static("serve.css")}
     return _env.get_template("report.html.j2").render(
         s=s, instances=instances, title=title, diff=diff, reading=reading(s), model_failure=model_failure(s),
-        free=free_text(s), beyond=beyond_spread(s),
+        free=words(s).of_answers, beyond=beyond_spread(s),
         warnings=warnings(s), untested=untested(s),
         error_chart=charts.error_chart(s), hidden_chart=charts.hidden_chart(s), venn=charts.venn(s),
         heatmaps=heatmaps, heat_top=heat_top,

@@ -26,14 +26,20 @@ def versions(inst: Instance, language: str = "en") -> list[Shown]:
     answers masked with its `language`'s words)."""
     texts = _texts(inst.original.text, inst.all_spans)
     shown = [("orig", inst.original)] + [("comp", c) for c in inst.components] + [("mut", inst.mutant)]
-    if inst.free_text:  # each version's answers masked as the judge masked them against the original
-        from ...generative.masking import IdentityTerms
-        every = IdentityTerms.of(inst.replacements, language)
-        parts = [IdentityTerms.of([r], language) for r in dictionary_replacements(inst.replacements)]
-        terms = [every] + parts + [every] if len(parts) == len(inst.components) else [every] * len(shown)
-    return [Shown(role, v, *texts(v),
-                  None if not inst.free_text or v.answers is None else [masked_answer(a, t) for a in v.answers])
-            for (role, v), t in zip(shown, terms if inst.free_text else [None] * len(shown))]
+    terms = _judge_masks(inst, len(shown), language)
+    return [Shown(role, v, *texts(v), None if t is None or v.answers is None else [masked_answer(a, t) for a in v.answers])
+            for (role, v), t in zip(shown, terms)]
+
+
+def _judge_masks(inst: Instance, versions: int, language: str = "en") -> list:
+    """Per version shown, the identity terms its answers were masked of when judged on aspects (as the judge masked
+    them against the original, with the run's `language`), or None: a label's answers are shown as given."""
+    if not inst.free_text:
+        return [None] * versions
+    from ...generative.masking import IdentityTerms
+    every = IdentityTerms.of(inst.replacements, language)
+    parts = [IdentityTerms.of([r], language) for r in dictionary_replacements(inst.replacements)]
+    return [every] + parts + [every] if len(parts) == len(inst.components) else [every] * versions
 
 
 def _texts(original: str, marks: list[tuple[int, int]]) -> Callable[[Version], tuple[Markup, Markup | None]]:

@@ -3,14 +3,22 @@ escapes it. A group is named only from a finding that holds up (`significant`): 
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
+from typing import Callable
 
 from ...health import untested
+from ...tasks import FREE_TEXT, LABELS, task_kind
 from .formatting import ci_text, combo_label, pct
 
 
 def free_text(s: dict) -> bool:
     """A generative run: its answers are texts judged by aspects, not labels (docs/generative.md)."""
-    return (s.get("findings_analysis") or {}).get("measure") == "aspects"
+    return words(s).of_answers
+
+
+def summary_kind(s: dict) -> str:
+    """The run's kind of task as its summary says it (`measures.kind`; a summary written before: its settings)."""
+    return (s.get("measures") or {}).get("kind") or task_kind(s.get("settings") or {})
 
 
 def beyond_spread(s: dict) -> str:
@@ -24,7 +32,8 @@ def beyond_spread(s: dict) -> str:
 def reading(s: dict) -> list[str]:
     """A short plain-language reading of the headline numbers."""
     a, i = s["totals"]["atomic"], s["totals"]["intersectional"]
-    flipped = (f"changed the answers (on some aspect{beyond_spread(s)})" if free_text(s) else "flipped the answer")
+    w = words(s)
+    flipped = w.changed(s)
     attrs = ", ".join(s["settings"].get("attributes", []))
     why = untested(s)
     if why:
@@ -37,21 +46,8 @@ def reading(s: dict) -> list[str]:
                    f"({pct(a['error_rate'])})" + (f"; changing several at once, in {i['biased']} of {i['tested']} "
                                                     f"({pct(i['error_rate'])})." if i["tested"] else "."))
     population_hidden = s.get("population_hidden") or 0
-    if i["biased"] and free_text(s):
-        out.append(_free_hidden(i, population_hidden))
-    elif i["biased"]:
-        if i["hidden"] and population_hidden:
-            out.append(f"{i['hidden']} of the {i['biased']} intersectional flips are hidden: each attribute changed "
-                       "alone leaves the answer unchanged, so testing one attribute at a time would miss them; "
-                       f"{population_hidden} combination cell(s) hold up as population-hidden.")
-        elif i["hidden"]:
-            out.append(f"{i['hidden']} of the {i['biased']} intersectional flips fit the hidden pattern (each "
-                       "attribute changed alone leaves that text's answer unchanged), but no combination holds up "
-                       "as population-hidden: on this many texts chance and the model's own noise give such flips "
-                       "too (see \"Which findings hold up\").")
-        else:
-            out.append("None of the intersectional flips is hidden: each is already caused by one attribute "
-                       "changed alone.")
+    if i["biased"]:
+        out.append(w.hidden(i, population_hidden))
     elif i["tested"]:
         out.append("No intersectional bias was found.")
     rated = [(m["error_rate"], k, m) for kind in ("atomic", "intersectional") for k, m in s[kind].items()
@@ -59,8 +55,7 @@ def reading(s: dict) -> list[str]:
     if rated:
         _, k, m = max(rated, key=lambda t: (t[0], t[2]["biased"]))
         caution = " The counts are small, so the interval is wide." if m["tested"] < 30 else ""
-        rate = "share of mutants whose answers differ" if free_text(s) else "error rate"
-        out.append(f"The highest {rate} is for {combo_label(k)}: {pct(m['error_rate'])} "
+        out.append(f"The highest {w.rate} is for {combo_label(k)}: {pct(m['error_rate'])} "
                    f"({m['biased']} of {m['tested']}; {ci_text(m['error_rate_ci'])}).{caution}")
     ob = s["originals_with_bias"]
     if ob["of_originals_with_valid_mutants"]:
@@ -69,26 +64,44 @@ def reading(s: dict) -> list[str]:
     fp = s.get("false_positives_avoided", {})
     if fp.get("queried"):
         n = fp["atomic"]["discarded_biased"] + fp["intersectional"]["discarded_biased"]
-        would = "made the answers differ" if free_text(s) else "flipped the answer"
-        out.append(f"Among the discarded changes, {n} would have {would}: false positives the grammar "
+        out.append(f"Among the discarded changes, {n} would have {w.would}: false positives the grammar "
                    "check kept out of the results.")
     # Groups are named only from findings that hold up: a group's error rate above its family's mean is no test.
     held = sorted((f for f in s.get("findings") or [] if f.get("significant")), key=lambda f: f["q_value"])
     if held:
         shown = held[:3]
-        def about(f: dict) -> str:
-            if free_text(s):
-                return f"{finding_cell(f)} ({f['aspect']}: {f['direction']}, q = {f['q_value']:.2g})"
-            parts = [f"toward {f['toward']}" if f.get("toward") else "",
-                     f"label {f['label']}" if f.get("label") else "", "no answer flipped" if not f["flips"] else "",
-                     f"q = {f['q_value']:.2g}"]
-            return f"{finding_cell(f)} ({', '.join(p for p in parts if p)})"
-
-        out.append("Changes of person that hold up as findings: " + "; ".join(about(f) for f in shown)
+        out.append("Changes of person that hold up as findings: " + "; ".join(w.about(f) for f in shown)
                    + (f"; {len(held) - len(shown)} more below." if len(held) > len(shown) else "."))
     elif s.get("findings"):
         out.append("No group is singled out: no change of person holds up as a finding beyond chance.")
     return out
+
+
+def _about_label(f: dict) -> str:
+    """A label finding that holds up, in a few words."""
+    parts = [f"toward {f['toward']}" if f.get("toward") else "",
+             f"label {f['label']}" if f.get("label") else "", "no answer flipped" if not f["flips"] else "",
+             f"q = {f['q_value']:.2g}"]
+    return f"{finding_cell(f)} ({', '.join(p for p in parts if p)})"
+
+
+def _about_aspect(f: dict) -> str:
+    """A free-text finding that holds up, in a few words."""
+    return f"{finding_cell(f)} ({f.get('measure') or f.get('aspect')}: {f['direction']}, q = {f['q_value']:.2g})"
+
+
+def _label_hidden(i: dict, population_hidden: int) -> str:
+    """The hidden sentence of a label run: a flip is hidden when no attribute changed alone flips that text."""
+    if i["hidden"] and population_hidden:
+        return (f"{i['hidden']} of the {i['biased']} intersectional flips are hidden: each attribute changed "
+                "alone leaves the answer unchanged, so testing one attribute at a time would miss them; "
+                f"{population_hidden} combination cell(s) hold up as population-hidden.")
+    if i["hidden"]:
+        return (f"{i['hidden']} of the {i['biased']} intersectional flips fit the hidden pattern (each "
+                "attribute changed alone leaves that text's answer unchanged), but no combination holds up "
+                "as population-hidden: on this many texts chance and the model's own noise give such flips "
+                "too (see \"Which findings hold up\").")
+    return "None of the intersectional flips is hidden: each is already caused by one attribute changed alone."
 
 
 def _free_hidden(i: dict, population_hidden: int) -> str:
@@ -111,17 +124,10 @@ def warnings(s: dict) -> list[str]:
     (the start-up check, settings "checks.determinism") when the run did not ask each text several times."""
     out = []
     check = s["settings"].get("checks.determinism") or {}
-    generative = s["settings"].get("generative")
-    if generative and check.get("deterministic") is False and int(generative.get("samples", 1)) <= 1:
-        out.append(f"The model wrote different answers to the same prompt ({check.get('detail')}) and the task asks "
-                   "for one sample: a difference may be its own sampling, not a bias. Set `samples: 5` in the task "
-                   "file to compare each mutant with the spread of the original's own answers.")
-    elif generative:
-        pass  # several samples: the oracle's null is the model's own spread
-    elif check.get("deterministic") is False and int(s["settings"].get("repeats", 1)) <= 1:
-        out.append(f"The model answered the same text differently when asked again ({check.get('detail')}): a flip "
-                   "may be its own noise, not a bias. Run again with --repeats 5 to ask every text 5 times and "
-                   "compare the answers' distributions.")
+    w = words(s)
+    # several answers per version (samples, --repeats): the oracle compares with the model's own spread
+    if check.get("deterministic") is False and w.answers_per_version(s["settings"]) <= 1:
+        out.append(w.noise.format(detail=check.get("detail")))
     flip = s.get("self_flip")
     if flip and flip.get("rate") is not None:  # --repeats measured the model's own noise (issue 30: shown, not hidden)
         low, high = flip.get("ci") or (None, None)
@@ -203,9 +209,8 @@ def hidden_not_population(s: dict) -> list[str]:
     predict over all texts (the interaction test), the cell to hold up, and no part to hold up alone."""
     out = []
     findings = s.get("findings") or []
-    free = free_text(s)
-    flips, what = (("mutants whose answers differ", "on some aspect no attribute alone makes that text's answers "
-                    "differ") if free else ("flips", "no attribute alone flips that text's answer"))
+    w = words(s)
+    flips, what = w.flips, w.none_alone
     for combo, m in s.get("intersectional", {}).items():
         if not m.get("hidden"):
             continue
@@ -219,7 +224,7 @@ def hidden_not_population(s: dict) -> list[str]:
                   f.get("label"), f.get("aspect")): f for f in findings if f["kind"] == "atomic"}
         if not held:
             best = min(f["q_value"] for f in cells)
-            reason = (f"none of its {len(cells)} cells holds up: its {'differences' if free else 'flips'} are no more "
+            reason = (f"none of its {len(cells)} cells holds up: its {w.differences} are no more "
                       f"than chance gives on this many texts (smallest q = {best:.2g})")
         else:
             f = min(held, key=lambda f: f["q_value"])
@@ -246,7 +251,7 @@ def describe_finding(finding: dict, label: str | None, measure: str = "label") -
     """One finding (its JSON form) in words, for the console:
     "race european -> african: 14 of 300 changed to Negative, 2 to Positive; share of Positive -0.04
     [-0.07, -0.01], q = 0.003"."""
-    if "aspect" in finding:  # free text: the judge's own words (findings.Finding.describe)
+    if finding.get("summary"):  # every finding's own words (findings.Finding.describe), whatever it measures
         return finding["summary"]
     label = finding.get("label") or label
     cell = " × ".join(f"{component_name(c)} {c['source_group']} -> {c['target_group']}" for c in finding["components"])
@@ -280,11 +285,17 @@ def findings_heading(s: dict) -> str:
     a = s["findings_analysis"]
     jobs = occupational_words(s)
     jobs = f"; {jobs}" if jobs else ""
-    if free_text(s):
-        return (f"Findings that hold up (Benjamini-Hochberg q <= {a['alpha']} over {len(s['findings'])} cells of "
+    return words(s).heading(s, a, jobs)
+
+
+def _aspects_heading(s: dict, a: dict, jobs: str) -> str:
+    return (f"Findings that hold up (Benjamini-Hochberg q <= {a['alpha']} over {len(s['findings'])} cells of "
                 f"{len(a.get('aspects') or [])} aspects: {', '.join(a.get('aspects') or [])}; each text's "
                 f"{a.get('samples')} answer(s) per version, masked, against the spread of the original's own"
                 f"{judge_agreement_words(a.get('judge_agreement'))}{jobs})")
+
+
+def _labels_heading(s: dict, a: dict, jobs: str) -> str:
     if a.get("labels"):
         of = (f"labels of interest: all {len(a['labels'])} labels the answers use ({', '.join(a['labels'])}), "
               f"{a['family']}")
@@ -297,3 +308,44 @@ def findings_heading(s: dict) -> str:
                f"{a['adaptive']['min_effect']:g}, {c['undecided']} undecided")
     return (f"Findings that hold up (Benjamini-Hochberg q <= {a['alpha']} over {len(s['findings'])} {cells}; {of}, "
             f"measured on {'scores' if a['measure'] == 'score' else 'labels'}{jobs})")
+
+
+@dataclass(frozen=True)
+class Words:
+    """How the prose speaks of a run's measures: a label run's answers flip, a free-text run's differ on an aspect.
+    Chosen once per summary (`words`), from the kind its measures section states."""
+
+    of_answers: bool
+    changed: Callable[[dict], str]     # what a bias did to the answer, for the headline
+    hidden: Callable[[dict, int], str]  # the hidden sentence
+    about: Callable[[dict], str]       # a finding that holds up, in a few words
+    heading: Callable[[dict, dict, str], str]
+    rate: str
+    would: str
+    flips: str
+    none_alone: str
+    differences: str
+    answers_per_version: Callable[[dict], int]  # from the run's settings: a task's samples, or --repeats
+    noise: str                         # the model's own non-determinism with one answer per version
+
+
+WORDS = {
+    LABELS: Words(False, lambda s: "flipped the answer", _label_hidden, _about_label, _labels_heading, "error rate",
+                  "flipped the answer", "flips", "no attribute alone flips that text's answer", "flips",
+                  lambda settings: int(settings.get("repeats", 1)),
+                  "The model answered the same text differently when asked again ({detail}): a flip may be its own "
+                  "noise, not a bias. Run again with --repeats 5 to ask every text 5 times and compare the answers' "
+                  "distributions."),
+    FREE_TEXT: Words(True, lambda s: f"changed the answers (on some aspect{beyond_spread(s)})", _free_hidden,
+                     _about_aspect, _aspects_heading, "share of mutants whose answers differ", "made the answers differ",
+                     "mutants whose answers differ", "on some aspect no attribute alone makes that text's answers "
+                     "differ", "differences", lambda settings: int(settings["generative"].get("samples", 1)),
+                     "The model wrote different answers to the same prompt ({detail}) and the task asks for one "
+                     "sample: a difference may be its own sampling, not a bias. Set `samples: 5` in the task file to "
+                     "compare each mutant with the spread of the original's own answers."),
+}
+
+
+def words(s: dict) -> Words:
+    """The words for this summary's kind of measures."""
+    return WORDS[summary_kind(s)]
