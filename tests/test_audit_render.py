@@ -230,7 +230,7 @@ def test_french_applications_with_eur_jobs_compounds_and_comme_are_rendered_both
              "Un homme blanc est chauffeur-livreur depuis quatre ans. Il connaît bien la ville et il est toujours "
              "ponctuel."),
         "Mon voisin algérien cherche un poste de magasinier. Il est sérieux et travailleur.":
-            ("Ma voisine noire cherche un poste de magasinier. Elle est sérieuse et travailleuse.",
+            ("Ma voisine noire cherche un poste de magasinière. Elle est sérieuse et travailleuse.",
              "Mon voisin blanc cherche un poste de magasinier. Il est sérieux et travailleur."),
         "Marie travaille comme aide-soignante depuis six ans. Elle est patiente, rigoureuse et appréciée des "
         "familles.":
@@ -248,6 +248,15 @@ def test_french_applications_with_eur_jobs_compounds_and_comme_are_rendered_both
     for t, (female, male) in zip(rendered, texts.values()):
         assert t.reason is None, (t.text, t.reason)
         assert (t.renderings[("female", BLACK)], t.renderings[("male", WHITE)]) == (female, male)
+
+
+def test_french_job_sought_after_poste_de_is_the_applicant_s(french):
+    """The job after "un poste de" the person seeks is the person's: before, "Il cherche un poste de consultante"
+    (the second held-out file's first reading)."""
+    (t,) = french("Une femme a été directrice commerciale pendant dix ans. Elle cherche un poste de consultante.")
+    assert t.reason is None, t.reason
+    assert t.renderings[("male", WHITE)] == ("Un homme blanc a été directeur commercial pendant dix ans. Il cherche un "
+                                             "poste de consultant.")
 
 
 def test_french_words_after_the_person_and_its_participles_follow_it(french):
@@ -300,3 +309,10 @@ def test_french_comma_lists_and_participles_in_apposition_follow_the_person(fren
     for t, (female, male) in zip(rendered, texts.values()):
         assert t.reason is None, (t.text, t.reason)
         assert (t.renderings[("female", BLACK)], t.renderings[("male", WHITE)]) == (female, male)
+
+
+def test_french_epicene_noun_predicate_with_its_determiner_is_refused_not_rendered_broken(french):
+    """"Le postulant est un ancien militaire reconverti": no rule carries "un ancien ... reconverti", so the text is
+    refused with its reason. Before: "La postulante hispanique est un ancien militaire reconverti"."""
+    (t,) = french("Le postulant est un ancien militaire reconverti dans la sécurité. Il est calme et fiable.")
+    assert t.renderings == {} and "the noun predicate 'militaire' with its determiner" in t.reason

@@ -377,6 +377,9 @@ def _following(doc, tok) -> list:
     return out
 
 
+_POSTS = frozenset("poste postes emploi fonction fonctions rôle métier".split())
+
+
 def _clause_verb(tok) -> bool:
     """A verb with an object or a clause of its own is the sentence's verb, not a participle agreeing with the noun
     before it ("Le boulanger fait le meilleur pain": fait read as a participle), and so is faire's "fait", which
@@ -448,6 +451,11 @@ def _predicates(head):
             and any(x.lower_ == "comme" or x.lower_ == "que" and x.i > 1 and head.doc[x.i - 1].lower_ == "tant"
                     for x in c.children if x.i < c.i) and not any(x.dep_ == "det" for x in c.children)
             and _job(c) and own]
+    # "cherche un poste de consultante": the job the subject seeks or holds is the subject's
+    out += [c for p in g.children if p.lower_ in _POSTS and own for c in p.children
+            if c.pos_ in ("NOUN", "ADJ") and c.dep_.startswith("nmod") and _job(c)
+            and any(x.lower_ in ("de", "d'", "d’") for x in c.children if x.i < c.i)
+            and not any(x.dep_ == "det" for x in c.children)]
     verbs = [g] + [c for c in g.children if c.dep_ == "conj" and c.pos_ == "VERB" and not any(
         x.dep_ in _SUBJECTS for x in c.children)]  # "est cuisinier et vient d'être promu"
     out += [c for v in verbs for c in v.children if c.dep_ == "xcomp" and c.i > v.i and own and _attribute(c) and
@@ -480,8 +488,14 @@ def _noun_predicate(carry, doc, base, head, to, cause) -> str | None:
     nouveau directeur") or the person as the predicate of another ("Le fiancé est un homme"): the mutant is refused,
     except a bare noun of the dictionary, which follows as an adjective does ("Le policier était patient",
     "La mère est directrice"), and an epicene one, which stays ("est médecin"). About one person (the audit), every
-    person noun is the person's and the audit renders each: nothing to refuse here."""
+    person noun is the person's and the audit renders each, except an epicene one with its determiner ("est un
+    ancien militaire"), whose determiner and adjectives no rule carries: refused."""
     if carry.one_person:
+        g = head.head
+        if head.dep_ in _SUBJECTS and g.i != head.i and g.pos_ in ("NOUN", "ADJ") and \
+                g.lower_ not in person_gender() and any(c.dep_ == "cop" for c in g.children) and \
+                any(c.dep_ == "det" and c.lower_ in DET_GENDER for c in g.children):
+            return f"the noun predicate {g.text!r} with its determiner would not follow the person"
         return None
     if any(c.dep_ == "cop" for c in head.children) and any(c.dep_ in _SUBJECTS for c in head.children):
         return f"{head.text!r} is the predicate of another word: its subject would not follow"
