@@ -103,7 +103,7 @@ SLOW = frozenset({
     "test_algorithms.py::test_matches_paper_pseudocode",
     "test_audit.py::test_hinter_audit_refuses_a_changed_python_model_until_overwrite",
     "test_audit.py::test_the_audit_asks_through_the_campaign_with_usage_and_budget",
-    "test_field_model.py::test_a_failing_text_fails_alone",
+    "test_model_faults.py::test_a_failing_text_fails_alone",
     "test_findings.py::test_additive_scored_model_is_not_population_hidden",
     "test_findings.py::test_calibration",
     "test_findings.py::test_calibration_all_pairs",
