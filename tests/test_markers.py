@@ -37,3 +37,17 @@ def test_every_fault_test_in_the_docs_exists_in_its_file():
         if name not in names:
             missing.append(f"{file}::{name}")
     assert missing == [], "fault tests listed in docs/testing.md but gone (move them back, or update the list)"
+
+
+def test_the_cli_is_started_through_tests_cli_py_only():
+    """One helper runs the command line (tests/cli.py): no other module-level function, class or fixture of the
+    tests builds a `python -m hinter.cli` command of its own."""
+    own = []
+    for path in sorted(TESTS.glob("*.py")):
+        if path.name == "cli.py":
+            continue
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not node.name.startswith("test_") and any(
+                    isinstance(c, ast.Constant) and c.value == "hinter.cli" for c in ast.walk(node)):
+                own.append(f"{path.name}::{node.name}")
+    assert own == [], "start the CLI through tests/cli.py (hinter, start, serve, hinter_here)"

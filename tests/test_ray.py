@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from campaign import answered, assert_nothing_asked_again, kill_and_resume, results, stored_texts, write_kill_campaign
+import cli
 
 pytest.importorskip("ray")
 
@@ -120,12 +121,10 @@ def campaign(tmp_path_factory):
 
 
 def hinter(campaign, out, model, *extra, env=None, popen=False):
-    cmd = [sys.executable, "-m", "hinter.cli", "run", "-d", str(campaign / "data.jsonl"), "-m", model,
-           "-a", "gender,race", "--dictionary", str(campaign / "dic.csv"), "-o", str(out), *extra]
-    env = {**os.environ, **RAY_ENV, "PYTHONPATH": str(HERE), **(env or {})}
-    if popen:
-        return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
-    return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+    args = ("run", "-d", campaign / "data.jsonl", "-m", model, "-a", "gender,race", "--dictionary",
+            campaign / "dic.csv", "-o", out, *extra)
+    env = {**RAY_ENV, **(env or {})}
+    return cli.start(*args, env=env, text=False) if popen else cli.hinter(*args, env=env)
 
 
 def test_a_campaign_on_ray_equals_the_local_run(cluster, campaign, tmp_path):

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from campaign import answered, assert_nothing_asked_again, kill_and_resume, results, write_kill_campaign
+import cli
 
 HERE = Path(__file__).parent
 
@@ -22,11 +23,9 @@ def campaign(tmp_path_factory):
 
 
 def start(campaign, out, session, calls, fast=False):
-    env = {**os.environ, "PYTHONPATH": str(HERE), "HINTER_TEST_CALLS": str(calls), "HINTER_TEST_SESSION": str(session),
-           **({"HINTER_TEST_FAST": "1"} if fast else {})}
-    cmd = [sys.executable, "-m", "hinter.cli", "run", "-d", str(campaign / "data.jsonl"), "-m", "python:planted:counting",
-           "-a", "gender,race", "--dictionary", str(campaign / "dic.csv"), "-o", str(out)]
-    return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    env = {"HINTER_TEST_CALLS": calls, "HINTER_TEST_SESSION": session, **({"HINTER_TEST_FAST": "1"} if fast else {})}
+    return cli.start("run", "-d", campaign / "data.jsonl", "-m", "python:planted:counting", "-a", "gender,race",
+                     "--dictionary", campaign / "dic.csv", "-o", out, env=env, text=False)
 
 
 def test_killed_runs_resume_to_the_uninterrupted_result(campaign, tmp_path):
