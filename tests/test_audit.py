@@ -15,6 +15,7 @@ import planted_audit as planted
 from hinter.audit import audit, load_categories
 from hinter.audit.tables import counterfactual_tables, permutation_p, rows_from_counts
 from hinter.errors import InputError
+from hinter.generative.judge_aspect import judge_model
 from hinter.records import TextRecord
 import cli
 
@@ -301,12 +302,16 @@ def test_a_letter_writer_audited_by_its_judge_gives_the_cold_category_exactly(tm
     the planted writer's cold letters for a Black woman are that cell's rate, 0, and every other cell's is 1."""
     judged = tmp_path / "judged.txt"
     os.environ["HINTER_TEST_JUDGED"] = str(judged)
+    # a python: judge runs in a worker process, kept per spec: one started by an earlier test (test_paths_agree's
+    # generative campaign, when its file runs first) would not see the variable
+    judge_model.cache_clear()
     try:
         result = audit(records(), "python:planted_audit:cold_letters", task="reference-letter",
                        judge="python:planted_judge:favourable", out=tmp_path / "out", parser=parser,
                        permutations=300, bootstrap=300)
     finally:
         del os.environ["HINTER_TEST_JUDGED"]
+        judge_model.cache_clear()  # nor does a later test get this one's
     inter = by_category(result["tables"]["intersectional"])
     assert (inter["female / Black or African American"]["selected"], inter["female / Black or African American"]["n"]) \
         == (0, 21)
