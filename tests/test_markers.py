@@ -39,6 +39,19 @@ def test_every_fault_test_in_the_docs_exists_in_its_file():
     assert missing == [], "fault tests listed in docs/testing.md but gone (move them back, or update the list)"
 
 
+def test_every_test_file_is_in_the_table_of_components():
+    """docs/testing.md's table by component names every test file once, so that a newcomer finds which file covers
+    a module; a file added, renamed or removed updates the table."""
+    text = DOC.read_text()
+    table = text[text.index("## How the suite is organised"):text.index("## Markers")]
+    listed = re.findall(r"\btest_\w+", "".join(line.split("|")[2] for line in table.splitlines()
+                                               if line.startswith("|") and line.count("|") >= 3))
+    files = sorted(p.stem for p in TESTS.glob("test_*.py"))
+    assert sorted(set(files) - set(listed)) == [], "add these files to the table in docs/testing.md"
+    assert sorted(set(listed) - set(files)) == [], "the table in docs/testing.md names files that are gone"
+    assert len(listed) == len(set(listed)), "a file is listed twice in docs/testing.md's table"
+
+
 def test_the_cli_is_started_through_tests_cli_py_only():
     """One helper runs the command line (tests/cli.py): no other module-level function, class or fixture of the
     tests builds a `python -m hinter.cli` command of its own."""
