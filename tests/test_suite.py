@@ -18,6 +18,7 @@ from hinter.store import open_run
 from hinter.suite import load_suite
 
 import planted
+import cli
 
 CAMPAIGN = ["--dataset", "imdb", "--limit", "12", "--attributes", "race,gender", "--order", "2",
             "--max-pairs-per-text", "2", "--seed", "3"]
@@ -25,7 +26,6 @@ MODEL = ["--model", "python:planted:by_hash", "--task", "imdb"]
 # Runs hinter's CLI with every import of spaCy (and its thinc) failing, as on a machine without it.
 NO_SPACY = """
 import sys
-import cli
 class NoSpacy:
     def find_spec(self, name, path=None, target=None):
         if name.split(".")[0] in ("spacy", "thinc"):
