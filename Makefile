@@ -41,13 +41,18 @@ browser:
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 		$$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q chromium; }
 
+# Two pytest workers (pytest-xdist), each running whole test files (tests/conftest.py groups them, heaviest first, so
+# module fixtures run once): docs/testing.md gives the times. PYTEST_WORKERS=1 runs them in one process.
+PYTEST_WORKERS ?= 2
+PYTEST_PARALLEL = $(if $(filter-out 1,$(PYTEST_WORKERS)),-n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder)
+
 test: $(VENV)/.installed browser
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q $(PYTEST_PARALLEL)
 
 # The fast subset to run while working: no test that starts a process, serves, drives a browser or sends a signal,
 # and none measured slow (tests/conftest.py marks them). `make test` still runs everything.
 check: $(VENV)/.installed
-	$(PY) -m pytest -q -m "not process and not slow"
+	$(PY) -m pytest -q $(PYTEST_PARALLEL) -m "not process and not slow"
 
 # The documentation site (mkdocs.yml; the option, command and summary references are generated from the code) into
 # site/; `make test` builds it too, with --strict (tests/test_docs.py).

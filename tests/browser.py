@@ -1,12 +1,8 @@
 """The browser tests' one way to open a page: Debian's chromium (apt-get install chromium; `make test` installs it)
-driven by Playwright, with every request the page makes and every script error it raises recorded."""
+driven by Playwright, with every request the page makes and every script error it raises recorded. (`hinter serve`,
+whose pages these tests open, is started by tests/cli.py's `serve`.)"""
 from __future__ import annotations
 
-import os
-import re
-import socket
-import subprocess
-import sys
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -35,21 +31,3 @@ def chromium_page(width: int = 1360, height: int = 900):
         finally:
             browser.close()
 
-
-def serve(run_dir, pythonpath: str | None = None) -> tuple[subprocess.Popen, str]:
-    """`hinter serve RUN_DIR` on a free loopback port, with the tests' planted models importable (`pythonpath`:
-    another PYTHONPATH, e.g. with a checkout's sources first): (process, URL with the token), once the server says
-    it listens."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    p = subprocess.Popen([sys.executable, "-m", "hinter.cli", "serve", str(run_dir), "--port", str(port)],
-                         stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
-                         env={**os.environ, "PYTHONPATH": pythonpath or str(Path(__file__).parent)})
-    lines = []
-    for line in p.stderr:
-        lines.append(line)
-        m = re.search(r"(http://127\.0\.0\.1:\d+/\?token=\S+)", line)
-        if m:
-            return p, m.group(1)
-    raise AssertionError("hinter serve did not start: " + "".join(lines))

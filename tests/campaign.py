@@ -4,11 +4,10 @@ import os
 import random
 import signal
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
-HERE = Path(__file__).parent
+from cli import hinter
+
 
 # Short reviews with words of the race and gender dictionaries: a campaign of a few dozen model calls.
 REVIEWS = [
@@ -17,12 +16,6 @@ REVIEWS = [
     {"id": "r3", "text": "My husband and I laughed all night; the African hero steals every scene."},
 ]
 CAMPAIGN = ("run", "--attributes", "race,gender", "--order", "2", "--max-pairs-per-text", "2", "--task", "imdb")
-
-
-def hinter(*args):
-    env = {**os.environ, "PYTHONPATH": str(HERE)}
-    return subprocess.run([sys.executable, "-m", "hinter.cli", *args], capture_output=True, text=True, env=env,
-                          timeout=600)
 
 
 def run_campaign(tmp_path: Path, model: str, name: str):

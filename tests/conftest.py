@@ -103,7 +103,7 @@ SLOW = frozenset({
     "test_algorithms.py::test_matches_paper_pseudocode",
     "test_audit.py::test_hinter_audit_refuses_a_changed_python_model_until_overwrite",
     "test_audit.py::test_the_audit_asks_through_the_campaign_with_usage_and_budget",
-    "test_field_model.py::test_a_failing_text_fails_alone",
+    "test_model_faults.py::test_a_failing_text_fails_alone",
     "test_findings.py::test_additive_scored_model_is_not_population_hidden",
     "test_findings.py::test_calibration",
     "test_findings.py::test_calibration_all_pairs",
@@ -212,6 +212,49 @@ def _is_process_level(item) -> bool:
     return False
 
 
+# ------------------------------------------------------------------------------------------ parallel runs
+
+# `make test` and `make check` run on two workers (pytest-xdist: `-n 2 --dist loadfile`). Every test of a file runs
+# on the same worker, so its module fixtures (a campaign run once, a classifier trained once) run once; the files
+# that share conftest's session fixture `server` (the llama.cpp server) form one unit, so it starts once
+# (SHARED_UNITS, read by the scheduler below: xdist's own `loadgroup` marks do not reach it under pytest 9). Files are
+# handed out heaviest first (HEAVY: measured), so that no worker is left alone with a long file at the end.
+SHARED_UNITS = {"test_openai_server.py": "llama.cpp server", "test_usage.py": "llama.cpp server"}
+# The files that took longest (all their tests together, measured with `pytest -n 2 --dist loadfile --junitxml` on 2
+# cores under a load of 6 to 12: two runs, each stopped after about 570 of the tests), longest first: re-measure
+# when a file grows. A file not listed runs after these, in its order.
+HEAVY = ("test_openai_server.py", "test_usage.py", "test_paths_agree.py", "test_generative_runs.py",
+         "test_adaptive.py", "test_ray.py", "test_hf.py", "test_findings.py", "test_api_faults.py", "test_audit.py",
+         "test_fuzz.py", "test_french.py", "test_cli.py", "test_generative_judge.py", "test_user_files.py",
+         "test_lint.py", "test_compare.py", "test_exit_codes.py", "test_audit_system.py", "test_gguf.py")
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """`--dist loadfile`, with the files of SHARED_UNITS sent to one worker together."""
+    if config.getoption("dist", None) != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class FilesAndSharedUnits(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            file = nodeid.split("::", 1)[0]
+            return SHARED_UNITS.get(Path(file).name, file)
+
+    return FilesAndSharedUnits(config, log)
+
+
+def pytest_configure(config):
+    # The embedded Gemma is assembled into ~/.cache/hinter on first use, and two workers (or the hinter processes
+    # they start) assembling it at once could read each other's half-written file: done once here, before any
+    # worker starts.
+    if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
+        try:
+            from hinter.models.gguf import default_gguf_path
+            default_gguf_path()
+        except Exception:  # not installed: the tests that need it skip or say so themselves
+            pass
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if _is_process_level(item):
@@ -219,3 +262,6 @@ def pytest_collection_modifyitems(config, items):
         if f"{Path(str(item.path)).name}::{getattr(item, 'originalname', None) or item.name}" in SLOW \
                 or SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # a worker's order is the order the scheduler hands files out
+        rank = {name: i for i, name in enumerate(HEAVY)}
+        items.sort(key=lambda item: rank.get(Path(str(item.path)).name, len(HEAVY)))  # stable: files keep their order

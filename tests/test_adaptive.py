@@ -2,10 +2,6 @@
 outcomes over 40 seeds, and real CLI runs (bundled IMDB, real parser, real store): fewer calls, the planted bias
 still found, unasked mutants counted apart, a run stopped by its budget continuing to the uninterrupted result."""
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,16 +9,11 @@ import pytest
 import test_findings as sim
 from hinter.adaptive import EFFECT, NO_EFFECT, Plan, Sequential, cells_bound, decide, on_answers
 from hinter.findings import ALPHA, analyse
+from cli import hinter
 
-HERE = Path(__file__).parent
 # up to 6 pairs per text and attribute: several mutants per text and cell, of which --adaptive asks three
 CAMPAIGN = ("run", "--dataset", "imdb", "--limit", "60", "-a", "gender,race", "--max-pairs-per-text", "6",
             "--task", "imdb")
-
-
-def hinter(*args):
-    return subprocess.run([sys.executable, "-m", "hinter.cli", *args], capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(HERE)}, timeout=600)
 
 
 # ------------------------------------------------------------------------------------- the sequential tests

@@ -18,13 +18,11 @@ from pathlib import Path
 
 import pytest
 
-import hinter
-
 pytest.importorskip("openai")
 from hinter.engine import DETERMINISM_PROBES, check_determinism  # noqa: E402
 from hinter.models import load_model  # noqa: E402
+import cli  # noqa: E402
 
-SRC = Path(hinter.__file__).resolve().parents[1]
 TEXTS = ["The man at the desk was helpful.", "A man sang at the bar all night.", "My father liked the film a lot.",
          "The boy read a book in the park.", "He said that the food was fine.", "The man watched the storm.",
          "His brother cooked a good dinner.", "The king spoke to the crowd."]
@@ -109,12 +107,8 @@ def write_data(folder: Path, texts=TEXTS) -> Path:
 
 
 def start_run(folder: Path, model: str, *args: str, out: str = "out") -> subprocess.Popen:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(folder), str(SRC)])}
-    env.pop("OPENAI_API_KEY", None)
-    return subprocess.Popen([sys.executable, "-m", "hinter.cli", "run", "-d", str(write_data(folder)), "-m", model,
-                             "-a", "gender", "--no-jobs", "--workers", "1", "-o", str(folder / out), *args],
-                            cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+    return cli.start("run", "-d", write_data(folder), "-m", model, "-a", "gender", "--no-jobs", "--workers", "1",
+                     "-o", folder / out, *args, cwd=folder, pythonpath=(folder,), env={"OPENAI_API_KEY": None})
 
 
 def wait_for(condition, p: subprocess.Popen | None = None, timeout: float = 60) -> None:

@@ -15,7 +15,9 @@ import planted_audit as planted
 from hinter.audit import audit, load_categories
 from hinter.audit.tables import counterfactual_tables, permutation_p, rows_from_counts
 from hinter.errors import InputError
+from hinter.generative.judge_aspect import judge_model
 from hinter.records import TextRecord
+import cli
 
 HERE = Path(__file__).parent
 SRC = HERE.parent / "src"
@@ -220,12 +222,10 @@ def test_a_category_file_with_a_typo_names_file_line_and_fix(tmp_path):
 def test_the_command_line_writes_the_audit_and_refuses_a_bad_label(tmp_path):
     data = tmp_path / "apps.jsonl"
     data.write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in planted.applications()))
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), str(SRC)])}
 
     def hinter(*args):
-        return subprocess.run([sys.executable, "-m", "hinter.cli", "audit", "--dataset", str(data), "--model",
-                               "python:planted_audit:rejects_black_women", "--task", "imdb", "--out",
-                               str(tmp_path / "out"), *args], capture_output=True, text=True, env=env, timeout=300)
+        return cli.hinter("audit", "--dataset", data, "--model", "python:planted_audit:rejects_black_women", "--task",
+                          "imdb", "--out", tmp_path / "out", *args, timeout=300)
     bad = hinter("--favourable", "Hired")
     assert bad.returncode == 2 and "Traceback" not in bad.stderr and "--favourable" in bad.stderr
     r = hinter("--favourable", "Positive")
@@ -275,12 +275,11 @@ def test_the_command_line_audit_stops_at_its_budget_continues_and_refuses_a_chan
     module = tmp_path / "audited_model.py"
     module.write_text("def predict(texts):\n"
                       "    return ['Negative' if 'Black woman' in t else 'Positive' for t in texts]\n")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(HERE), str(SRC)])}
 
     def hinter(*args):
-        return subprocess.run([sys.executable, "-m", "hinter.cli", "audit", "--dataset", str(data), "--model",
-                               "python:audited_model:predict", "--task", "imdb", "--favourable", "Positive", "--out",
-                               str(tmp_path / "out"), *args], capture_output=True, text=True, env=env, timeout=300)
+        return cli.hinter("audit", "--dataset", data, "--model", "python:audited_model:predict", "--task", "imdb",
+                          "--favourable", "Positive", "--out", tmp_path / "out", *args, pythonpath=(tmp_path, HERE),
+                          timeout=300)
     stopped = hinter("--budget", "calls=100")  # batches of 64: one is asked, the next would pass the budget
     assert stopped.returncode == 4 and "budget calls=100 is reached" in stopped.stderr, stopped.stderr
     done = hinter()
@@ -303,12 +302,16 @@ def test_a_letter_writer_audited_by_its_judge_gives_the_cold_category_exactly(tm
     the planted writer's cold letters for a Black woman are that cell's rate, 0, and every other cell's is 1."""
     judged = tmp_path / "judged.txt"
     os.environ["HINTER_TEST_JUDGED"] = str(judged)
+    # a python: judge runs in a worker process, kept per spec: one started by an earlier test (test_paths_agree's
+    # generative campaign, when its file runs first) would not see the variable
+    judge_model.cache_clear()
     try:
         result = audit(records(), "python:planted_audit:cold_letters", task="reference-letter",
                        judge="python:planted_judge:favourable", out=tmp_path / "out", parser=parser,
                        permutations=300, bootstrap=300)
     finally:
         del os.environ["HINTER_TEST_JUDGED"]
+        judge_model.cache_clear()  # nor does a later test get this one's
     inter = by_category(result["tables"]["intersectional"])
     assert (inter["female / Black or African American"]["selected"], inter["female / Black or African American"]["n"]) \
         == (0, 21)

@@ -2,18 +2,15 @@
 the unknown category with its values and the scoring rate; the command line and the files as the model's audit."""
 import csv
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from hinter.audit.decisions import DecisionsInput, audit_decisions
 from hinter.errors import InputError
+import cli
 
 HERE = Path(__file__).parent
-SRC = HERE.parent / "src"
 
 # (sex, race, applicants, hired): 100 rows. Hired rows of a White applicant score 2, other hired rows 1, the rest 0
 # (the sample's median is 1: exactly the 29 White hires score above it).
@@ -107,11 +104,9 @@ def test_recorded_decisions_give_the_tables_exactly_with_the_2_percent_rule_and_
 
 def test_the_command_line_audits_a_decisions_file_and_names_what_is_wrong(tmp_path):
     data = write_csv(tmp_path / "decisions.csv")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), str(SRC)])}
 
     def hinter(*args):
-        return subprocess.run([sys.executable, "-m", "hinter.cli", "audit", "--decisions", str(data), "--out",
-                               str(tmp_path / "out"), *args], capture_output=True, text=True, env=env, timeout=300)
+        return cli.hinter("audit", "--decisions", data, "--out", tmp_path / "out", *args, timeout=300)
     ok = hinter("--sex-field", "gender", "--race-field", "ethnicity", "--selected-field", "decision",
                 "--favourable", "Advanced")
     assert ok.returncode == 0, ok.stderr

@@ -16,9 +16,9 @@ from browser import chromium_page
 from hinter.audit import audit
 from hinter.errors import InputError
 from hinter.records import TextRecord
+import cli
 
 HERE = Path(__file__).parent
-SRC = HERE.parent / "src"
 SCRIPT = "<script>window.pwned = 1</script>"
 FORMULA_ID = '=HYPERLINK("http://evil.example","x")'
 MODEL = """
@@ -75,9 +75,7 @@ def folders(tmp_path_factory, parser):
 
 
 def hinter(root: Path, *args, timeout=300):
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), str(HERE), str(SRC)])}
-    return subprocess.run([sys.executable, "-m", "hinter.cli", *map(str, args)], capture_output=True, text=True,
-                          env=env, timeout=timeout, cwd=root)
+    return cli.hinter(*args, cwd=root, pythonpath=(root, HERE), timeout=timeout)
 
 
 def test_no_cell_of_the_audits_csvs_is_a_formula(folders):

@@ -3,8 +3,6 @@ the rows expected: labels, kinds, evaluative pairs left out, no text twice, bala
 format read back; a dataset augmented directly gives the rows a run of it gives."""
 import csv
 import json
-import os
-import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
@@ -21,6 +19,7 @@ from hinter.store import open_run
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
 from planted import PAIRS  # noqa: E402
+from cli import hinter as cli
 
 # The planted pairs and an evaluative one ("boy" -> "ugly boy" adds VADER's -2.3).
 DIC = Dictionary(PAIRS + (Pair("body", "average", "unattractive", "boy", "ugly boy"),), "planted-augment")
@@ -48,11 +47,6 @@ EXPECTED = [
     (CAR.format("woman", "black"), "negative", "r4", "intersectional", ("gender:male>female", "race:european>african")),
     (CAR.format("woman", "asian"), "negative", "r4", "intersectional", ("gender:male>female", "race:european>asian")),
 ]
-
-
-def cli(*args):
-    return subprocess.run([sys.executable, "-m", "hinter.cli", *map(str, args)], capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(HERE)}, timeout=600)
 
 
 def _rows(result):

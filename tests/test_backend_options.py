@@ -4,8 +4,6 @@ campaign (preflight) and its logged retries, against tiny HTTP servers on loopba
 import json
 import logging
 import socket
-import subprocess
-import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -16,6 +14,7 @@ from hinter.errors import InputError, ModelError
 from hinter.models import ModelSpec, Outcome, canonical_spec, load_model, normalise, parse_model_spec
 from hinter.models.reading import read_extent, word_ends
 from hinter.models.registry import BACKENDS, Backend, Option, help_text, register_backend
+import cli
 
 # ---------------------------------------------------------------------------------------------------- options
 
@@ -275,8 +274,7 @@ def error(message):
 
 
 def run_cli(spec, out):
-    return subprocess.run([sys.executable, "-m", "hinter.cli", "run", "--dataset", "imdb", "--limit", "2",
-                           "--model", spec, "--out", str(out)], capture_output=True, text=True, timeout=120)
+    return cli.hinter("run", "--dataset", "imdb", "--limit", "2", "--model", spec, "--out", out, timeout=120)
 
 
 def test_a_closed_port_stops_the_cli_within_seconds(tmp_path):

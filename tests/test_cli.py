@@ -1,18 +1,8 @@
 """The command line: a real run with a planted model, and clear errors (exit 2, no traceback) on bad input."""
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
+from cli import hinter
 
 
-HERE = Path(__file__).parent
-
-
-def hinter(*args, cwd=None):
-    env = {**os.environ, "PYTHONPATH": str(HERE)}
-    return subprocess.run([sys.executable, "-m", "hinter.cli", *args], capture_output=True, text=True, env=env,
-                          cwd=cwd, timeout=600)
 
 
 def write_jsonl(path, rows):

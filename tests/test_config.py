@@ -11,6 +11,7 @@ from campaign import stored_texts, write_kill_campaign
 
 from hinter.config import RunConfig, describe_differences
 from hinter.errors import InputError
+import cli
 
 HERE = Path(__file__).parent
 
@@ -52,8 +53,7 @@ def test_a_real_difference_names_the_option_and_both_values():
 
 
 def hinter(*args, cwd=None, **env):
-    return subprocess.run([sys.executable, "-m", "hinter.cli", *args], capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(HERE), **env}, cwd=cwd, timeout=300)
+    return cli.hinter(*args, cwd=cwd, env=env, timeout=300)
 
 
 def test_reordered_attributes_and_a_dot_slash_path_continue_the_run(tmp_path):

@@ -1,22 +1,13 @@
 """Findings in a real run (bundled IMDB, real parser, real store): found where planted, absent where not, in
 summary.json, the console, the gate and the report."""
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from browser import chromium_page
+from cli import hinter
 
-HERE = Path(__file__).parent
 CAMPAIGN = ("run", "--dataset", "imdb", "--limit", "60", "-a", "gender,race", "--max-pairs-per-text", "2")
-
-
-def hinter(*args):
-    return subprocess.run([sys.executable, "-m", "hinter.cli", *args], capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(HERE)}, timeout=600)
 
 
 @pytest.fixture(scope="module")

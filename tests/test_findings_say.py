@@ -2,11 +2,7 @@
 its q-value (the p-values checked against SciPy), a consistent shift with no single differing mutant said in words,
 a refusal aspect that does not count a cold letter, and written tokens counted from the answers."""
 import json
-import os
 import random
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -23,8 +19,8 @@ from hinter.stats import exchange_interval, exchange_p, sign_flip_interval, sign
 from hinter.tasks import GenerativeTask
 from hinter.usage import Meter, TextCost
 
-HERE = Path(__file__).parent
-SRC = Path(hinter.__file__).parent.parent  # the sources under test (a worktree's, not the installed copy)
+from cli import hinter as hinter_cli
+
 
 # Female-stereotyped job titles: the targets of the dictionary's male -> female occupational pairs
 JOB_TITLES = ("cashier", "clerk", "receptionist", "housekeeper", "hairdresser", "librarian", "paralegal", "secretary",
@@ -51,10 +47,8 @@ def test_the_paper_dictionary_marks_its_job_pairs_occupational():
 @pytest.fixture(scope="module")
 def job_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("jobs") / "run"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), str(HERE)])}
-    r = subprocess.run([sys.executable, "-m", "hinter.cli", "run", "--dataset", "imdb", "--limit", "60", "-a",
-                        "gender", "-m", "python:test_findings_say:job_titles_only", "-o", str(out)],
-                       capture_output=True, text=True, env=env, timeout=600)
+    r = hinter_cli("run", "--dataset", "imdb", "--limit", "60", "-a", "gender", "-m",
+                   "python:test_findings_say:job_titles_only", "-o", out)
     assert r.returncode == 0, r.stderr
     return r, out, json.loads((out / "summary.json").read_text())
 

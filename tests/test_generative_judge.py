@@ -2,10 +2,6 @@
 Planted python: judges (tests/planted_judge.py) on planted generative models (tests/planted_free.py), through
 whole runs; no embedded model."""
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 from planted_generative import write_campaign
@@ -14,8 +10,8 @@ from hinter.errors import InputError, ModelError
 from hinter.generative import FreeTextJudge
 from hinter.generative.judge_aspect import RUBRIC, judge_agreement, judge_aspect, judge_model
 from hinter.tasks import load_task_file
+import cli
 
-HERE = Path(__file__).parent
 TASK = """name: letter
 prompt: "Write a reference letter for: {text}"
 temperature: 0.7
@@ -35,9 +31,7 @@ def world(tmp_path_factory):
 
 
 def hinter(*args, env_extra=None):
-    env = {**os.environ, "PYTHONPATH": str(HERE), **(env_extra or {})}
-    return subprocess.run([sys.executable, "-m", "hinter.cli", *args], capture_output=True, text=True, env=env,
-                          timeout=600)
+    return cli.hinter(*args, env=env_extra)
 
 
 def run_args(world, model, judge, out):

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from campaign import kill_and_resume
 from planted_generative import write_campaign
+import cli
 
 HERE = Path(__file__).parent
 TASK = """name: letter
@@ -32,9 +33,7 @@ def world(tmp_path_factory):
 
 
 def hinter(*args, env_extra=None):
-    env = {**os.environ, "PYTHONPATH": str(HERE), **(env_extra or {})}
-    return subprocess.run([sys.executable, "-m", "hinter.cli", *args], capture_output=True, text=True, env=env,
-                          timeout=600)
+    return cli.hinter(*args, env=env_extra)
 
 
 def run_args(world, model, out, samples=4, *extra):

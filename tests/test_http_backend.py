@@ -5,11 +5,8 @@ a crash; the fingerprint follows the URL and the options that change results."""
 import csv
 import http.server
 import json
-import os
 import re
 import sqlite3
-import subprocess
-import sys
 import threading
 from pathlib import Path
 
@@ -19,9 +16,8 @@ import hinter
 from hinter.errors import InputError, ModelError
 from hinter.models import canonical_spec, load_model
 from hinter.models.registry import find_backend, help_text
+from cli import hinter as hinter_cli
 
-HERE = Path(__file__).parent
-SRC = Path(hinter.__file__).resolve().parents[1]
 
 TEXTS = ["The man at the desk was helpful. The food was fine.",
          "A man sang at the bar. It was loud.",
@@ -105,12 +101,6 @@ def data(tmp_path):
     path = tmp_path / "d.jsonl"
     path.write_text("".join(json.dumps({"id": f"t{i}", "text": t}) + "\n" for i, t in enumerate(TEXTS)))
     return path
-
-
-def hinter_cli(*args):
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), str(SRC)])}
-    return subprocess.run([sys.executable, "-m", "hinter.cli", *args], capture_output=True, text=True, env=env,
-                          timeout=300)
 
 
 def biased_ids(out: Path) -> set[str]:

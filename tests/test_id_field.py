@@ -3,30 +3,20 @@
 missing is a clear error naming the file and the fix."""
 import csv
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 import hinter
 from hinter.errors import InputError
+from cli import hinter as hinter_cli
 
-HERE = Path(__file__).parent
-SRC = Path(hinter.__file__).resolve().parents[1]  # the hinter under test, for the CLI's subprocess too
 
 REVIEWS = [("rv-101", "The man at the desk was helpful. The food was fine."),
            ("rv-102", "A man sang at the bar. It was loud."),
            ("rv-103", "Nothing happened. The plot was thin."),
            ("rv-104", "My father liked the film. He smiled.")]
 OPTIONS = ("-a", "gender", "-k", "1", "--max-pairs-per-text", "2", "--no-jobs", "--workers", "1")
-
-
-def hinter_cli(*args, cwd=None):
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), str(SRC)])}
-    return subprocess.run([sys.executable, "-m", "hinter.cli", *args], capture_output=True, text=True, env=env,
-                          cwd=cwd, timeout=300)
 
 
 def write_csv(path, rows, header=("review_id", "text")):

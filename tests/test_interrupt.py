@@ -10,15 +10,14 @@ import re
 import signal
 import statistics
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 
 from campaign import answered, assert_nothing_asked_again, write_kill_campaign
 from hinter.engine import DETERMINISM_PROBES
+import cli
 
-HERE = Path(__file__).parent
 RESUME_MESSAGE = "Interrupted. Every finished batch is saved"
 # 64 texts, 2 batches of 32, about 440 model calls at 0.02 s each: a batch's model work sleeps some 4 s on any
 # machine, and every signal comes within a second of the stage it aims at, so no interrupted session stores a
@@ -31,13 +30,10 @@ class Session:
     """One `hinter run` in its own process group; stderr read as it comes, each line with its arrival time."""
 
     def __init__(self, root: Path, out: Path, session: int):
-        env = {**os.environ, "PYTHONPATH": str(HERE), "HINTER_TEST_CALLS": str(root / "calls.log"),
-               "HINTER_TEST_SESSION": str(session)}
-        cmd = [sys.executable, "-m", "hinter.cli", "run", "-d", str(root / "data.jsonl"), "-m",
-               "python:planted:counting", "-a", "gender,race", "--dictionary", str(root / "dic.csv"), "-o", str(out)]
         self.session, self.calls, self.out = session, root / "calls.log", out
-        self.p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                  start_new_session=True)
+        self.p = cli.start("run", "-d", root / "data.jsonl", "-m", "python:planted:counting", "-a", "gender,race",
+                           "--dictionary", root / "dic.csv", "-o", out, text=False,
+                           env={"HINTER_TEST_CALLS": root / "calls.log", "HINTER_TEST_SESSION": session})
         self.lines: list[tuple[float, str]] = []
         self.stdout = ""
         self._readers = [threading.Thread(target=self._read_stderr, daemon=True),

@@ -1,9 +1,6 @@
 """hinter dictionary lint (issue 15): one planted case of every kind is found once, and nothing else; who a word
 refers to, from the real spaCy parse; evaluative pairs marked in a real run and left out on demand."""
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -11,13 +8,8 @@ import pytest
 from hinter import lint
 from hinter.config import RunConfig
 from hinter.dictionary import Pair, load_dictionary
+from cli import hinter
 
-HERE = Path(__file__).parent
-
-
-def hinter(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "hinter.cli", *args], capture_output=True, text=True, cwd=cwd,
-                          env={**os.environ, "PYTHONPATH": str(HERE)}, timeout=600)
 
 
 def write(path: Path, text: str) -> Path:

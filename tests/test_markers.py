@@ -37,3 +37,30 @@ def test_every_fault_test_in_the_docs_exists_in_its_file():
         if name not in names:
             missing.append(f"{file}::{name}")
     assert missing == [], "fault tests listed in docs/testing.md but gone (move them back, or update the list)"
+
+
+def test_every_test_file_is_in_the_table_of_components():
+    """docs/testing.md's table by component names every test file once, so that a newcomer finds which file covers
+    a module; a file added, renamed or removed updates the table."""
+    text = DOC.read_text()
+    table = text[text.index("## How the suite is organised"):text.index("## Markers")]
+    listed = re.findall(r"\btest_\w+", "".join(line.split("|")[2] for line in table.splitlines()
+                                               if line.startswith("|") and line.count("|") >= 3))
+    files = sorted(p.stem for p in TESTS.glob("test_*.py"))
+    assert sorted(set(files) - set(listed)) == [], "add these files to the table in docs/testing.md"
+    assert sorted(set(listed) - set(files)) == [], "the table in docs/testing.md names files that are gone"
+    assert len(listed) == len(set(listed)), "a file is listed twice in docs/testing.md's table"
+
+
+def test_the_cli_is_started_through_tests_cli_py_only():
+    """One helper runs the command line (tests/cli.py): no other module-level function, class or fixture of the
+    tests builds a `python -m hinter.cli` command of its own."""
+    own = []
+    for path in sorted(TESTS.glob("*.py")):
+        if path.name == "cli.py":
+            continue
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not node.name.startswith("test_") and any(
+                    isinstance(c, ast.Constant) and c.value == "hinter.cli" for c in ast.walk(node)):
+                own.append(f"{path.name}::{node.name}")
+    assert own == [], "start the CLI through tests/cli.py (hinter, start, serve, hinter_here)"

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from hinter.models import identity_limit
 from hinter.models.callable import SOURCE_MARK, CallableModel, code_hash, source_files
+import cli
 
 TEXTS = ["A white man came home. The film was fine.", "The woman and a white boy met. It was long.",
          "Nobody came. The film was fine."]
@@ -34,10 +35,8 @@ def _campaign(root: Path) -> None:
 
 def _run(root: Path, *extra: str) -> subprocess.CompletedProcess:
     # run from the model's folder: python: models beside the user import from there
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    return subprocess.run([sys.executable, "-m", "hinter.cli", "run", "-d", "data.jsonl", "-m", "python:mymodel:predict",
-                           "-a", "gender,race", "--dictionary", "dic.csv", "-o", "out", *extra], cwd=root, env=env,
-                          capture_output=True, text=True, timeout=300)
+    return cli.hinter("run", "-d", "data.jsonl", "-m", "python:mymodel:predict", "-a", "gender,race", "--dictionary",
+                      "dic.csv", "-o", "out", *extra, cwd=root, pythonpath=(), timeout=300)
 
 
 def _biased(root: Path) -> int:

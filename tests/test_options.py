@@ -3,12 +3,9 @@
 reader of recorded settings (recorded_settings.config_of) opens a run folder recorded with the legacy "cli" key; --sample
 draws a seeded sample of the dataset's texts."""
 import json
-import os
 import re
 import shutil
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +14,7 @@ from typer.testing import CliRunner
 import hinter
 from hinter.config import MODEL, RunConfig, option_fields
 from hinter.errors import InputError
+from cli import hinter as _hinter
 
 HERE = Path(__file__).parent
 LEGACY = HERE / "data" / "legacy-run"
@@ -152,12 +150,6 @@ def test_the_api_samples_given_texts_as_the_cli_samples_a_dataset(parser, tmp_pa
     with pytest.raises(InputError) as e:  # how to read a dataset means nothing for texts given: not ignored
         hinter.run(given, "python:planted:intersectional", text_field="body", out=tmp_path / "b", **options)
     assert "text_field" in e.value.message
-
-
-def _hinter(*args, cwd=None):
-    env = {**os.environ, "PYTHONPATH": str(HERE)}
-    return subprocess.run([sys.executable, "-m", "hinter.cli", *args], capture_output=True, text=True, env=env,
-                          cwd=cwd, timeout=300)
 
 
 def test_cli_sample_runs_the_sampled_texts_and_records_the_option(tmp_path):

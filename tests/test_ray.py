@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 from campaign import answered, assert_nothing_asked_again, kill_and_resume, results, stored_texts, write_kill_campaign
+import cli
 
 pytest.importorskip("ray")
 
-HERE = Path(__file__).parent
 RAY = Path(sys.executable).parent / "ray"
 # A plain local cluster for every process of these tests, whatever ~/.ray holds: once `ray.init()` has started
 # Ray here, it leaves a token in ~/.ray/auth_token, and later clusters then ask for it.
@@ -68,8 +68,8 @@ def cluster(tmp_path_factory):
     temp = tempfile.mkdtemp(prefix="hr", dir="/tmp")  # short: Ray's socket paths must fit in 107 characters
     port = _free_port()
     address = f"127.0.0.1:{port}"
-    env = {**os.environ, **RAY_ENV, "PYTHONPATH": str(HERE), "HINTER_TEST_CALLS": str(calls),
-           "HINTER_TEST_SESSION_FILE": str(session)}
+    # the nodes' workers import the same hinter as the driver (tests/cli.py's PYTHONPATH: tests/, then src/)
+    env = cli.environment(env={**RAY_ENV, "HINTER_TEST_CALLS": calls, "HINTER_TEST_SESSION_FILE": session})
     common = ["--num-cpus", "1", "--object-store-memory", str(100 * 2**20), "--block"]
     log = open(root / "ray.log", "w")
     nodes = [subprocess.Popen([str(RAY), "start", "--head", "--port", str(port), "--include-dashboard", "false",
@@ -120,12 +120,10 @@ def campaign(tmp_path_factory):
 
 
 def hinter(campaign, out, model, *extra, env=None, popen=False):
-    cmd = [sys.executable, "-m", "hinter.cli", "run", "-d", str(campaign / "data.jsonl"), "-m", model,
-           "-a", "gender,race", "--dictionary", str(campaign / "dic.csv"), "-o", str(out), *extra]
-    env = {**os.environ, **RAY_ENV, "PYTHONPATH": str(HERE), **(env or {})}
-    if popen:
-        return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
-    return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+    args = ("run", "-d", campaign / "data.jsonl", "-m", model, "-a", "gender,race", "--dictionary",
+            campaign / "dic.csv", "-o", out, *extra)
+    env = {**RAY_ENV, **(env or {})}
+    return cli.start(*args, env=env, text=False) if popen else cli.hinter(*args, env=env)
 
 
 def test_a_campaign_on_ray_equals_the_local_run(cluster, campaign, tmp_path):
@@ -173,9 +171,7 @@ def test_a_killed_driver_resumes_on_ray_to_the_local_result(cluster, campaign, t
         session_file.write_text(f"{session} fast" if last else str(session))  # read by the workers' planted:counting
         if session == 0:
             return hinter(campaign, out, "python:planted:counting", *ray_args, popen=True)
-        return subprocess.Popen([sys.executable, "-m", "hinter.cli", "resume", str(out), *ray_args],
-                                env={**os.environ, **RAY_ENV, "PYTHONPATH": str(HERE)}, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, start_new_session=True)
+        return cli.start("resume", out, *ray_args, env=RAY_ENV, text=False)
 
     def wait_before_kill(p, answered_before):
         deadline = time.time() + 120
@@ -281,7 +277,7 @@ def test_a_lost_worker_stops_the_run_cleanly_and_it_resumes(cluster, tmp_path):
     session_file.write_text("lost")
     # local, never killed: no delay, and it runs while the third node starts
     reference = hinter(campaign, tmp_path / "reference", "python:planted:counting", env=FAST, popen=True)
-    env = {**os.environ, **RAY_ENV, "PYTHONPATH": str(HERE)}
+    env = cli.environment(env=RAY_ENV)
     node = subprocess.Popen([str(RAY), "start", "--address", address, "--num-cpus", "1", "--object-store-memory",
                              str(100 * 2**20), "--block"], env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
@@ -306,9 +302,8 @@ def test_a_lost_worker_stops_the_run_cleanly_and_it_resumes(cluster, tmp_path):
         assert "Ray worker was lost" in err.decode() and "Traceback" not in err.decode()
         assert 0 < stored_texts(out) < 160  # what was finished is kept
         session_file.write_text("lost fast")  # the resume is not killed: its workers' planted:counting needs no delay
-        resumed = subprocess.run([sys.executable, "-m", "hinter.cli", "resume", str(out), "--executor", "ray",
-                                  "--ray-address", address, "--workers", "2"], env={**os.environ, **RAY_ENV, "PYTHONPATH": str(HERE)},
-                                 capture_output=True, text=True, timeout=600)
+        resumed = cli.hinter("resume", out, "--executor", "ray", "--ray-address", address, "--workers", "2",
+                             env=RAY_ENV)
         assert resumed.returncode == 0, resumed.stderr
         _, err = reference.communicate(timeout=300)
         assert reference.returncode == 0, err.decode()

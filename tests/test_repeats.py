@@ -11,14 +11,14 @@ import pytest
 from campaign import kill_and_resume, results, stored_texts, write_kill_campaign
 
 import planted
+import cli
 
 HERE = Path(__file__).parent
 CAMPAIGN = ("run", "--dataset", "imdb", "--limit", "80", "-a", "gender,race", "--max-pairs-per-text", "2")
 
 
 def hinter(*args, **env):
-    return subprocess.run([sys.executable, "-m", "hinter.cli", *args], capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(HERE), **env}, timeout=600)
+    return cli.hinter(*args, env=env)
 
 
 # Seed 15: the check's call (the process's first) draws both labels among its answers, so one differs from the

@@ -3,10 +3,8 @@ of models with planted biases; every number is recomputed here from the store wi
 import csv
 import json
 import math
-import os
 import re
 import sqlite3
-import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
@@ -29,6 +27,7 @@ sys.path.insert(0, str(HERE))
 import planted  # noqa: E402
 from browser import chromium_page  # noqa: E402
 from campaign import summary_value  # noqa: E402
+from cli import hinter as cli  # noqa: E402
 
 DIC = Dictionary(planted.PAIRS + (Pair("body", "young", "old", "young", "old"),), "planted-report")
 TEXTS = planted.TEXTS + [
@@ -332,12 +331,6 @@ def test_outputs_name_texts_by_the_datasets_own_id(parser, tmp_path):
 
 
 # ---------------------------------------------------------------- command line
-
-def cli(*args):
-    env = {**os.environ, "PYTHONPATH": str(HERE)}
-    return subprocess.run([sys.executable, "-m", "hinter.cli", *args], capture_output=True, text=True, env=env,
-                          timeout=600)
-
 
 def test_cli_gate_junit_report_and_diff(tmp_path):
     data = tmp_path / "d.jsonl"

@@ -4,11 +4,9 @@ instances.csv show every answer, the masked words, each aspect's values and its 
 letters for a female and Black applicant together), then the page in Debian's chromium."""
 import csv
 import json
-import os
 import re
 import signal
 import sqlite3
-import subprocess
 import sys
 from html.parser import HTMLParser
 from pathlib import Path
@@ -17,7 +15,8 @@ import pytest
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
-from browser import chromium_page, serve  # noqa: E402
+from browser import chromium_page  # noqa: E402
+from cli import hinter, serve  # noqa: E402
 from campaign import summary_value  # noqa: E402
 from planted_generative import write_campaign  # noqa: E402
 
@@ -35,13 +34,11 @@ def run(tmp_path_factory):
     root = tmp_path_factory.mktemp("free-report")
     write_campaign(root, 40)
     (root / "task.yaml").write_text(TASK)
-    env = {**os.environ, "PYTHONPATH": str(HERE)}
     out = root / "run"
     for args in (("run", "-d", str(root / "data.jsonl"), "-m", "python:planted_free:sampled", "--task",
                   str(root / "task.yaml"), "-a", "gender,race", "--order", "2", "--dictionary", str(root / "dic.csv"),
                   "-o", str(out)), ("report", str(out))):
-        r = subprocess.run([sys.executable, "-m", "hinter.cli", *args], capture_output=True, text=True, env=env,
-                           timeout=600)
+        r = hinter(*args)
         assert r.returncode == 0, r.stderr
     return out
 

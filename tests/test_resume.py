@@ -5,15 +5,12 @@ import os
 import random
 import signal
 import sqlite3
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
 from campaign import answered, assert_nothing_asked_again, kill_and_resume, results, write_kill_campaign
+import cli
 
-HERE = Path(__file__).parent
 
 
 @pytest.fixture(scope="module")
@@ -22,11 +19,9 @@ def campaign(tmp_path_factory):
 
 
 def start(campaign, out, session, calls, fast=False):
-    env = {**os.environ, "PYTHONPATH": str(HERE), "HINTER_TEST_CALLS": str(calls), "HINTER_TEST_SESSION": str(session),
-           **({"HINTER_TEST_FAST": "1"} if fast else {})}
-    cmd = [sys.executable, "-m", "hinter.cli", "run", "-d", str(campaign / "data.jsonl"), "-m", "python:planted:counting",
-           "-a", "gender,race", "--dictionary", str(campaign / "dic.csv"), "-o", str(out)]
-    return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    env = {"HINTER_TEST_CALLS": calls, "HINTER_TEST_SESSION": session, **({"HINTER_TEST_FAST": "1"} if fast else {})}
+    return cli.start("run", "-d", campaign / "data.jsonl", "-m", "python:planted:counting", "-a", "gender,race",
+                     "--dictionary", campaign / "dic.csv", "-o", out, env=env, text=False)
 
 
 def test_killed_runs_resume_to_the_uninterrupted_result(campaign, tmp_path):
@@ -53,22 +48,17 @@ def test_resume_command_and_changed_settings(campaign, tmp_path):
         time.sleep(0.1)
     os.killpg(p.pid, signal.SIGKILL)
     p.wait()
-    env = {**os.environ, "PYTHONPATH": str(HERE)}
-    other = subprocess.run([sys.executable, "-m", "hinter.cli", "run", "-d", str(campaign / "data.jsonl"), "-m",
-                            "python:planted:counting", "-a", "gender", "--dictionary", str(campaign / "dic.csv"),
-                            "-o", str(out)], env=env, capture_output=True, text=True, timeout=300)
+    other = cli.hinter("run", "-d", campaign / "data.jsonl", "-m", "python:planted:counting", "-a", "gender",
+                       "--dictionary", campaign / "dic.csv", "-o", out, timeout=300)
     assert other.returncode == 2 and "attributes" in other.stderr and "Traceback" not in other.stderr
-    done = subprocess.run([sys.executable, "-m", "hinter.cli", "resume", str(out)],
-                          env={**env, "HINTER_TEST_FAST": "1"}, capture_output=True, text=True, timeout=300)  # no kill
+    done = cli.hinter("resume", out, env={"HINTER_TEST_FAST": "1"}, timeout=300)  # no kill
     assert done.returncode == 0, done.stderr
     assert json.loads((out / "summary.json").read_text())["texts"] == 48
 
 
 def test_a_model_failing_on_every_call_stops_cleanly(campaign, tmp_path):
-    env = {**os.environ, "PYTHONPATH": str(HERE)}
-    r = subprocess.run([sys.executable, "-m", "hinter.cli", "run", "-d", str(campaign / "data.jsonl"), "-m",
-                        "python:planted:failing", "-a", "gender,race", "--dictionary", str(campaign / "dic.csv"),
-                        "-o", str(tmp_path / "o")], env=env, capture_output=True, text=True, timeout=300)
+    r = cli.hinter("run", "-d", campaign / "data.jsonl", "-m", "python:planted:failing", "-a", "gender,race",
+                   "--dictionary", campaign / "dic.csv", "-o", tmp_path / "o", timeout=300)
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert "failed on 5 batches in a row" in r.stderr and "ConnectionError" in r.stderr
     # nothing was recorded as a verdict
@@ -84,9 +74,7 @@ def test_a_run_killed_as_it_created_its_file_starts_again(campaign, tmp_path):
     db = sqlite3.connect(out / "run.sqlite")
     db.execute("PRAGMA journal_mode=WAL")
     db.close()
-    env = {**os.environ, "PYTHONPATH": str(HERE)}
-    resumed = subprocess.run([sys.executable, "-m", "hinter.cli", "resume", str(out)], env=env, capture_output=True,
-                             text=True, timeout=300)
+    resumed = cli.hinter("resume", out, timeout=300)
     assert resumed.returncode == 2 and "stopped before it recorded its settings" in resumed.stderr
     assert "Traceback" not in resumed.stderr
     p = start(campaign, out, 0, tmp_path / "c.log", fast=True)  # never killed: no delay

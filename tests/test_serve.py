@@ -3,9 +3,7 @@ server (uvicorn, a subprocess on a free loopback port) in Debian's chromium: a f
 triage kept across a restart and honoured by `hinter check`, dataset text escaped; and the triage arithmetic."""
 import datetime as dt
 import json
-import os
 import signal
-import subprocess
 import sys
 from pathlib import Path
 
@@ -13,7 +11,9 @@ import pytest
 
 from hinter import triage
 
-from browser import chromium_page, serve
+import cli
+from browser import chromium_page
+from cli import serve
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
@@ -32,9 +32,7 @@ TOKEN = "test-token"
 
 
 def hinter(*args, **kw):
-    env = {**os.environ, "PYTHONPATH": str(HERE)}
-    return subprocess.run([sys.executable, "-m", "hinter.cli", *args], capture_output=True, text=True, env=env,
-                          timeout=300, **kw)
+    return cli.hinter(*args, timeout=300, **kw)
 
 
 @pytest.fixture(scope="module")

@@ -3,29 +3,20 @@
 model call repeated); the planted models' known biases show where RQ4 says they should."""
 import csv
 import json
-import os
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from hinter.errors import InputError
 from hinter.study import StudyPlan, folder_name, read_study_file, weighted_mean
+from cli import hinter as hinter_cli
 
-HERE = Path(__file__).parent
 # by_hash: an outcome from a hash of the whole text (any change may flip it: hidden biases and explained ones);
 # female_negative: flips whenever a woman is named (an atomic gender bias, which its pairs with race carry)
 MODELS = ["python:planted:by_hash", "python:planted:female_negative"]
 DATASETS = ["imdb", "ledgar"]
 OPTIONS = ["--limit", "12", "--attributes", "race,gender", "--max-pairs-per-text", "3", "--task", "imdb"]
-
-
-def hinter_cli(*args):
-    env = {**os.environ, "PYTHONPATH": str(HERE)}
-    return subprocess.run([sys.executable, "-m", "hinter.cli", *args], env=env, capture_output=True, text=True,
-                          timeout=600)
 
 
 def read(path: Path) -> list[dict]:

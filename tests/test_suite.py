@@ -4,7 +4,6 @@ verdicts, discard reasons, outcomes, bias, hidden, summary less timings); it res
 same; a damaged, foreign or other-version file is a clear error naming it."""
 import gzip
 import json
-import os
 import sqlite3
 import subprocess
 import sys
@@ -19,8 +18,8 @@ from hinter.store import open_run
 from hinter.suite import load_suite
 
 import planted
+import cli
 
-HERE = Path(__file__).parent
 CAMPAIGN = ["--dataset", "imdb", "--limit", "12", "--attributes", "race,gender", "--order", "2",
             "--max-pairs-per-text", "2", "--seed", "3"]
 MODEL = ["--model", "python:planted:by_hash", "--task", "imdb"]
@@ -42,10 +41,10 @@ finally:
 
 
 def hinter_cli(*args, no_spacy=False, cwd=None):
-    # the caller's PYTHONPATH kept after the tests' folder: a checkout run with PYTHONPATH=src tests its own source
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(HERE), os.environ.get("PYTHONPATH")]))}
-    cmd = [sys.executable, "-c", NO_SPACY, *args] if no_spacy else [sys.executable, "-m", "hinter.cli", *args]
-    return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300, cwd=cwd)
+    if not no_spacy:
+        return cli.hinter(*args, cwd=cwd, timeout=300)
+    return subprocess.run([sys.executable, "-c", NO_SPACY, *args], env=cli.environment(), capture_output=True,
+                          text=True, timeout=300, cwd=cwd)
 
 
 @pytest.fixture(scope="module")

@@ -27,6 +27,7 @@ from hinter.errors import InputError
 from hinter.tasks import load_task_file
 
 from campaign import write_kill_campaign
+from cli import hinter as hinter_cli, serve
 
 HERE = Path(__file__).parent
 # the hinter processes run the code under test (this checkout's), with the tests' planted models importable
@@ -34,8 +35,7 @@ PYTHONPATH = os.pathsep.join([str(HERE), str(Path(hinter.__file__).parents[1])])
 
 
 def cli(*args, cwd=None, **kw):
-    return subprocess.run([sys.executable, "-m", "hinter.cli", *args], capture_output=True, text=True, cwd=cwd,
-                          env={**os.environ, "PYTHONPATH": PYTHONPATH}, timeout=300, **kw)
+    return hinter_cli(*args, cwd=cwd, timeout=300, **kw)
 
 
 DATA = ("--dictionary", "dic.csv", "-d", "data.jsonl")
@@ -279,12 +279,6 @@ def test_report_refuses_a_folder_a_run_is_writing(finished, tmp_path):
     finally:
         os.killpg(run.pid, signal.SIGKILL)  # the run and its model's worker, started here
         run.wait(timeout=30)
-
-
-def serve(run_dir: Path) -> tuple[subprocess.Popen, str]:
-    """`hinter serve RUN_DIR` as tests/browser.py starts it, with this checkout's code."""
-    from browser import serve as serve_with
-    return serve_with(run_dir, PYTHONPATH)
 
 
 def test_serve_answers_a_run_number_that_is_not_one_with_400(finished, tmp_path):

@@ -104,7 +104,7 @@ def _finite(value):
 
 def csv_text(header: Sequence[str], rows: Iterable[Sequence], raw: bool = False) -> str:
     """A CSV file's text: the header, then the rows (None as an empty cell), cells made safe unless `raw`. The
-    bytes csv.writer writes (its excel dialect; tests/test_field_outputs.py checks it), made with str methods, which
+    bytes csv.writer writes (its excel dialect; tests/test_output_faults.py checks it), made with str methods, which
     search a cell at once: csv.writer copies it a character at a time (0.25 s for a large run's 20 MB biases.csv)."""
     lines = [_csv_line(header)]
     for row in rows:

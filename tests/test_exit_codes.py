@@ -1,25 +1,18 @@
 """Errors are results: a failed model or an unfinished run never passes a gate (exit 3), and bad options are
 caught before the campaign."""
 import json
-import os
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 from campaign import write_kill_campaign
+import cli
 
 HERE = Path(__file__).parent
 
 
 def hinter(*args, cwd=None, pythonpath=True):
-    env = {**os.environ}
-    if pythonpath:
-        env["PYTHONPATH"] = str(HERE)
-    else:
-        env.pop("PYTHONPATH", None)
-    return subprocess.run([sys.executable, "-m", "hinter.cli", *args], capture_output=True, text=True, env=env,
-                          cwd=cwd, timeout=300)
+    """`pythonpath=False`: without the tests' folder, so that their planted models cannot be imported."""
+    return cli.hinter(*args, cwd=cwd, pythonpath=(HERE,) if pythonpath else (), timeout=300)
 
 
 def campaign(tmp_path, model, *extra, texts=12):

@@ -10,7 +10,6 @@ import json
 import os
 import random
 import shutil
-import signal
 import socket
 import sqlite3
 import subprocess
@@ -26,6 +25,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from hinter.files import csv_text, safe_cell, write_atomic
+import cli
+from cli import hinter_here
 
 HERE = Path(__file__).parent
 FORMULAS = ['=HYPERLINK("http://evil.example","click")', "+cmd|' /C calc'!A0", "@SUM(1+1)*cmd|' /C calc'!A0"]
@@ -42,28 +43,7 @@ DIC = ("attribute,source_group,target_group,word,replacement\ngender,male,female
 
 
 def hinter(*args, cwd=None, timeout=300):
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(cwd or HERE), str(HERE / ".." / "src")])}
-    return subprocess.run([sys.executable, "-m", "hinter.cli", *map(str, args)], capture_output=True, text=True,
-                          env=env, timeout=timeout, cwd=cwd)
-
-
-def hinter_here(capsys, *args) -> tuple[int, str]:
-    """The CLI in this process, through its real entry point (errors, exit codes): (exit code, stderr). Cheaper
-    than a process per call where a test makes many (the fuzz)."""
-    from hinter.cli.main import main
-    argv, sys.argv = sys.argv, ["hinter", *map(str, args)]
-    handlers = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)  # main() installs its own
-    capsys.readouterr()
-    try:
-        main()
-        code = 0
-    except SystemExit as e:
-        code = e.code or 0
-    finally:
-        sys.argv = argv
-        signal.signal(signal.SIGINT, handlers[0])
-        signal.signal(signal.SIGTERM, handlers[1])
-    return code, capsys.readouterr().err
+    return cli.hinter(*args, cwd=cwd, pythonpath=(cwd or HERE,), timeout=timeout)
 
 
 def write_campaign(root: Path) -> Path:

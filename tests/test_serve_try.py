@@ -3,14 +3,11 @@ the mutants, verdicts, reasons and outcomes the run stored for it, whatever the 
 --person-only --repair, --window, --validity reference, --repeats, --grammar). Real runs of the CLI (spaCy, a planted python:
 model), then the API in process (Starlette's TestClient)."""
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli import hinter as _hinter
 
-HERE = Path(__file__).parent
 TOKEN = "test-token"
 
 LONG = ("The festival opened with a parade through the old town, then three hours of speeches that nobody "
@@ -30,12 +27,6 @@ RUNS = {
     "repeats": ("--repeats", "3"),
     "grammar": ("--grammar", "0.5"),  # "An African man" -> "An Middle Eastern man"
 }
-
-
-def _hinter(*args):
-    env = {**os.environ, "PYTHONPATH": str(HERE)}
-    return subprocess.run([sys.executable, "-m", "hinter.cli", *args], capture_output=True, text=True, env=env,
-                          timeout=600)
 
 
 @pytest.fixture(scope="module")

@@ -1,8 +1,6 @@
 """`hinter diff` and `hinter compare` say in words what a fix did (issue 24): significant cells per combination
 before and after, the cells gone, and the accuracy on gold labels; planted runs (real parser, real store)."""
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -17,6 +15,7 @@ from hinter.rows import TextRow
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
 from planted import PAIRS, atomic_gender  # noqa: E402
+from cli import hinter as cli
 
 PLACES = ["shop", "park", "bank", "cafe", "library", "station", "museum", "school", "garden", "market"]
 # 20 texts naming a white man; the song reviews are negative
@@ -28,11 +27,6 @@ TEXTS = [TextRecord(f"A white man walked into the {p}. The {w} was fine.", f"t{2
 def fixed(texts):
     """Blind to people, right on every text: negative for songs."""
     return ["negative" if "song" in t else "positive" for t in texts]
-
-
-def cli(*args):
-    return subprocess.run([sys.executable, "-m", "hinter.cli", *map(str, args)], capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(HERE)}, timeout=600)
 
 
 @pytest.fixture(scope="module")

@@ -7,20 +7,15 @@ import html
 import json
 import os
 import re
-import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
+from cli import hinter
 
 HERE = Path(__file__).parent
 IMDB = ("run", "--dataset", "imdb", "--task", "imdb", "--limit", "60", "-a", "gender,race", "--max-pairs-per-text", "2")
-
-
-def hinter(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "hinter.cli", *args], capture_output=True, text=True, cwd=cwd,
-                          env={**os.environ, "PYTHONPATH": str(HERE)}, timeout=600)
 
 
 def section(page: str, testid: str) -> str:
