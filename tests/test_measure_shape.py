@@ -4,8 +4,6 @@ tests/planted_generative.py (a label model, python:planted:intersectional; a fre
 python:planted_free:sampled)."""
 import csv
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -13,6 +11,7 @@ import pytest
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
+from cli import hinter  # noqa: E402
 from planted_generative import write_campaign  # noqa: E402
 
 from hinter.findings import Component, Finding, Measure  # noqa: E402
@@ -33,15 +32,13 @@ def runs(tmp_path_factory):
     root = tmp_path_factory.mktemp("measure-shape")
     write_campaign(root, 12)
     (root / "task.yaml").write_text(TASK)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
     common = ("-d", str(root / "data.jsonl"), "-a", "gender,race", "--order", "2", "--dictionary",
               str(root / "dic.csv"))
     out = {}
     for name, model in (("labels", ("-m", "python:planted:intersectional")),
                         ("free", ("-m", "python:planted_free:sampled", "--task", str(root / "task.yaml")))):
         out[name] = root / name
-        r = subprocess.run([sys.executable, "-m", "hinter.cli", "run", *model, *common, "-o", str(out[name])],
-                           capture_output=True, text=True, env=env, timeout=600)
+        r = hinter("run", *model, *common, "-o", str(out[name]))
         assert r.returncode == 0, r.stderr
     return out
 
