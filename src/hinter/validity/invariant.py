@@ -23,9 +23,10 @@ SentencePair = tuple[str, str]
 # counts differ, a changed sentence's part-of-speech tags differ, or its dependency labels do; `too_long` only in
 # `--validity reference` (a changed sentence over its 500-character limit); `grammar` only with `--grammar` (the
 # second check, validity/grammar.py: the changed sentences' grammar score fell too far).
-# `agreement` and `inflection` only in a language with grammatical gender (--language fr, docs/languages.md): a word
-# whose gender or number no longer agrees with its head (checked first: such a sentence's tags are garbled too,
-# and the reason should name the cause), or a word that had to agree and could not be inflected (decided at mutation).
+# `agreement` only in a language with grammatical gender (--language fr, docs/languages.md): a word whose gender or
+# number no longer agrees with its head (checked first: such a sentence's tags are garbled too, and the reason should
+# name the cause); `inflection`, decided at mutation: a word that had to follow the change and could not (French: a
+# word it cannot inflect; English: a pronoun whose person the mutant may leave unchanged, languages/english.py).
 SENTENCE_COUNT, POS, DEPS, TOO_LONG, GRAMMAR = "sentence_count", "pos", "deps", "too_long", "grammar"
 AGREEMENT, INFLECTION = "agreement", "inflection"
 DISCARD_REASONS = (SENTENCE_COUNT, POS, DEPS, TOO_LONG, GRAMMAR, AGREEMENT, INFLECTION)

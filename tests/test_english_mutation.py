@@ -1,0 +1,105 @@
+"""English mutants a native reader accepts (issue 40 item 2): a/an follows the new word, a pronoun's other forms
+follow it (or the mutant is discarded), and names, verbs and languages are left alone. Real spaCy parses."""
+import pytest
+
+from hinter.dictionary import Dictionary, Pair
+from hinter.languages.english import indefinite_article
+from hinter.mutation import generate
+
+PAIRS = (Pair("race", "asian", "european", "Asian", "European"),
+         Pair("race", "minority", "majority", "black", "indigenous"),
+         Pair("race", "european", "asian", "English", "Asian"),
+         Pair("race", "european", "asian", "French", "Chinese"),
+         Pair("gender", "male", "female", "he", "she"),
+         Pair("gender", "male", "female", "him", "her"),
+         Pair("gender", "male", "female", "his", "her"),
+         Pair("gender", "male", "female", "his", "hers"),
+         Pair("gender", "female", "male", "she", "he"),
+         Pair("gender", "female", "male", "her", "his"),
+         Pair("gender", "female", "male", "her", "him"),
+         Pair("gender", "male", "female", "actor", "actress"),
+         Pair("gender", "female", "male", "actress", "actor"),
+         Pair("gender", "male", "female", "cook", "cashier", occupational=True))
+DIC = Dictionary(PAIRS, "english-test")
+
+
+def mutants(text, attributes=("race", "gender")):
+    """{pair ids: mutant text}, and {pair ids: why discarded} of the atomic mutants."""
+    gen = generate(0, text, DIC, attributes, 1)
+    texts = {"|".join(m.key).split(":", 2)[2]: m.text for m in gen.mutants}
+    discarded = {"|".join(m.key).split(":", 2)[2]: gen.uninflected[i] for i, m in enumerate(gen.mutants)
+                 if i in gen.uninflected}
+    return texts, discarded, gen
+
+
+@pytest.mark.parametrize("word, article", [
+    ("European", "a"), ("honest", "an"), ("unicorn", "a"), ("Asian", "an"), ("indigenous", "an"), ("hour", "an"),
+    ("uninformed", "an"), ("unique", "a"), ("one-off", "a"), ("Ukrainian", "a"), ("FBI", "an"), ("UN", "a"),
+    ("80-year-old", "an"), ("man", "a")])
+def test_indefinite_article_by_sound(word, article):
+    assert indefinite_article(word) == article
+
+
+def test_a_and_an_follow_the_new_word_both_ways_and_capitalised():
+    texts, _, _ = mutants("An Asian woman met a black man.", ("race",))
+    assert texts["Asian>European"] == "A European woman met a black man."
+    assert texts["black>indigenous"] == "An Asian woman met an indigenous man."
+
+
+def test_he_to_she_carries_every_form_across_sentences():
+    texts, discarded, _ = mutants("He lost his way, so he blamed himself. The map was his. His friend laughed.",
+                                  ("gender",))
+    want = "She lost her way, so she blamed herself. The map was hers. Her friend laughed."
+    assert texts["he>she"] == want
+    assert texts["his>her"] == want  # "his" as a determiner: the pair his -> her
+    assert texts["his>hers"] == want  # "The map was his": the pair his -> hers
+    assert not discarded
+
+
+def test_she_to_he_reads_her_by_its_role():
+    texts, discarded, _ = mutants("She told her brother the news. Later we saw her at the station.", ("gender",))
+    want = "He told his brother the news. Later we saw him at the station."
+    assert texts["she>he"] == want
+    assert texts["her>his"] == want and texts["her>him"] == want
+    assert not discarded
+
+
+def test_a_pronoun_pair_of_the_wrong_form_is_not_applied():
+    texts, _, gen = mutants("The car is his.", ("gender",))
+    assert texts == {"his>hers": "The car is hers."}  # never "The car is her."
+    assert gen.not_mutated == {"pronoun form": 1}
+
+
+def test_a_pronoun_that_may_be_a_gendered_nouns_is_discarded_with_its_reason():
+    texts, discarded, _ = mutants("My brother said he would come. He never did.", ("gender",))
+    assert "he>she" in discarded and "brother" in discarded["he>she"]
+
+
+def test_a_person_nouns_pronouns_follow_it_both_ways():
+    texts, discarded, _ = mutants("The actor arrived late. He said his car broke down.", ("gender",))
+    assert texts["actor>actress"] == "The actress arrived late. She said her car broke down."
+    texts, discarded, _ = mutants("The actress waved. She smiled at her fans and they cheered her.", ("gender",))
+    assert texts["actress>actor"] == "The actor waved. He smiled at his fans and they cheered him."
+    assert "actress>actor" not in discarded
+    # the pronouns' own mutants would leave "actress" before them: discarded
+    assert set(discarded) == {"she>he", "her>his", "her>him"}
+
+
+def test_a_pronoun_before_the_noun_in_its_sentence_discards_the_mutant():
+    texts, discarded, _ = mutants("He is a fine actor.", ("gender",))
+    assert "actor>actress" in discarded
+
+
+def test_a_name_a_verb_and_a_language_are_left_alone():
+    texts, _, gen = mutants("Peter Cook is funny. You can cook your own rice, or ask the cook.", ("gender",))
+    assert texts == {"cook>cashier": "Peter Cook is funny. You can cook your own rice, or ask the cashier."}
+    assert gen.not_mutated == {"name": 1, "verb": 1}
+    texts, _, gen = mutants("They speak English at home and French at work. The English man was silent.",
+                            ("race",))
+    assert texts == {"English>Asian": "They speak English at home and French at work. The Asian man was silent."}
+    assert gen.not_mutated == {"language": 2}
+
+
+def test_a_name_with_an_entity_is_left_alone_in_a_legal_text():
+    texts, _, gen = mutants("The European Court held that the English applicant was right.", ("race",))
+    assert texts == {"English>Asian": "The European Court held that the Asian applicant was right."}
