@@ -103,3 +103,16 @@ def test_a_name_a_verb_and_a_language_are_left_alone():
 def test_a_name_with_an_entity_is_left_alone_in_a_legal_text():
     texts, _, gen = mutants("The European Court held that the English applicant was right.", ("race",))
     assert texts == {"English>Asian": "The European Court held that the Asian applicant was right."}
+
+
+def test_a_generic_he_or_she_is_left_alone():
+    texts, _, gen = mutants("The employee agrees that he or she has read it. He signed.", ("gender",))
+    assert texts == {"he>she": "The employee agrees that he or she has read it. She signed."}
+    assert gen.not_mutated == {"generic pronoun": 2}
+
+
+def test_a_nouns_later_pronouns_need_it_as_subject_and_no_name_between():
+    _, discarded, _ = mutants("Something is wrong with her actress. Ashley smiles when she sees Barry.", ("gender",))
+    assert "subject" in discarded["actress>actor"]
+    _, discarded, _ = mutants("The actor came in. Ned Beatty showed he was good.", ("gender",))
+    assert "Ned Beatty" in discarded["actor>actress"]

@@ -17,7 +17,7 @@ about a person's group here (issue 40). Pure functions over the original text an
 - `skipped_occurrence`: an occurrence left alone (not replaced) because it is a name or a title ("Peter Cook",
   "Sky Captain", "the European Court"), a verb ("cook your own rice") or a language ("speak English", "in
   French", "English subtitles"); a pronoun pair's occurrence of the other form ("his" -> "her" where "his" is
-  "is his"). Each is counted by rule (mutation.Generation.not_mutated).
+  "is his"); a generic "he or she" ("his/her"). Each is counted by rule (mutation.Generation.not_mutated).
 """
 from __future__ import annotations
 
@@ -140,8 +140,20 @@ PERSON_NOUNS = {
                         "spokeswoman noblewoman horsewoman schoolgirl godmother matriarch witch".split()),
 }
 
-_PERSON_NOUN = {g: re.compile(r"(?<![\w'’])(" + "|".join(sorted(ws)) + r")(?![\w'’])", re.I)
+_PERSON_NOUN = {g: re.compile(r"(?<![\w'’])(" + "|".join(sorted(ws)) + r")(?![\w]|['’](?!s\b))", re.I)
                 for g, ws in PERSON_NOUNS.items()}
+
+
+_GENERIC = re.compile(r"(?<![\w'’])(?:he|she|him|her|his|hers|himself|herself)\s*(?:or|/|and/or)\s*"
+                      r"(?:he|she|him|her|his|hers|himself|herself)(?![\w'’])", re.I)
+
+
+def generic(text: str, span) -> bool:
+    """Whether the pronoun at `span` is half of a generic "he or she" ("his/her", "him or her"): no one's gender."""
+    for m in _GENERIC.finditer(text, max(0, span[0] - 14), span[1] + 14):
+        if m.start() <= span[0] and span[1] <= m.end():
+            return True
+    return False
 
 
 def pronoun_change(r: Replacement) -> tuple[str, str] | None:
@@ -217,7 +229,8 @@ def carry(text: str, replacements: Sequence[Replacement], docs) -> tuple[list[Re
         change = pronoun_change(r)
         if change is not None:
             old, new = change
-            olds = [m for m in _PRONOUN.finditer(text) if m.group(1).lower() in PRONOUNS[old]]
+            olds = [m for m in _PRONOUN.finditer(text) if m.group(1).lower() in PRONOUNS[old]
+                    and not generic(text, m.span(1))]
             first = min([s for s, _ in r.spans] + [m.start() for m in olds])
             noun = _noun_before(text, docs, first, old) or _predicate_noun(text, docs, olds, old)
             if noun is not None:
@@ -237,7 +250,16 @@ def carry(text: str, replacements: Sequence[Replacement], docs) -> tuple[list[Re
                 return [], f"the {before[0].group(1)!r} before {r.word!r} may be the same person's"
             stop = next((m.start() for m in _PERSON_NOUN[old].finditer(text, start)
                          if not any(a <= m.start() < b for a, b in r.spans)), len(text))
-            olds = [m for m in _PRONOUN.finditer(text, start, stop) if m.group(1).lower() in PRONOUNS[old]]
+            end = next((b for a, b in docs.spans if a <= start < b), len(text))
+            olds = [m for m in _PRONOUN.finditer(text, start, stop) if m.group(1).lower() in PRONOUNS[old]
+                    and not generic(text, m.span(1))]
+            later = [m for m in olds if m.start() >= end]
+            if later:
+                # past its sentence, a pronoun is the noun's only when the noun is its sentence's subject ("The actor
+                # arrived. He said...") and no name comes between ("...a hero, Stroker Ace. Ned Beatty showed he")
+                why = _not_followed(text, docs, r, later[-1].start())
+                if why:
+                    return [], why
         docs.prefetch([m.span(1) for m in olds if m.group(1).lower() == "her"])
         for m in olds:
             span = m.span(1)
@@ -259,6 +281,23 @@ def _noun_before(text: str, docs, end: int, gender: str) -> str | None:
     """A singular person noun of `gender` (PERSON_NOUNS) before `end`, else None."""
     m = _PERSON_NOUN[gender].search(text, 0, end)
     return m.group(1) if m else None
+
+
+_NAME = re.compile(r"(?<![\w'’])[A-Z][a-z][\w'’-]*(?:\s+[A-Z][a-z][\w'’-]*)*")
+
+
+def _not_followed(text: str, docs, r: Replacement, until: int) -> str | None:
+    """Why the pronouns after the sentence of `r`'s noun, up to `until`, may not be its person's, else None."""
+    tokens = docs.tokens(*r.spans[0])
+    if tokens is None or tokens.root.dep_ not in ("nsubj", "nsubjpass"):
+        return f"the pronouns after {r.word!r} may be another person's ({r.word!r} is not its sentence's subject)"
+    for m in _NAME.finditer(text, r.spans[0][1], until):
+        if re.match(r"[ \t,:]*$", text[r.spans[0][1]:m.start()]):
+            continue  # the noun's own name ("actor Paul Koslo", "a hero, Stroker Ace")
+        names = docs.tokens(m.start(), m.end())
+        if names is not None and any(t.ent_type_ == "PERSON" for t in names):
+            return f"the pronouns after {r.word!r} may be {m.group(0)!r}'s"
+    return None
 
 
 def _possessive(m, docs) -> bool:
@@ -373,6 +412,10 @@ def skipped_occurrences(text: str, occurrences, docs) -> list[str | None]:
     out: list[str | None] = [None] * len(occurrences)
     need = []
     for i, (span, pair) in enumerate(occurrences):
+        if pair.word.lower() in _OTHER or pair.word.lower() in ("his", "her"):
+            if generic(text, span):
+                out[i] = "generic pronoun"
+                continue
         if pair.word.lower() == "his":
             form = "her" if _his_is_determiner(text, span[1]) else "hers"
             out[i] = None if pair.replacement.lower() not in ("her", "hers") or form == pair.replacement.lower() \
