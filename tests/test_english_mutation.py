@@ -116,3 +116,19 @@ def test_a_nouns_later_pronouns_need_it_as_subject_and_no_name_between():
     assert "subject" in discarded["actress>actor"]
     _, discarded, _ = mutants("The actor came in. Ned Beatty showed he was good.", ("gender",))
     assert "Ned Beatty" in discarded["actor>actress"]
+
+
+@pytest.mark.parametrize("text", ["Eric Rohmer's 'The Actor and the Duke' is based on a journal.",
+                                  "The film stars the Bee Actor of the show.", "ELENA AND HER ACTOR had me hooked.",
+                                  "It is worse than Actor ever was.", "Actor Wars was a film."])
+def test_a_gender_word_written_as_a_title_is_left_alone(text):
+    texts, _, gen = mutants(text, ("gender",))
+    assert "actor>actress" not in texts and gen.not_mutated.get("name") == 1
+
+
+def test_a_pronoun_whose_person_a_noun_names_anywhere_is_discarded_but_not_after_a_possessive():
+    _, discarded, _ = mutants("She made the ending memorable. In the hands of a lesser actress, it would fail.",
+                              ("gender",))
+    assert "actress" in discarded["she>he"]
+    texts, discarded, _ = mutants("She and her actress friend left.", ("gender",))
+    assert texts["she>he"] == "He and his actress friend left." and "she>he" not in discarded

@@ -11,9 +11,10 @@ about a person's group here (issue 40). Pure functions over the original text an
   gender in the text to the same person's other forms (him/his/himself <-> her/her or hers/herself; "her" and
   "his" read by their tag: PRP$ a determiner, else an object or a possessive pronoun). A pair of dictionary words
   names the person by one word everywhere in the text, so every pronoun of the gender is taken as the same
-  person; where a person noun of that gender (man, father, Mr) comes before the first pronoun, the pronoun may be
-  that noun's, which the mutant does not change: the mutant is discarded (validity.invariant.INFLECTION), never
-  kept half changed.
+  person; where a person noun of that gender (man, father, Mr) is in the text, the pronoun may be that noun's,
+  which the mutant does not change ("He was a man of peace"; "Tomita... a lesser actress"): the mutant is
+  discarded (validity.invariant.INFLECTION), never kept half changed; a noun a possessive of the gender
+  introduces ("his father") is someone else.
 - `skipped_occurrence`: an occurrence left alone (not replaced) because it is a name or a title ("Peter Cook",
   "Sky Captain", "the European Court"), a verb ("cook your own rice") or a language ("speak English", "in
   French", "English subtitles"); a pronoun pair's occurrence of the other form ("his" -> "her" where "his" is
@@ -231,8 +232,7 @@ def carry(text: str, replacements: Sequence[Replacement], docs) -> tuple[list[Re
             old, new = change
             olds = [m for m in _PRONOUN.finditer(text) if m.group(1).lower() in PRONOUNS[old]
                     and not generic(text, m.span(1))]
-            first = min([s for s, _ in r.spans] + [m.start() for m in olds])
-            noun = _noun_before(text, docs, first, old) or _predicate_noun(text, docs, olds, old)
+            noun = _person_noun(text, old)
             if noun is not None:
                 return [], f"the {old} pronouns may be those of {noun!r}, which the mutant leaves"
         else:
@@ -277,10 +277,14 @@ def carry(text: str, replacements: Sequence[Replacement], docs) -> tuple[list[Re
     return out, None
 
 
-def _noun_before(text: str, docs, end: int, gender: str) -> str | None:
-    """A singular person noun of `gender` (PERSON_NOUNS) before `end`, else None."""
-    m = _PERSON_NOUN[gender].search(text, 0, end)
-    return m.group(1) if m else None
+def _person_noun(text: str, gender: str) -> str | None:
+    """A singular person noun of `gender` (PERSON_NOUNS) in the text, other than one a possessive of that gender
+    introduces ("his father": someone else), else None."""
+    possessive = "his" if gender == "male" else "her"
+    for m in _PERSON_NOUN[gender].finditer(text):
+        if not re.search(rf"\b{possessive}\s+(?:[\w-]+\s+)?$", text[max(0, m.start() - 30):m.start()], re.I):
+            return m.group(1)
+    return None
 
 
 _NAME = re.compile(r"(?<![\w'’])[A-Z][a-z][\w'’-]*(?:\s+[A-Z][a-z][\w'’-]*)*")
@@ -307,22 +311,6 @@ def _possessive(m, docs) -> bool:
         return low == "his"
     tokens = docs.tokens(*m.span(1))
     return tokens is not None and tokens[0].tag_ == "PRP$"
-
-
-def _predicate_noun(text: str, docs, pronouns, gender: str) -> str | None:
-    """A singular person noun of `gender` said of someone in a sentence holding one of `pronouns` ("He is a good
-    man", "he, a man of few words"): the pronoun's person, whom the mutant leaves a man."""
-    seen = set()
-    for p in pronouns:
-        sentence = next(((a, b) for a, b in docs.spans if a <= p.start() < b), None)
-        if sentence is None or sentence in seen:
-            continue
-        seen.add(sentence)
-        for m in _PERSON_NOUN[gender].finditer(text, *sentence):
-            tokens = docs.tokens(*m.span())
-            if tokens is not None and tokens[0].dep_ in ("attr", "appos", "oprd"):
-                return m.group(1)
-    return None
 
 
 # ---- occurrences that are not about a group ---------------------------------------------------------------------
@@ -376,7 +364,7 @@ def _capitalised_neighbour(text: str, start: int, end: int) -> bool:
     """A capitalised word of two letters or more right before or after (not a sentence's first word, not in
     capitals throughout): "Peter Cook", "European Court", "Sky Captain"."""
     after = re.match(r"[ \t]+([A-Z][a-z][\w'’-]*)", text[end:end + 40])
-    before = re.search(r"(?<![\w'’-])([A-Z][a-z][\w.'’-]*)[ \t]+$", text[max(0, start - 40):start])
+    before = re.search(r"(?<![\w-])([A-Z][a-z][\w.'’-]*)[ \t]+$", text[max(0, start - 40):start])
     return bool(after) or bool(before) and not starts_sentence(text, start - len(before.group(0)))
 
 
@@ -387,6 +375,34 @@ _SPEECH_FORMS = re.compile(
     r"sang|sung|say|says|said|in|into)\W+(?:\w+\W+){0,5}$", re.I)
 _DETERMINED = re.compile(r"\b(a|an|the|this|that|these|those|my|your|his|her|our|their|its|every|each|any|some|no|"
                          r"one|another)\s+(?:[\w-]+\s+)?$|['’]s\s+(?:[\w-]+\s+)?$", re.I)
+
+
+_DETERMINER_BEFORE = re.compile(r"\b(?:a|an|the|this|that|my|your|his|her|our|their|its|every|each|any|no|one|"
+                                r"another)\s+(?:[\w-]+\s+)?$", re.I)
+
+
+def title_or_name(text: str, span, word: str) -> bool:
+    """Whether a common noun (a gender word, not a race word: those are written with a capital) is written as part
+    of a title or a name, from its capitals: in capitals among words in capitals ("ELENA AND HER MEN"); with a
+    capital inside a sentence beside another capitalised word ("the Bee Man", "Sky Captain"), before "of" and a
+    capitalised word ("the Secretary of State", "the President of the Judicial Division"), or with no determiner
+    ("worse than Carpenter ever was"); at a sentence's start before a capitalised word ("Men In White"); joined by
+    a hyphen ("editor-in-chief")."""
+    start, end = span
+    low, found = word.lower(), text[start:end]
+    if low in HONORIFICS or low in _OTHER or low in ("his", "her"):
+        return False
+    if re.match(r"-\w", text[end:end + 2]) or start > 0 and re.match(r"\w-", text[start - 2:start]):
+        return True
+    if len(found) > 1 and found.isupper():
+        return bool(re.search(r"\b[A-Z]{2,}\W+$", text[max(0, start - 20):start])
+                    or re.match(r"\W+[A-Z]{2,}\b", text[end:end + 20]))
+    if not found[:1].isupper():
+        return False
+    if starts_sentence(text, start):
+        return bool(re.match(r"[ \t]+(?!I\b)[A-Z][a-z]", text[end:end + 4]))
+    return (_capitalised_neighbour(text, start, end) or bool(re.match(r"\s+of\s+(?:the\s+)?[A-Z]", text[end:end + 12]))
+            or not _DETERMINER_BEFORE.search(text[max(0, start - 40):start]))
 
 
 def may_be_skipped(text: str, span, word: str, attribute: str) -> bool:
@@ -412,6 +428,9 @@ def skipped_occurrences(text: str, occurrences, docs) -> list[str | None]:
     out: list[str | None] = [None] * len(occurrences)
     need = []
     for i, (span, pair) in enumerate(occurrences):
+        if pair.attribute != "race" and title_or_name(text, span, pair.word):
+            out[i] = "name"
+            continue
         if pair.word.lower() in _OTHER or pair.word.lower() in ("his", "her"):
             if generic(text, span):
                 out[i] = "generic pronoun"
