@@ -9,6 +9,7 @@ from hinter.mutation import generate
 PAIRS = (Pair("race", "asian", "european", "Asian", "European"),
          Pair("race", "minority", "majority", "black", "indigenous"),
          Pair("race", "european", "asian", "English", "Asian"),
+         Pair("race", "european", "african", "European", "African"),
          Pair("race", "european", "asian", "French", "Chinese"),
          Pair("gender", "male", "female", "he", "she"),
          Pair("gender", "male", "female", "him", "her"),
@@ -103,6 +104,7 @@ def test_a_name_a_verb_and_a_language_are_left_alone():
 def test_a_name_with_an_entity_is_left_alone_in_a_legal_text():
     texts, _, gen = mutants("The European Court held that the English applicant was right.", ("race",))
     assert texts == {"English>Asian": "The European Court held that the Asian applicant was right."}
+    assert gen.not_mutated == {"name": 1}  # not "the African Court"
 
 
 def test_a_generic_he_or_she_is_left_alone():
