@@ -19,6 +19,7 @@ from hinter.records import Replacement, TextRecord
 from hinter.store import open_run
 
 HERE = Path(__file__).parent
+SRC = HERE.parent / "src"  # the checkout's sources under test, not the installed copy
 sys.path.insert(0, str(HERE))
 from planted import PAIRS  # noqa: E402
 
@@ -54,7 +55,7 @@ EXPECTED = [
 
 def cli(*args):
     return subprocess.run([sys.executable, "-m", "hinter.cli", *map(str, args)], capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(HERE)}, timeout=600)
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), str(HERE)])}, timeout=600)
 
 
 def _rows(result):

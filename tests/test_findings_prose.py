@@ -15,12 +15,13 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).parent
+SRC = HERE.parent / "src"  # the checkout's sources under test, not the installed copy
 IMDB = ("run", "--dataset", "imdb", "--task", "imdb", "--limit", "60", "-a", "gender,race", "--max-pairs-per-text", "2")
 
 
 def hinter(*args, cwd=None):
     return subprocess.run([sys.executable, "-m", "hinter.cli", *args], capture_output=True, text=True, cwd=cwd,
-                          env={**os.environ, "PYTHONPATH": str(HERE)}, timeout=600)
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), str(HERE)])}, timeout=600)
 
 
 def section(page: str, testid: str) -> str:

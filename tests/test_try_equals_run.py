@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).parent
+SRC = HERE.parent / "src"  # the checkout's sources under test, not the installed copy
 TOKEN = "test-token"
 
 LONG = ("The festival opened with a parade through the old town, then three hours of speeches that nobody "
@@ -33,7 +34,7 @@ RUNS = {
 
 
 def _hinter(*args):
-    env = {**os.environ, "PYTHONPATH": str(HERE)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), str(HERE)])}
     return subprocess.run([sys.executable, "-m", "hinter.cli", *args], capture_output=True, text=True, env=env,
                           timeout=600)
 
