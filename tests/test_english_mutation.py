@@ -134,3 +134,41 @@ def test_a_pronoun_whose_person_a_noun_names_anywhere_is_discarded_but_not_after
     assert "actress" in discarded["she>he"]
     texts, discarded, _ = mutants("She and her actress friend left.", ("gender",))
     assert texts["she>he"] == "He and his actress friend left." and "she>he" not in discarded
+
+
+def test_validity_takes_an_original_sentence_parsed_at_mutation_from_there(parser):
+    """English mutation parses the sentences its rules read ("her": its role); the Validator then takes those
+    sentences' tags and labels from that parse instead of asking its parser again (one parse per original sentence),
+    and counts them as tagged all the same."""
+    from hinter.validity import Validator, changed_sentence_pairs, sentence_spans
+
+    text = "The critics saw her at the premiere. She was a fine actress."
+    gen = generate(0, text, DIC, ("gender",), 1)
+    spans = sentence_spans(text)
+    pairs = [changed_sentence_pairs(text, spans, [text[a:b] for a, b in spans], m.edits) for m in gen.mutants]
+    first = text[spans[0][0]:spans[0][1]]
+    assert any(c == first for ps in pairs if ps for c, _ in ps)  # a mutant changes the sentence parsed for "her"
+
+    class Asked:
+        fingerprint = parser.fingerprint
+
+        def __init__(self):
+            self.asked = []
+
+        def tag(self, sentences):
+            self.asked += sentences
+            return parser.tag(sentences)
+
+        def parse(self, sentences):
+            self.asked += sentences
+            return parser.parse(sentences)
+
+    asked = Asked()
+    validator = Validator(asked)
+    reasons = validator.reasons(pairs)
+    assert first not in asked.asked
+    assert validator.sentences_tagged == len({s for ps in pairs if ps for pair in ps for s in pair})
+    # what mutation remembered is what the validity parser makes of the sentence (the same pipeline's tagger and
+    # parser; its NER and lemmatizer change neither)
+    from hinter.validity.parsers import known_parses
+    assert known_parses(parser.fingerprint, [first]) == parser.parse([first])

