@@ -172,3 +172,21 @@ def test_validity_takes_an_original_sentence_parsed_at_mutation_from_there(parse
     # parser; its NER and lemmatizer change neither)
     from hinter.validity.parsers import known_parses
     assert known_parses(parser.fingerprint, [first]) == parser.parse([first])
+
+
+JOBS = Dictionary((Pair("gender", "male", "female", "chief", "hairdresser", occupational=True),
+                   Pair("gender", "female", "male", "writer", "physician", occupational=True),
+                   Pair("gender", "female", "male", "clerk", "driver", occupational=True)), "english-jobs")
+
+
+@pytest.mark.parametrize("text, mutant", [
+    ("The chief guard, P., conducted the search.", None),  # a noun after it
+    ("It was undermined by the clumsy handling of the script writer.", None),  # a noun before it
+    ("The deputy governor and the chief of the medical unit replied.", None),  # "of" and what it heads
+    ("But the court clerk had refused to grant the request.", None),
+    ("The chief said no to the request.", "The hairdresser said no to the request."),
+    ("She was a writer for the local paper.", "She was a physician for the local paper.")])
+def test_a_job_title_inside_a_longer_one_is_left_alone(text, mutant):
+    gen = generate(0, text, JOBS, ("gender",), 1)
+    assert [m.text for m in gen.mutants] == ([mutant] if mutant else [])
+    assert gen.not_mutated == ({} if mutant else {"compound": 1})

@@ -17,7 +17,8 @@ about a person's group here (issue 40). Pure functions over the original text an
   introduces ("his father") is someone else.
 - `skipped_occurrence`: an occurrence left alone (not replaced) because it is a name or a title ("Peter Cook",
   "Sky Captain", "the European Court"), a verb ("cook your own rice") or a language ("speak English", "in
-  French", "English subtitles"); a pronoun pair's occurrence of the other form ("his" -> "her" where "his" is
+  French", "English subtitles"); a job title inside a longer one ("script writer", "chief guard", "the chief of
+  the unit": `in_compound`); a pronoun pair's occurrence of the other form ("his" -> "her" where "his" is
   "is his"); a generic "he or she" ("his/her"). Each is counted by rule (mutation.Generation.not_mutated).
 """
 from __future__ import annotations
@@ -447,15 +448,31 @@ def skipped_occurrences(text: str, occurrences, docs) -> list[str | None]:
             form = "her" if _his_is_determiner(text, span[1]) else "hers"
             out[i] = None if pair.replacement.lower() not in ("her", "hers") or form == pair.replacement.lower() \
                 else "pronoun form"
-        elif may_be_skipped(text, span, pair.word, pair.attribute):
+        elif pair.occupational or may_be_skipped(text, span, pair.word, pair.attribute):
             need.append(i)
     docs.prefetch([occurrences[i][0] for i in need])
     for i in need:
         (start, end), pair = occurrences[i]
         tokens = docs.tokens(start, end)
-        out[i] = skipped_occurrence(text, start, tokens, pair.word, pair.replacement, pair.attribute) \
-            if tokens is not None else None
+        if tokens is None:
+            continue
+        out[i] = skipped_occurrence(text, start, tokens, pair.word, pair.replacement, pair.attribute)
+        if out[i] is None and pair.occupational and in_compound(tokens):
+            out[i] = "compound"
     return out
+
+
+def in_compound(tokens) -> bool:
+    """Whether a job title is part of a longer one, where another job would not fit: a noun before it ("script
+    writer", "court clerk"), a noun after it ("chief guard", "master chief diver"), or "of" and what it heads ("the
+    chief of the medical unit")."""
+    if len(tokens) != 1:
+        return False
+    t = tokens[0]
+    if any(c.dep_ == "compound" or c.dep_ == "prep" and c.lower_ == "of" for c in t.children):
+        return True
+    return t.dep_ in ("compound", "amod", "nmod") and t.head is not t and t.head.pos_ in ("NOUN", "PROPN") \
+        and t.head.i > t.i
 
 
 def skipped_occurrence(text: str, start: int, tokens, word: str, replacement: str, attribute: str = "") -> str | None:
