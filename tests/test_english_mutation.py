@@ -190,3 +190,27 @@ def test_a_job_title_inside_a_longer_one_is_left_alone(text, mutant):
     gen = generate(0, text, JOBS, ("gender",), 1)
     assert [m.text for m in gen.mutants] == ([mutant] if mutant else [])
     assert gen.not_mutated == ({} if mutant else {"compound": 1})
+
+
+FOLLOW = Dictionary((Pair("gender", "female", "male", "teacher", "CEO", occupational=True),
+                     Pair("gender", "male", "female", "man", "woman"),
+                     Pair("race", "european", "american", "Spanish", "Mexican")), "english-follow")
+
+
+@pytest.mark.parametrize("text, mutant, why", [
+    # a job of a gender pair is a person noun too: its pronouns follow, one before it discards the mutant
+    ("A teacher is busy after hours marking her students work.",
+     "A CEO is busy after hours marking his students work.", None),
+    ("She was a teacher at the school.", None, "the 'She' before 'teacher' may be the same person's"),
+    # the person named again: the pronouns after each occurrence follow, past another person noun between
+    ("A man tells the officer that he knows the killer is his brother. Then the man tells the story of his brother.",
+     "A woman tells the officer that she knows the killer is her brother. Then the woman tells the story of her "
+     "brother.", None),
+    # a language in quotes before its noun
+    ('The cast speaks with embarrassing "Spanish" accents.', None, None)])
+def test_the_change_followed_through(text, mutant, why):
+    gen = generate(0, text, FOLLOW, ("gender", "race"), 1)
+    if why is not None:
+        assert list(gen.uninflected.values()) == [why]
+    else:
+        assert [m.text for m in gen.mutants] == ([mutant] if mutant else [])

@@ -184,6 +184,20 @@ def noun_change(r: Replacement) -> tuple[str, str] | None:
     return groups
 
 
+def gendered_noun_change(r: Replacement, docs) -> tuple[str, str] | None:
+    """(old gender, new gender) when `r` replaces a singular common noun (tag NN in the parse, every occurrence) of a
+    gender pair outside PERSON_NOUNS (a job: teacher -> CEO, "A teacher ... her students"), else None."""
+    groups = (r.source_group, r.target_group)
+    if r.attribute != "gender" or set(groups) != {"male", "female"} or r.word.lower() in _OTHER \
+            or r.word.lower() in ("his", "her"):
+        return None
+    for span in r.spans:
+        tokens = docs.tokens(*span)
+        if tokens is None or len(tokens) != 1 or tokens[0].tag_ != "NN":
+            return None
+    return groups
+
+
 def pronoun_form(token, new_gender: str) -> str:
     """The other gender's form of a pronoun token, by its role: "his" as a determiner (tag PRP$) is "her", as a
     possessive pronoun ("it is his") "hers"; "her" as a determiner "his", as an object "him"."""
@@ -245,7 +259,7 @@ def carry(text: str, replacements: Sequence[Replacement], docs) -> tuple[list[Re
             if noun is not None:
                 return [], f"the {old} pronouns may be those of {noun!r}, which the mutant leaves"
         else:
-            change = noun_change(r)
+            change = noun_change(r) or gendered_noun_change(r, docs)
             if change is None:
                 continue
             old, new = change
@@ -257,11 +271,18 @@ def carry(text: str, replacements: Sequence[Replacement], docs) -> tuple[list[Re
                       and not _possessive(m, docs)]  # "his wife", "her father": another person's
             if before:
                 return [], f"the {before[0].group(1)!r} before {r.word!r} may be the same person's"
-            stop = next((m.start() for m in _PERSON_NOUN[old].finditer(text, start)
-                         if not any(a <= m.start() < b for a, b in r.spans)), len(text))
             end = next((b for a, b in docs.spans if a <= start < b), len(text))
-            olds = [m for m in _PRONOUN.finditer(text, start, stop) if m.group(1).lower() in PRONOUNS[old]
-                    and not generic(text, m.span(1))]
+            # from each occurrence of the noun (the mutant changes them all: the same person named again) to the
+            # next other person noun of its gender
+            olds, seen = [], set()
+            for a, _ in sorted(r.spans):
+                stop = next((m.start() for m in _PERSON_NOUN[old].finditer(text, a)
+                             if not any(x <= m.start() < y for x, y in r.spans)), len(text))
+                for m in _PRONOUN.finditer(text, a, stop):
+                    if m.start() not in seen and m.group(1).lower() in PRONOUNS[old] and not generic(text, m.span(1)):
+                        seen.add(m.start())
+                        olds.append(m)
+            olds.sort(key=lambda m: m.start())
             later = [m for m in olds if m.start() >= end]
             if later:
                 # past its sentence, a pronoun is the noun's only when the noun is its sentence's subject ("The actor
@@ -423,7 +444,7 @@ def may_be_skipped(text: str, span, word: str, attribute: str) -> bool:
     if low == "her":
         return True
     if low in LANGUAGES:
-        following = re.match(r"[\s-]+([a-z]+)", text[end:end + 30].lower())
+        following = re.match(r"[\s\"'’”-]+([a-z]+)", text[end:end + 30].lower())  # 'embarrassing "Spanish" accents'
         if _SPEECH_FORMS.search(text[max(0, start - 80):start]) or following and following.group(1) in LANGUAGE_NOUNS:
             return True
     if _capitalised_neighbour(text, start, end):  # a name or a title?
