@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).parent
+SRC = HERE.parent / "src"  # the checkout's sources under test, not the installed copy
 
 # Short reviews with words of the race and gender dictionaries: a campaign of a few dozen model calls.
 REVIEWS = [
@@ -20,7 +21,7 @@ CAMPAIGN = ("run", "--attributes", "race,gender", "--order", "2", "--max-pairs-p
 
 
 def hinter(*args):
-    env = {**os.environ, "PYTHONPATH": str(HERE)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), str(HERE)])}
     return subprocess.run([sys.executable, "-m", "hinter.cli", *args], capture_output=True, text=True, env=env,
                           timeout=600)
 

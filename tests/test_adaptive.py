@@ -15,6 +15,7 @@ from hinter.adaptive import EFFECT, NO_EFFECT, Plan, Sequential, cells_bound, de
 from hinter.findings import ALPHA, analyse
 
 HERE = Path(__file__).parent
+SRC = HERE.parent / "src"  # the checkout's sources under test, not the installed copy
 # up to 6 pairs per text and attribute: several mutants per text and cell, of which --adaptive asks three
 CAMPAIGN = ("run", "--dataset", "imdb", "--limit", "60", "-a", "gender,race", "--max-pairs-per-text", "6",
             "--task", "imdb")
@@ -22,7 +23,7 @@ CAMPAIGN = ("run", "--dataset", "imdb", "--limit", "60", "-a", "gender,race", "-
 
 def hinter(*args):
     return subprocess.run([sys.executable, "-m", "hinter.cli", *args], capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(HERE)}, timeout=600)
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), str(HERE)])}, timeout=600)
 
 
 # ------------------------------------------------------------------------------------- the sequential tests

@@ -11,12 +11,13 @@ import pytest
 from browser import chromium_page
 
 HERE = Path(__file__).parent
+SRC = HERE.parent / "src"  # the checkout's sources under test, not the installed copy
 CAMPAIGN = ("run", "--dataset", "imdb", "--limit", "60", "-a", "gender,race", "--max-pairs-per-text", "2")
 
 
 def hinter(*args):
     return subprocess.run([sys.executable, "-m", "hinter.cli", *args], capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(HERE)}, timeout=600)
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), str(HERE)])}, timeout=600)
 
 
 @pytest.fixture(scope="module")

@@ -17,6 +17,7 @@ import pytest
 from hinter.audit import audit
 
 HERE = Path(__file__).parent
+SRC = HERE.parent / "src"  # the checkout's sources under test, not the installed copy
 sys.path.insert(0, str(HERE))
 
 # name: (dataset, task, planted model, options by RunConfig field)
@@ -75,7 +76,7 @@ def fr_parser():
 
 
 def hinter_cli(*args):
-    env = {**os.environ, "PYTHONPATH": str(HERE)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), str(HERE)])}
     return subprocess.run([sys.executable, "-m", "hinter.cli", *args], env=env, capture_output=True, text=True,
                           timeout=600)
 
