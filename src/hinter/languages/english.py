@@ -59,9 +59,12 @@ class ParsedSentences:
             docs = list(nlp.pipe(sentences))
             self._docs.update(zip(todo, docs))
             # the same pipeline's tags and labels as the validity parser's (NER and the lemmatizer change neither):
-            # validity takes these sentences' parses from here instead of parsing them again
-            remember_parses(spacy_fingerprint(nlp.meta), sentences,
-                            [Parse(tuple(t.tag_ for t in d), tuple(t.dep_ for t in d)) for d in docs])
+            # validity takes these sentences' parses from here instead of parsing them again. Not a sentence with a
+            # whitespace token: here the attribute ruler ran after the parser and relabelled it `dep`, where the
+            # validity parser, which tags first, keeps the parser's label (validity.parsers._SpacyWorker)
+            plain = [(s, d) for s, d in zip(sentences, docs) if not any(t.is_space for t in d)]
+            remember_parses(spacy_fingerprint(nlp.meta), [s for s, _ in plain],
+                            [Parse(tuple(t.tag_ for t in d), tuple(t.dep_ for t in d)) for _, d in plain])
 
     def at(self, start: int, end: int):
         """(spaCy Doc of the sentence holding text[start:end], its offset), or (None, 0)."""
