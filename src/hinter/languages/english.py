@@ -28,6 +28,8 @@ from functools import lru_cache
 from typing import Sequence
 
 from ..records import REPAIR, Replacement, match_case, starts_sentence
+from .parses import remember_parses, spacy_fingerprint
+
 
 @lru_cache(maxsize=1)
 def full_pipeline():
@@ -52,8 +54,6 @@ class ParsedSentences:
         """Parse, in one batch, the sentences holding these (start, end) spans."""
         todo = sorted({k for s, e in spans if (k := self._index(s, e)) is not None and k not in self._docs})
         if todo:
-            from ..validity.parsers import Parse, remember_parses, spacy_fingerprint
-
             nlp = self._nlp()
             sentences = [self.text[self.spans[k][0]:self.spans[k][1]] for k in todo]
             docs = list(nlp.pipe(sentences))
@@ -64,7 +64,7 @@ class ParsedSentences:
             # validity parser, which tags first, keeps the parser's label (validity.parsers._SpacyWorker)
             plain = [(s, d) for s, d in zip(sentences, docs) if not any(t.is_space for t in d)]
             remember_parses(spacy_fingerprint(nlp.meta), [s for s, _ in plain],
-                            [Parse(tuple(t.tag_ for t in d), tuple(t.dep_ for t in d)) for _, d in plain])
+                            [(tuple(t.tag_ for t in d), tuple(t.dep_ for t in d)) for _, d in plain])
 
     def at(self, start: int, end: int):
         """(spaCy Doc of the sentence holding text[start:end], its offset), or (None, 0)."""

