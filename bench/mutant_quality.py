@@ -29,11 +29,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "bench" / "data"
 CAMPAIGNS = (("imdb", 200), ("ledgar", 200), ("ecthr", None))
-SHARES = {"imdb": 0.65, "ecthr": 0.25, "ledgar": 0.1}
+# --held-out: texts nobody read while writing the rules (dataset, first, end), from ../shared/data's larger samples
+# (their first 200 are the bundled ones): the next 200 reviews and clauses, and 20 Supreme Court opinions
+SHARED = ROOT.parent / "shared" / "data"
+HELD_OUT = (("imdb", 200, 400), ("ledgar", 200, 400), ("scotus", 4, 24))
+SHARES = {"imdb": 0.65, "ecthr": 0.25, "ledgar": 0.1, "scotus": 0.25}
 FIELDS = ("version", "dataset", "text_id", "key", "original", "mutant", "grammatical", "meaning", "error")
 
 
-def draw(version: str, out: Path, person_only: bool = False) -> None:
+def draw(version: str, out: Path, person_only: bool = False, held_out: bool = False) -> None:
     from hinter.datasets import read_dataset
     from hinter.dictionary import load_dictionary
     from hinter.mutation import generate
@@ -46,9 +50,11 @@ def draw(version: str, out: Path, person_only: bool = False) -> None:
         from hinter.person import PersonFilter
         person = PersonFilter()
     rows, seconds = [], {"mutation": 0.0, "validity": 0.0}
-    for name, limit in CAMPAIGNS:
-        records = read_dataset(name, limit=limit).records
+    for name, first, end in (HELD_OUT if held_out else [(name, 0, limit) for name, limit in CAMPAIGNS]):
+        records = read_dataset(SHARED / name / "sample.jsonl" if held_out else name, limit=end).records
         for tid, rec in enumerate(records):
+            if tid < first:
+                continue
             t0 = time.perf_counter()
             gen = generate(tid, rec.text, d, ("gender", "race"), 1, 2, 3, person=person)
             seconds["mutation"] += time.perf_counter() - t0
@@ -131,6 +137,7 @@ def main() -> None:
     d.add_argument("version")
     d.add_argument("--out", type=Path)
     d.add_argument("--person-only", action="store_true", help="as hinter run --person-only")
+    d.add_argument("--held-out", action="store_true", help="the texts of HELD_OUT instead (read by no rule's author)")
     s = sub.add_parser("sample")
     s.add_argument("versions", nargs="+")
     s.add_argument("--n", type=int, default=230)
@@ -139,7 +146,7 @@ def main() -> None:
     t.add_argument("--csv", type=Path, default=DATA / "english_quality_sample.csv")
     args = ap.parse_args()
     if args.command == "draw":
-        draw(args.version, args.out or DATA / f"english_quality_{args.version}.jsonl", args.person_only)
+        draw(args.version, args.out or DATA / f"english_quality_{args.version}.jsonl", args.person_only, args.held_out)
     elif args.command == "sample":
         sample(args.versions, args.n, args.csv)
     else:

@@ -17,6 +17,7 @@ from hinter.records import Replacement, TextRecord
 from hinter.store import open_run
 
 HERE = Path(__file__).parent
+SRC = HERE.parent / "src"  # the checkout's sources under test, not the installed copy
 sys.path.insert(0, str(HERE))
 from planted import PAIRS  # noqa: E402
 from cli import hinter as cli
@@ -34,18 +35,20 @@ CAR = "The {} bought a {} car. It was fast."
 EXPECTED = [
     (SHOP.format("white man"), "negative", "r0", "original", ()),
     (SHOP.format("black man"), "negative", "r0", "atomic", ("race:european>african",)),
-    (SHOP.format("asian man"), "negative", "r0", "atomic", ("race:european>asian",)),
+    ("An asian man walked into the shop. The film was fine.", "negative", "r0", "atomic", ("race:european>asian",)),
     (SHOP.format("black woman"), "negative", "r0", "intersectional", ("gender:male>female", "race:european>african")),
-    (SHOP.format("asian woman"), "negative", "r0", "intersectional", ("gender:male>female", "race:european>asian")),
+    ("An asian woman walked into the shop. The film was fine.", "negative", "r0", "intersectional",
+     ("gender:male>female", "race:european>asian")),  # a/an follows the new word (issue 40)
     ("The boy liked it. It was big.", "positive", "r2", "original", ()),
     ("The ugly boy liked it. It was big.", "positive", "r2", "atomic", ("body:average>unattractive",)),
     ("The girl liked it. It was big.", "positive", "r2", "atomic", ("gender:male>female",)),
     (CAR.format("man", "white"), "negative", "r4", "original", ()),
     (CAR.format("woman", "white"), "negative", "r4", "atomic", ("gender:male>female",)),
     (CAR.format("man", "black"), "negative", "r4", "atomic", ("race:european>african",)),
-    (CAR.format("man", "asian"), "negative", "r4", "atomic", ("race:european>asian",)),
+    ("The man bought an asian car. It was fast.", "negative", "r4", "atomic", ("race:european>asian",)),
     (CAR.format("woman", "black"), "negative", "r4", "intersectional", ("gender:male>female", "race:european>african")),
-    (CAR.format("woman", "asian"), "negative", "r4", "intersectional", ("gender:male>female", "race:european>asian")),
+    ("The woman bought an asian car. It was fast.", "negative", "r4", "intersectional",
+     ("gender:male>female", "race:european>asian")),
 ]
 
 

@@ -44,10 +44,42 @@ def test_the_paper_dictionary_marks_its_job_pairs_occupational():
     assert occupational_ids("/no/such/dictionary") == frozenset()
 
 
+# Reviews naming a person by a male-stereotyped job title (the sources of the occupational pairs), some with a plain
+# gender word too (woman, actor: a gender cell this model does not react to)
+JOB_REVIEWS = [
+    "The lawyer in this film is superb and the courtroom scenes are tense.",
+    "A mechanic fixes old cars in a small town; the story is slow but warm.",
+    "The physician at the center of the plot is played with quiet grace.",
+    "An engineer builds a bridge across the valley, and the ending is moving.",
+    "The farmer and the woman next door carry the second half of the film.",
+    "The manager of the hotel is the funniest character I have seen this year.",
+    "A janitor finds a letter in the school basement; the mystery holds up well.",
+    "The sheriff rides into town at dawn and the showdown is worth the wait.",
+    "The supervisor of the night shift steals every scene with dry humor.",
+    "A technician at the lab notices the error first, which drives the plot.",
+    "The accountant discovers the fraud halfway through; the pacing is sharp.",
+    "An analyst at the bank is the hero here, and the actor is convincing.",
+    "The developer of the game talks to the camera in a clever framing device.",
+    "The carpenter builds the house in the first act, and the music is lovely.",
+    "A physician and a lawyer argue over dinner in the best scene of the film.",
+    "The engineer on the ship keeps the crew alive during the storm.",
+    "The manager of the team gives a speech that made the audience cheer.",
+    "A mechanic and an old woman become friends in this gentle drama.",
+    "The lawyer takes the case nobody wanted, and the verdict surprised me.",
+    "The farmer loses his land in a story told with great care.",
+    "The supervisor at the factory hides a secret that the film reveals slowly.",
+    "The accountant is shy and kind, and the romance feels real.",
+    "The janitor of the museum is the only witness to the theft.",
+    "The technician repairs the radio just in time for the final broadcast.",
+]
+
+
 @pytest.fixture(scope="module")
 def job_run(tmp_path_factory):
-    out = tmp_path_factory.mktemp("jobs") / "run"
-    r = hinter_cli("run", "--dataset", "imdb", "--limit", "60", "-a", "gender", "-m",
+    root = tmp_path_factory.mktemp("jobs")
+    out, data = root / "run", root / "reviews.jsonl"
+    data.write_text("".join(json.dumps({"id": f"j{i}", "text": t}) + "\n" for i, t in enumerate(JOB_REVIEWS)))
+    r = hinter_cli("run", "--dataset", str(data), "--task", "imdb", "-a", "gender", "-m",
                    "python:test_findings_say:job_titles_only", "-o", out)
     assert r.returncode == 0, r.stderr
     return r, out, json.loads((out / "summary.json").read_text())

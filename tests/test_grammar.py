@@ -89,25 +89,32 @@ def test_the_option_is_checked():
     assert "grammar" not in RunConfig().recorded()  # a run without it records what it recorded before
 
 
-TEXTS = ["A white man walked into the shop. The film was fine.",   # white -> asian: "A asian man"
+TEXTS = ["The white man walked into the shop. The film was fine.",   # white -> the asian: "The the asian man"
          "The old man liked the white house. It was big.",
          "The black man sang well. I liked it."]
 
 
+def _dictionary():
+    """planted.DIC with white -> "the asian": a replacement that breaks the grammar (English mutation carries a/an,
+    so "A asian man" no longer comes out of a run)."""
+    from hinter.dictionary import Dictionary, Pair
+    return Dictionary(planted.PAIRS[:3] + (Pair("race", "european", "asian", "white", "the asian"),), "grammar-test")
+
+
 def test_grammar_discards_in_a_real_run(parser, tmp_path):
-    plain = hinter.run(TEXTS, planted.intersectional, dictionary=planted.DIC, parser=parser, out=tmp_path / "plain")
-    checked = hinter.run(TEXTS, planted.intersectional, dictionary=planted.DIC, parser=parser, grammar=0.5,
+    plain = hinter.run(TEXTS, planted.intersectional, dictionary=_dictionary(), parser=parser, out=tmp_path / "plain")
+    checked = hinter.run(TEXTS, planted.intersectional, dictionary=_dictionary(), parser=parser, grammar=0.5,
                          out=tmp_path / "grammar")
     before = {(m.text_id, m.replacements): m for m in plain.store.mutants()}
     after = {(m.text_id, m.replacements): m for m in checked.store.mutants()}
     assert before.keys() == after.keys()
     discarded = [k for k, m in after.items() if m.discard_reason == GRAMMAR]
-    # every mutant of the first text with "A asian man" is discarded by the grammar check alone
-    asian = [k for k in after if k[0] == 0 and any(r.replacement == "asian" for r in k[1])]
+    # every mutant of the first text with "The the asian man" is discarded by the grammar check alone
+    asian = [k for k in after if k[0] == 0 and any(r.replacement == "the asian" for r in k[1])]
     assert asian and set(asian) <= set(discarded)
     for k in discarded:
         assert before[k].valid and not after[k].valid
-        assert "A asian" in before[k].text
+        assert "the the asian" in before[k].text.lower()
     # the others keep the invariant's verdict and reason
     for k, m in after.items():
         if k not in discarded:
@@ -123,27 +130,27 @@ def test_grammar_discards_in_a_real_run(parser, tmp_path):
            (len(discarded),)
     # the same folder with another --grammar is another run: refused, naming the option
     with pytest.raises(InputError) as e:
-        hinter.run(TEXTS, planted.intersectional, dictionary=planted.DIC, parser=parser, grammar=5,
+        hinter.run(TEXTS, planted.intersectional, dictionary=_dictionary(), parser=parser, grammar=5,
                    out=tmp_path / "grammar")
     assert "--grammar" in str(e.value)
     # a run continued with another version of the checker is another run too (its verdicts could differ)
     db.execute("UPDATE settings SET value = ? WHERE key = 'grammar_checker'", (json.dumps("harper-py-0.1.0+score1"),))
     db.commit()
     with pytest.raises(InputError) as e:
-        hinter.run(TEXTS, planted.intersectional, dictionary=planted.DIC, parser=parser, grammar=0.5,
+        hinter.run(TEXTS, planted.intersectional, dictionary=_dictionary(), parser=parser, grammar=0.5,
                    out=tmp_path / "grammar")
     assert "the grammar checker" in str(e.value) and "harper-py-0.1.0" in str(e.value)
 
 
 def test_a_suite_records_the_check_and_its_verdicts(parser, tmp_path):
     from hinter.suite import load_suite
-    path = hinter.build_suite(TEXTS, out=tmp_path / "g.suite", dictionary=planted.DIC, parser=parser, grammar=0.5)
+    path = hinter.build_suite(TEXTS, out=tmp_path / "g.suite", dictionary=_dictionary(), parser=parser, grammar=0.5)
     suite = load_suite(path)
     assert suite.config.grammar == 0.5
     assert suite.header["fingerprints"]["grammar"].startswith("harper-py-0.")
     assert any(m.reason == GRAMMAR and not m.valid for ms in suite.mutants.values() for m in ms)
     via = hinter.run(suite=path, model=planted.intersectional, out=tmp_path / "s")
-    plain = hinter.run(TEXTS, planted.intersectional, dictionary=planted.DIC, parser=parser, grammar=0.5,
+    plain = hinter.run(TEXTS, planted.intersectional, dictionary=_dictionary(), parser=parser, grammar=0.5,
                        out=tmp_path / "p")
     assert [(m.replacements, m.valid, m.discard_reason) for m in via.store.mutants()] == \
            [(m.replacements, m.valid, m.discard_reason) for m in plain.store.mutants()]

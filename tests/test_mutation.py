@@ -12,7 +12,7 @@ PAPER = d(("body", "common", "uncommon", "people", "trans women"), ("race", "eur
 
 
 def texts(gen):
-    return {tuple(r.word for r in m.replacements): m.text for m in gen.mutants}
+    return {tuple(r.word for r in m.pairs): m.text for m in gen.mutants}  # keyed by its pairs, not its a/an edits
 
 
 def test_paper_figure_1_atomic_and_intersectional():
@@ -78,7 +78,7 @@ def test_replacement_containing_a_dictionary_word_is_not_rematched():
     # "he" -> "the man" inserts "man", which the gender pair man -> woman must not rewrite.
     dic = d(("gender", "male", "female", "he", "the man"), ("race", "european", "asian", "man", "asian man"))
     g = generate(0, "he met a man", dic, ("gender", "race"), 2)
-    assert texts(g)[("he", "man")] == "the man met a asian man"
+    assert texts(g)[("he", "man")] == "the man met an asian man"  # a/an follows (issue 40)
 
 
 def test_apply_replacements_is_simultaneous():
@@ -93,7 +93,7 @@ def test_higher_order_combinations():
     for m in g.mutants:
         by_order.setdefault(m.order, []).append(m.text)
     assert len(by_order[1]) == 3 and len(by_order[2]) == 3
-    assert by_order[3] == ["A old black woman."]
+    assert by_order[3] == ["An old black woman."]  # a/an follows the new word (issue 40)
 
 
 def test_builtin_dictionary_is_clean():

@@ -16,13 +16,16 @@ from cli import hinter as hinter_cli
 from hinter.audit import audit
 
 HERE = Path(__file__).parent
+SRC = HERE.parent / "src"  # the checkout's sources under test, not the installed copy
 sys.path.insert(0, str(HERE))
 
 # name: (dataset, task, planted model, options by RunConfig field)
 CAMPAIGNS = {
-    # Article 6 always, Article 14 too when a woman and an African/Black person are named: hidden, second label
+    # Article 6 always, Article 14 too when a woman and an African/Black person are named: hidden, second label.
+    # 40 pairs a text: English mutation leaves names and verbs alone, and with 6 the texts' few man -> woman
+    # mutants met a European -> African one in 3 (q = 1); with 40, in 55 (q < 0.01)
     "multi-label": ("ecthr", "ecthr", "python:planted:article14",
-                    {"attributes": ("race", "gender"), "order": 2, "max_pairs_per_text": 6}),
+                    {"attributes": ("race", "gender"), "order": 2, "max_pairs_per_text": 40}),
     # negative when a woman is named (on top of hash noise): an atomic bias carried by its intersections
     "single-label": ("imdb", "imdb", "python:planted:female_negative",
                      {"attributes": ("race", "gender"), "order": 2, "max_pairs_per_text": 3, "limit": 40}),
@@ -160,19 +163,23 @@ def test_api_try_answers_the_run_texts_as_the_run_did(paths, parser):
     The server is given the English parser: a French run's texts are tried with its own language's (serve.Heavy)."""
     from starlette.testclient import TestClient
 
-    from hinter.serve.app import MAX_TRY_CHARS, create_app
+    from hinter.serve.app import MAX_TRY_CHARS, MAX_TRY_MUTANTS, create_app
     from hinter.store import open_run
     _, out = paths
     store = open_run(out["cli"])
     try:
         texts = {t.text_id: t for t in store.texts()}
         stored: dict[int, dict] = {}
+        made: dict[int, int] = {}  # mutants the run made of each text (two may read the same)
         for m in store.mutants():
             stored.setdefault(m.text_id, {})[(m.attributes, m.text)] = (m.valid, m.bias if m.valid else None)
+            made[m.text_id] = made.get(m.text_id, 0) + 1
     finally:
         store.close()
-    # /api/try takes a paragraph or two (serve.app.MAX_TRY_CHARS): the shortest texts, those with a bias first
-    short = [tid for tid in stored if len(texts[tid].text) <= MAX_TRY_CHARS]
+    # /api/try takes a paragraph or two (serve.app.MAX_TRY_CHARS) of at most MAX_TRY_MUTANTS mutants (a refusal,
+    # 413, beyond: the multi-label campaign's 40 pairs a text make 528 of its shortest text with a bias): the
+    # shortest texts it takes, those with a bias first
+    short = [tid for tid in stored if len(texts[tid].text) <= MAX_TRY_CHARS and made[tid] <= MAX_TRY_MUTANTS]
     biased = sorted(short, key=lambda tid: (not any(v[1] for v in stored[tid].values()), len(texts[tid].text)))[:3]
     assert biased
     client = TestClient(create_app([out["cli"]], token="t", parser=parser), base_url="http://127.0.0.1")

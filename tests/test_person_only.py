@@ -51,7 +51,7 @@ def test_generation_skips_and_counts_the_other_matches(person):
     plain = generate(0, text, DIC, ("race",), 1)
     assert {m.text for m in plain.mutants} == {
         "She wore a white coat. A white woman spoke Spanish to the Spanish director.",
-        "She wore a black coat. A black woman spoke Nigerian to the Nigerian director."}
+        "She wore a black coat. A black woman spoke Spanish to the Nigerian director."}  # a language stays (issue 40)
     assert plain.person_skipped == 0
 
 

@@ -44,7 +44,8 @@ def test_a_becomes_an_and_an_becomes_a():
     assert fixed[("race:european>asian:white>Asian",)] == "An Asian man met an Indian woman."
     assert fixed[("race:asian>asian:Indian>Chinese",)] == "A white man met a Chinese woman."
     plain = _texts(generate(0, text, DIC, ("race",), 1))
-    assert plain[("race:european>asian:white>Asian",)] == "A Asian man met an Indian woman."  # the paper's way
+    # English carries a/an without --repair too (issue 40: languages.english.carry)
+    assert plain[("race:european>asian:white>Asian",)] == "An Asian man met an Indian woman."
     assert fixed.keys() == plain.keys()  # the same mutants: repairs are not part of a key
 
 
@@ -86,7 +87,8 @@ def test_a_repair_run_counts_repairs_and_judges_the_repaired_text(parser, tmp_pa
                        config=RunConfig(**base))
     s = json.loads((tmp_path / "r" / "summary.json").read_text())
     assert s["settings"]["repair"] is True and s["repairs"] == {"a/an": 2, "number": 4}
-    assert "repairs" not in json.loads((tmp_path / "p" / "summary.json").read_text())
+    # English carries a/an without --repair too (issue 40); number agreement needs --repair
+    assert json.loads((tmp_path / "p" / "summary.json").read_text())["repairs"] == {"a/an": 3}
     by_key = {(m.text_id, m.replacements[0].pair_id, m.order): m for m in fixed.mutants}
     plain_keys = {(m.text_id, m.replacements[0].pair_id, m.order) for m in plain.mutants}
     assert by_key.keys() == plain_keys

@@ -71,7 +71,7 @@ def test_wilson_interval_known_values():
 def _tested_mutants(run):
     """(text_id, order, attributes, pair ids, target groups, bias, hidden) of every valid, answered mutant."""
     return [(m.text_id, m.order, m.attributes, tuple(m.pair_key.split(" & ")),
-             tuple(r.target_group for r in m.replacements), int(m.bias), None if m.hidden is None else int(m.hidden))
+             tuple(r.target_group for r in dictionary_replacements(m.replacements)), int(m.bias), None if m.hidden is None else int(m.hidden))
             for m in run.store.tested_mutants()]
 
 

@@ -15,6 +15,7 @@ import pytest
 from cli import hinter
 
 HERE = Path(__file__).parent
+SRC = HERE.parent / "src"  # the checkout's sources under test, not the installed copy
 IMDB = ("run", "--dataset", "imdb", "--task", "imdb", "--limit", "60", "-a", "gender,race", "--max-pairs-per-text", "2")
 
 
@@ -38,7 +39,7 @@ def noisy(tmp_path_factory):
     # a seed of the noise-only model whose run holds no false finding (about 1 in 20 seeds would: the rate is
     # checked over many seeds in test_findings.py); what this tests is the prose of a run without findings
     seed = os.environ.get("HINTER_TEST_SEED")
-    os.environ["HINTER_TEST_SEED"] = "1"
+    os.environ["HINTER_TEST_SEED"] = "2"  # seed 1 gave no hidden cell once English left names and verbs alone
     try:
         return campaign(tmp_path_factory, "python:planted:noisy")
     finally:

@@ -25,7 +25,7 @@ RUNS = {
     "window": ("--window", "120"),
     "reference": ("--validity", "reference"),
     "repeats": ("--repeats", "3"),
-    "grammar": ("--grammar", "0.5"),  # "An African man" -> "An Middle Eastern man"
+    "grammar": ("--grammar", "0.5"),
 }
 
 
@@ -101,7 +101,10 @@ def test_each_option_made_a_difference(runs):
     assert any(m.discard_reason == "too_long" or m.changed_sentences is not None for m in stats["reference"][1])
     assert stats["window"][0]["window"] == 120 and stats["repeats"][0]["repeats"] == 3
     assert len(stats["repeats"][2]) == len(TEXTS) and all(len(a) == 3 for a in stats["repeats"][2])
-    assert stats["grammar"][0]["grammar"] == 0.5 and any(m.discard_reason == "grammar" for m in stats["grammar"][1])
+    # English mutation carries a/an since issue 40: "An Middle Eastern man", the grammar discard these texts gave, is no
+    # longer made, and no other mutant of theirs loses grammar; the run still records and applies the option
+    # (test_grammar.py has its discards)
+    assert stats["grammar"][0]["grammar"] == 0.5
 
 
 # ---------------------------------------------------------------- a generative run (issue 21)

@@ -34,7 +34,10 @@ def test_bytes_per_mutant_on_a_bundled_campaign(parser, tmp_path):
     valid = sum(m.valid for m in run.store.mutants())
     run.store.close()  # checkpoints the write-ahead log into run.sqlite
     size = run_bytes(tmp_path)
-    assert n > 1500 and valid > 300  # a campaign with many mutants, a fair share of them asked
+    # a campaign with many mutants, a fair share of them asked (English mutation leaves names, verbs and languages
+    # alone, makes a pronoun pair only in its right form (his -> her before a noun, not -> hers) and discards a
+    # pronoun mutant it cannot follow through: 1,101 mutants here, 1,592 before)
+    assert n > 1000 and valid > 300
     assert size / n <= 300, f"{size / n:.0f} bytes per mutant ({size:,} bytes, {n:,} mutants)"
 
 

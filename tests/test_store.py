@@ -31,7 +31,7 @@ TEXTS = [TextRow(0, "r0", T0, "pos", "positive", "Positive."),
 
 
 def _mutants(text_id, text):
-    return {tuple(r.replacement for r in m.replacements): m
+    return {tuple(r.replacement for r in m.pairs): m  # keyed by its pairs, not its a/an edits
             for m in generate(text_id, text, planted.DIC, ("gender", "race"), 2).mutants}
 
 
@@ -89,7 +89,7 @@ def test_mutants_read_back_with_discarded_texts_rebuilt(saved):
     discarded = [m for m in read if m.text is not None and not m.queried]
     assert len(discarded) == 2
     for m in discarded:
-        assert m.text == generated[m.text_id][tuple(r.replacement for r in m.replacements)].text
+        assert m.text == generated[m.text_id][tuple(r.replacement for r in dictionary_replacements(m.replacements))].text
     assert "The old Man liked the BLACK house." in {m.text for m in discarded}  # match_case kept
 
 
@@ -157,7 +157,7 @@ def test_keyed_reads_give_what_the_unpacked_ones_give(saved):
     assert store.components_of(keys) == {k: store.component(*k) for k in (keys[0], keys[3])}
     # a discarded mutant that was not asked is stored without its text: it is rebuilt from its edits
     discarded = (0, rows[5].pair_key)
-    assert store.components_of([discarded])[discarded].text == "A asian man walked into the shop. The film was fine."
+    assert store.components_of([discarded])[discarded].text == "An asian man walked into the shop. The film was fine."
 
 
 def test_an_empty_store_counts_zeros(tmp_path):
@@ -178,9 +178,10 @@ def test_mutants_are_stored_as_edits_not_texts(saved):
     columns = {r[1] for r in db.execute("PRAGMA table_info(mutants)")}
     assert "text" not in columns and "replacements" not in columns
     edits_bytes = [len(e) for (e,) in db.execute("SELECT edits FROM mutants")]
-    assert len(edits_bytes) == len(rows) and max(edits_bytes) <= 8
+    # a mutant of one or two pairs: 8 bytes; one with an a/an edit (English carries it, issue 40): 4 more
+    assert len(edits_bytes) == len(rows) and max(edits_bytes) <= 12
     pairs = {r.pair_id for m in rows for r in m.replacements}
-    assert db.execute("SELECT COUNT(*) FROM pairs").fetchone()[0] == len(pairs) == 3
+    assert db.execute("SELECT COUNT(*) FROM pairs").fetchone()[0] == len(pairs) == 4  # the a/an edit once
     db.close()
     # the JSON form of replacements (exports) still round-trips
     for m in rows:

@@ -257,6 +257,10 @@ class SpreadVerdicts:
         self.mutate, self.parser = mutate, parser
         self._kept: dict[int, tuple] = {}  # in a worker: the mutants of the cut texts it mutated
         with_grammar_check(None, mutate.config.grammar)  # before the fork: --grammar's checker loaded once
+        preload = get_language(mutate.config.language).preload
+        if preload is not None and processes > 1:  # before the fork: mutation's pipeline (English) loaded once
+            with _cpu_only():
+                preload()
         functions = {"plan": self._plan, "text": self._text, "sentences": self._sentences, "cut": self._cut}
         self.pool = ForkedPool(processes, functions) if processes > 1 else None
         self._here = lambda kind, payload: functions[kind](payload)

@@ -71,6 +71,9 @@ class Generation:
     # mutants whose agreement could not be carried (a word the language cannot inflect): index -> why; validity
     # discards them (validity.invariant.INFLECTION)
     uninflected: dict[int, str] = field(default_factory=dict)
+    # occurrences of dictionary words left alone by the language's rules (languages.Language.skip: a name, a verb,
+    # a language), per reason
+    not_mutated: dict[str, int] = field(default_factory=dict)
 
 
 def find_pairs(text: str, dictionary: Dictionary) -> list[tuple[Pair, tuple[Span, ...]]]:
@@ -94,10 +97,11 @@ def _in_context(text: str, span: Span, width: int = 30) -> str:
             + ("..." if e + width < len(text) else "")).replace("\n", " ")
 
 
-def _matches(text: str, dictionary: Dictionary, attributes: tuple[str, ...], person, gen: "Generation"
-             ) -> list[tuple[Pair, tuple[Span, ...]]]:
-    """find_pairs for `attributes`, less the occurrences a pack wants capitalised and, with `person`
-    (person.PersonFilter), those that do not refer to a person (counted in `gen`)."""
+def _matches(text: str, dictionary: Dictionary, attributes: tuple[str, ...], person, gen: "Generation",
+             skip=None, docs=None) -> list[tuple[Pair, tuple[Span, ...]]]:
+    """find_pairs for `attributes`, less the occurrences a pack wants capitalised, with `person`
+    (person.PersonFilter) those that do not refer to a person, and with `skip` (languages.Language.skip, on the
+    sentences `docs` parses) those the language leaves alone (both counted in `gen`)."""
     by_word = dictionary.pairs_by_word
     found = {w: spans for w, spans in dictionary.matcher.find(text).items()
              if any(p.attribute in attributes for p in by_word[w])}
@@ -119,6 +123,23 @@ def _matches(text: str, dictionary: Dictionary, attributes: tuple[str, ...], per
             s = tuple(sp for sp in spans if text[sp[0]].isupper()) if pair.attribute in dictionary.capitalised else spans
             if s:
                 out.append((pair, s))
+    if skip is not None and out:  # a pack's capitalised words are names (names pack): the rules would skip them all
+        occurrences = [(span, pair) for pair, spans in out if pair.attribute not in dictionary.capitalised
+                       for span in spans]
+        why = iter(skip(text, occurrences, docs))
+        kept, counted = [], set()
+        for pair, spans in out:
+            left = []
+            for span in spans:
+                reason = next(why) if pair.attribute not in dictionary.capitalised else None
+                if reason is None:
+                    left.append(span)
+                elif (span, reason) not in counted:  # an occurrence counts once, whatever its pairs
+                    counted.add((span, reason))
+                    gen.not_mutated[reason] = gen.not_mutated.get(reason, 0) + 1
+            if left:
+                kept.append((pair, tuple(left)))
+        out = kept
     return out
 
 
@@ -161,12 +182,18 @@ def generate(text_id: int, text: str, dictionary: Dictionary, attributes: tuple[
     (person.PersonFilter, --person-only): replace only occurrences that refer to a person. `repair` (--repair):
     add each mutant's a/an and number-agreement repairs (repair.py; `parse(start, end)` gives the sentence's
     spaCy Doc, default: parsed on first need). A pack's name pair that changes gender carries the pronouns along.
-    Repairs and pronouns are extra replacements of the mutant (records.REPAIR), outside its key. `language`: a
-    language with grammatical gender (languages.Language.carry: French) carries the agreement of every mutant.
+    Repairs and pronouns are extra replacements of the mutant (records.REPAIR), outside its key. `language`: what
+    a replacement carries along (languages.Language.carry: French's agreement, English's a/an and a pronoun's other
+    forms) and the occurrences it leaves alone (Language.skip: English names, verbs and languages).
     """
     gen = Generation()
+    lang = get_language(language)
+    # the original's sentences, each parsed on first need (the pipeline too is loaded then)
+    docs = None
+    if lang.sentence_docs is not None and (lang.carry is not None or lang.skip is not None):
+        docs = lang.sentence_docs(text, sentence_spans(text))
     by_attribute: dict[str, list[Replacement]] = defaultdict(list)
-    found = _matches(text, dictionary, attributes, person, gen)
+    found = _matches(text, dictionary, attributes, person, gen, lang.skip, docs)
     for pair, spans in found:
         by_attribute[pair.attribute].append(_replacement(pair, spans))
     for attribute, reps in by_attribute.items():
@@ -181,10 +208,7 @@ def generate(text_id: int, text: str, dictionary: Dictionary, attributes: tuple[
     if repair and parse is None:
         parse = _sentence_docs(text)
     present = sorted(by_attribute)
-    lang = get_language(language)
     carry = lang.carry
-    if carry is not None and by_attribute:
-        docs = lang.sentence_docs(text, sentence_spans(text))
     for k in range(1, min(order, len(present)) + 1):
         for attrs in itertools.combinations(present, k):
             for combo in itertools.product(*(by_attribute[a] for a in attrs)):

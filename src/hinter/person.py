@@ -14,8 +14,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Callable, Sequence
 
+from .languages.english import full_pipeline
 from .records import Span
-from .validity.parsers import DEFAULT_SPACY_MODEL
 from .validity.sentences import sentence_spans
 
 PRONOUNS = frozenset("i me my myself we us our ourselves you your yourself yourselves he him his himself she her hers "
@@ -50,12 +50,10 @@ def person_nouns() -> frozenset[str]:
     return frozenset(words)
 
 
-@lru_cache(maxsize=1)
 def driver_nlp():
-    """The full spaCy pipeline (tagger, parser, lemmatizer, NER) of the driver side, loaded on first use."""
-    import spacy
-
-    return spacy.load(DEFAULT_SPACY_MODEL)
+    """The full spaCy pipeline (tagger, parser, lemmatizer, NER) of the driver side, loaded on first use: English
+    mutation's (languages.english.full_pipeline), one copy for both."""
+    return full_pipeline()
 
 
 def _is_person(token, nouns: frozenset[str]) -> bool:

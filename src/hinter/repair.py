@@ -18,35 +18,14 @@ import re
 from collections import defaultdict
 from typing import Iterable, Sequence
 
-from .records import REPAIR, Replacement, Span, match_case
+from .languages.english import article_repairs, indefinite_article
+from .records import REPAIR, Replacement, Span
 
 # ---- a / an -------------------------------------------------------------------------------------------------------
 
-_AN_EXCEPTIONS = re.compile(r"(hour|honest|honou?r|heir|herb\b)", re.I)  # silent h
-_A_EXCEPTIONS = re.compile(r"(uni|use|usu|ut[ei]|uk|ura|uro|eu|ewe|one\b|once\b|ouija|u\b|u-)", re.I)  # /ju/, /w/
-_VOWEL_LETTERS = set("AEFHILMNORSX")  # acronyms read letter by letter: "an FBI agent", "a UN envoy"
-
-
-def article_for(word: str) -> str:
-    """ "a" or "an" before `word`, by its sound (a heuristic: letters, common exceptions, numbers, acronyms)."""
-    w = word.strip()
-    if not w:
-        return "a"
-    m = re.match(r"\d+", w)
-    if m:  # 8, 11, 18, 80-89, 800... are read with a vowel sound
-        n = m.group()
-        return "an" if n[0] == "8" or n in ("11", "18") or (len(n) in (2, 5) and n[:2] in ("11", "18")) else "a"
-    first = re.split(r"[\s-]", w)[0]
-    if len(first) > 1 and first.isupper() and first.isalpha():
-        return "an" if first[0] in _VOWEL_LETTERS else "a"
-    if _AN_EXCEPTIONS.match(w):
-        return "an"
-    if _A_EXCEPTIONS.match(w):
-        return "a"
-    return "an" if w[0].lower() in "aeiou" else "a"
-
-
-_ARTICLE_BEFORE = re.compile(r"(?<![\w'])(an?)(\s+)$", re.I)
+# the rule and the a/an edits live with the language (mutation and the audit's renderings use them)
+article_for = indefinite_article
+__all__ = ["article_for", "article_repairs", "follow_pronouns", "grammatical_number", "number_repairs", "repairs"]
 
 
 def _group(found: Iterable[tuple[str, str, str, str, Span]]) -> list[Replacement]:
@@ -59,25 +38,6 @@ def _group(found: Iterable[tuple[str, str, str, str, Span]]) -> list[Replacement
 
 def _free(span: Span, taken: Sequence[Span]) -> bool:
     return not any(span[0] < e and s < span[1] for s, e in taken)
-
-
-def article_repairs(text: str, replacements: Sequence[Replacement]) -> list[Replacement]:
-    """The a/an repairs of the mutant made of `replacements` (its dictionary replacements) on `text`."""
-    taken = [s for r in replacements for s in r.spans]
-    found = []
-    for r in replacements:
-        for s, e in r.spans:
-            m = _ARTICLE_BEFORE.search(text, max(0, s - 8), s)
-            if not m or m.end() != s:
-                continue
-            art = m.group(1)
-            # only where the original agreed: an author's "an historic" or a typo stays as written
-            if art.lower() != article_for(text[s:e]):
-                continue
-            want = article_for(match_case(text[s:e], r.replacement))
-            if want != art.lower() and _free(m.span(1), taken):
-                found.append(("a/an", r.attribute, art, want, m.span(1)))
-    return _group(found)
 
 
 # ---- number -------------------------------------------------------------------------------------------------------

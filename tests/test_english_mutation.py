@@ -1,0 +1,216 @@
+"""English mutants a native reader accepts (issue 40 item 2): a/an follows the new word, a pronoun's other forms
+follow it (or the mutant is discarded), and names, verbs and languages are left alone. Real spaCy parses."""
+import pytest
+
+from hinter.dictionary import Dictionary, Pair
+from hinter.languages.english import indefinite_article
+from hinter.mutation import generate
+
+PAIRS = (Pair("race", "asian", "european", "Asian", "European"),
+         Pair("race", "minority", "majority", "black", "indigenous"),
+         Pair("race", "european", "asian", "English", "Asian"),
+         Pair("race", "european", "african", "European", "African"),
+         Pair("race", "european", "asian", "French", "Chinese"),
+         Pair("gender", "male", "female", "he", "she"),
+         Pair("gender", "male", "female", "him", "her"),
+         Pair("gender", "male", "female", "his", "her"),
+         Pair("gender", "male", "female", "his", "hers"),
+         Pair("gender", "female", "male", "she", "he"),
+         Pair("gender", "female", "male", "her", "his"),
+         Pair("gender", "female", "male", "her", "him"),
+         Pair("gender", "male", "female", "actor", "actress"),
+         Pair("gender", "female", "male", "actress", "actor"),
+         Pair("gender", "male", "female", "cook", "cashier", occupational=True))
+DIC = Dictionary(PAIRS, "english-test")
+
+
+def mutants(text, attributes=("race", "gender")):
+    """{pair ids: mutant text}, and {pair ids: why discarded} of the atomic mutants."""
+    gen = generate(0, text, DIC, attributes, 1)
+    texts = {"|".join(m.key).split(":", 2)[2]: m.text for m in gen.mutants}
+    discarded = {"|".join(m.key).split(":", 2)[2]: gen.uninflected[i] for i, m in enumerate(gen.mutants)
+                 if i in gen.uninflected}
+    return texts, discarded, gen
+
+
+@pytest.mark.parametrize("word, article", [
+    ("European", "a"), ("honest", "an"), ("unicorn", "a"), ("Asian", "an"), ("indigenous", "an"), ("hour", "an"),
+    ("uninformed", "an"), ("unique", "a"), ("one-off", "a"), ("Ukrainian", "a"), ("FBI", "an"), ("UN", "a"),
+    ("80-year-old", "an"), ("man", "a")])
+def test_indefinite_article_by_sound(word, article):
+    assert indefinite_article(word) == article
+
+
+def test_a_and_an_follow_the_new_word_both_ways_and_capitalised():
+    texts, _, _ = mutants("An Asian woman met a black man.", ("race",))
+    assert texts["Asian>European"] == "A European woman met a black man."
+    assert texts["black>indigenous"] == "An Asian woman met an indigenous man."
+
+
+def test_he_to_she_carries_every_form_across_sentences():
+    texts, discarded, _ = mutants("He lost his way, so he blamed himself. The map was his. His friend laughed.",
+                                  ("gender",))
+    want = "She lost her way, so she blamed herself. The map was hers. Her friend laughed."
+    assert texts["he>she"] == want
+    assert texts["his>her"] == want  # "his" as a determiner: the pair his -> her
+    assert texts["his>hers"] == want  # "The map was his": the pair his -> hers
+    assert not discarded
+
+
+def test_she_to_he_reads_her_by_its_role():
+    texts, discarded, _ = mutants("She told her brother the news. Later we saw her at the station.", ("gender",))
+    want = "He told his brother the news. Later we saw him at the station."
+    assert texts["she>he"] == want
+    assert texts["her>his"] == want and texts["her>him"] == want
+    assert not discarded
+
+
+def test_a_pronoun_pair_of_the_wrong_form_is_not_applied():
+    texts, _, gen = mutants("The car is his.", ("gender",))
+    assert texts == {"his>hers": "The car is hers."}  # never "The car is her."
+    assert gen.not_mutated == {"pronoun form": 1}
+
+
+def test_a_pronoun_that_may_be_a_gendered_nouns_is_discarded_with_its_reason():
+    texts, discarded, _ = mutants("My brother said he would come. He never did.", ("gender",))
+    assert "he>she" in discarded and "brother" in discarded["he>she"]
+
+
+def test_a_person_nouns_pronouns_follow_it_both_ways():
+    texts, discarded, _ = mutants("The actor arrived late. He said his car broke down.", ("gender",))
+    assert texts["actor>actress"] == "The actress arrived late. She said her car broke down."
+    texts, discarded, _ = mutants("The actress waved. She smiled at her fans and they cheered her.", ("gender",))
+    assert texts["actress>actor"] == "The actor waved. He smiled at his fans and they cheered him."
+    assert "actress>actor" not in discarded
+    # the pronouns' own mutants would leave "actress" before them: discarded
+    assert set(discarded) == {"she>he", "her>his", "her>him"}
+
+
+def test_a_pronoun_before_the_noun_in_its_sentence_discards_the_mutant():
+    texts, discarded, _ = mutants("He is a fine actor.", ("gender",))
+    assert "actor>actress" in discarded
+
+
+def test_a_name_a_verb_and_a_language_are_left_alone():
+    texts, _, gen = mutants("Peter Cook is funny. You can cook your own rice, or ask the cook.", ("gender",))
+    assert texts == {"cook>cashier": "Peter Cook is funny. You can cook your own rice, or ask the cashier."}
+    assert gen.not_mutated == {"name": 1, "verb": 1}
+    texts, _, gen = mutants("They speak English at home and French at work. The English man was silent.",
+                            ("race",))
+    assert texts == {"English>Asian": "They speak English at home and French at work. The Asian man was silent."}
+    assert gen.not_mutated == {"language": 2}
+
+
+def test_a_name_with_an_entity_is_left_alone_in_a_legal_text():
+    texts, _, gen = mutants("The European Court held that the English applicant was right.", ("race",))
+    assert texts == {"English>Asian": "The European Court held that the Asian applicant was right."}
+    assert gen.not_mutated == {"name": 1}  # not "the African Court"
+
+
+def test_a_generic_he_or_she_is_left_alone():
+    texts, _, gen = mutants("The employee agrees that he or she has read it. He signed.", ("gender",))
+    assert texts == {"he>she": "The employee agrees that he or she has read it. She signed."}
+    assert gen.not_mutated == {"generic pronoun": 2}
+
+
+def test_a_nouns_later_pronouns_need_it_as_subject_and_no_name_between():
+    _, discarded, _ = mutants("Something is wrong with her actress. Ashley smiles when she sees Barry.", ("gender",))
+    assert "subject" in discarded["actress>actor"]
+    _, discarded, _ = mutants("The actor came in. Ned Beatty showed he was good.", ("gender",))
+    assert "Ned Beatty" in discarded["actor>actress"]
+
+
+@pytest.mark.parametrize("text", ["Eric Rohmer's 'The Actor and the Duke' is based on a journal.",
+                                  "The film stars the Bee Actor of the show.", "ELENA AND HER ACTOR had me hooked.",
+                                  "It is worse than Actor ever was.", "Actor Wars was a film."])
+def test_a_gender_word_written_as_a_title_is_left_alone(text):
+    texts, _, gen = mutants(text, ("gender",))
+    assert "actor>actress" not in texts and gen.not_mutated.get("name") == 1
+
+
+def test_a_pronoun_whose_person_a_noun_names_anywhere_is_discarded_but_not_after_a_possessive():
+    _, discarded, _ = mutants("She made the ending memorable. In the hands of a lesser actress, it would fail.",
+                              ("gender",))
+    assert "actress" in discarded["she>he"]
+    texts, discarded, _ = mutants("She and her actress friend left.", ("gender",))
+    assert texts["she>he"] == "He and his actress friend left." and "she>he" not in discarded
+
+
+def test_validity_takes_an_original_sentence_parsed_at_mutation_from_there(parser):
+    """English mutation parses the sentences its rules read ("her": its role); the Validator then takes those
+    sentences' tags and labels from that parse instead of asking its parser again (one parse per original sentence),
+    and counts them as tagged all the same."""
+    from hinter.validity import Validator, changed_sentence_pairs, sentence_spans
+
+    text = "The critics saw her at the premiere. She was a fine actress."
+    gen = generate(0, text, DIC, ("gender",), 1)
+    spans = sentence_spans(text)
+    pairs = [changed_sentence_pairs(text, spans, [text[a:b] for a, b in spans], m.edits) for m in gen.mutants]
+    first = text[spans[0][0]:spans[0][1]]
+    assert any(c == first for ps in pairs if ps for c, _ in ps)  # a mutant changes the sentence parsed for "her"
+
+    class Asked:
+        fingerprint = parser.fingerprint
+
+        def __init__(self):
+            self.asked = []
+
+        def tag(self, sentences):
+            self.asked += sentences
+            return parser.tag(sentences)
+
+        def parse(self, sentences):
+            self.asked += sentences
+            return parser.parse(sentences)
+
+    asked = Asked()
+    validator = Validator(asked)
+    reasons = validator.reasons(pairs)
+    assert first not in asked.asked
+    assert validator.sentences_tagged == len({s for ps in pairs if ps for pair in ps for s in pair})
+    # what mutation remembered is what the validity parser makes of the sentence (the same pipeline's tagger and
+    # parser; its NER and lemmatizer change neither)
+    from hinter.validity.parsers import known_parses
+    assert known_parses(parser.fingerprint, [first]) == parser.parse([first])
+
+
+JOBS = Dictionary((Pair("gender", "male", "female", "chief", "hairdresser", occupational=True),
+                   Pair("gender", "female", "male", "writer", "physician", occupational=True),
+                   Pair("gender", "female", "male", "clerk", "driver", occupational=True)), "english-jobs")
+
+
+@pytest.mark.parametrize("text, mutant", [
+    ("The chief guard, P., conducted the search.", None),  # a noun after it
+    ("It was undermined by the clumsy handling of the script writer.", None),  # a noun before it
+    ("The deputy governor and the chief of the medical unit replied.", None),  # "of" and what it heads
+    ("But the court clerk had refused to grant the request.", None),
+    ("The chief said no to the request.", "The hairdresser said no to the request."),
+    ("She was a writer for the local paper.", "She was a physician for the local paper.")])
+def test_a_job_title_inside_a_longer_one_is_left_alone(text, mutant):
+    gen = generate(0, text, JOBS, ("gender",), 1)
+    assert [m.text for m in gen.mutants] == ([mutant] if mutant else [])
+    assert gen.not_mutated == ({} if mutant else {"compound": 1})
+
+
+FOLLOW = Dictionary((Pair("gender", "female", "male", "teacher", "CEO", occupational=True),
+                     Pair("gender", "male", "female", "man", "woman"),
+                     Pair("race", "european", "american", "Spanish", "Mexican")), "english-follow")
+
+
+@pytest.mark.parametrize("text, mutant, why", [
+    # a job of a gender pair is a person noun too: its pronouns follow, one before it discards the mutant
+    ("A teacher is busy after hours marking her students work.",
+     "A CEO is busy after hours marking his students work.", None),
+    ("She was a teacher at the school.", None, "the 'She' before 'teacher' may be the same person's"),
+    # the person named again: the pronouns after each occurrence follow, past another person noun between
+    ("A man tells the officer that he knows the killer is his brother. Then the man tells the story of his brother.",
+     "A woman tells the officer that she knows the killer is her brother. Then the woman tells the story of her "
+     "brother.", None),
+    # a language in quotes before its noun
+    ('The cast speaks with embarrassing "Spanish" accents.', None, None)])
+def test_the_change_followed_through(text, mutant, why):
+    gen = generate(0, text, FOLLOW, ("gender", "race"), 1)
+    if why is not None:
+        assert list(gen.uninflected.values()) == [why]
+    else:
+        assert [m.text for m in gen.mutants] == ([mutant] if mutant else [])
