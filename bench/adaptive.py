@@ -5,7 +5,7 @@ Usage: python bench/adaptive.py [--seeds 40] [--pairs all|4] [--min-effect 0.1]
 On the bundled IMDB sample's campaign (200 reviews, race and gender, atomic and order-2 mutants, every mutant
 counted as valid: the structure of tests/test_findings.py), the planted models of issue 13 answer every mutant
 once (stored outcomes: no parse, no model). The full campaign asks every mutant; `--adaptive` asks what
-`hinter.adaptive.Plan` selects, in rounds of 32 reviews, exactly as `hinter run --adaptive` does. Both are
+`hinter.analysis.adaptive.Plan` selects, in rounds of 32 reviews, exactly as `hinter run --adaptive` does. Both are
 analysed by `findings.analyse` (BH, alpha 0.05). Printed per model, over the seeds:
 - calls: originals plus asked mutants (one call each), full and adaptive, and their ratio;
 - null models (boundary: 3% of mutants flip by noise; hash: every version has its own coin): the share of runs
@@ -25,8 +25,8 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "tests"))
 
 import test_findings as sim  # noqa: E402
-from hinter.adaptive import Plan, cells_bound, decide, on_answers  # noqa: E402
-from hinter.findings import ALPHA, analyse  # noqa: E402
+from hinter.analysis.adaptive import Plan, cells_bound, decide, on_answers  # noqa: E402
+from hinter.analysis.findings import ALPHA, analyse  # noqa: E402
 
 AFRICAN = sim.cell(("race", "european", "african"))
 TOGETHER = sim.cell(("gender", "male", "female"), ("race", "european", "african"))

@@ -77,7 +77,7 @@ def main() -> None:
     rows = []
     if "gguf" not in skip:
         from hinter.models.gguf import GGUFModel, default_gguf_path
-        from hinter.tasks import get_task
+        from hinter.models.tasks import get_task
         rows.append(measure("gguf:default (in-process)", GGUFModel(default_gguf_path(), get_task("imdb"),
                                                                     n_threads=args.threads), texts))
     if "server" not in skip:

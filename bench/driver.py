@@ -38,7 +38,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 PHASES = (  # (module, function, phase): each wrapped function's time is its phase's
     # where the run's code calls them (campaign.py and cli/campaign.py import them by name)
-    ("hinter.suite", "load_suite", "suite reading"),
+    ("hinter.pipeline.suite", "load_suite", "suite reading"),
     ("hinter.executor", "LocalExecutor.start", "model load"),
     ("hinter.campaign", "execute", "campaign"),
     ("hinter.campaign", "write_outputs", "summary, findings, biases.csv"),
@@ -83,7 +83,7 @@ class Busy:
         self.reference = None  # (a CUDA event, the host time it completed at)
 
     def install(self) -> None:
-        from hinter import pipeline
+        from hinter.pipeline import stages as pipeline
         from hinter.models import hf
         start_asking, submit, launch = pipeline.start_asking, hf.HFClassifier.submit, hf.HFClassifier._launch
         spans, busy = self.spans, self
@@ -215,11 +215,11 @@ def old_read_path():
     mutant's verdicts read with its edits unpacked (twice in a run: the summary, then the report's instances),
     every tested mutant's too (the findings), each component of a bias in a query of its own, each pair id
     parsed again for each observation."""
-    from hinter import findings
-    from hinter.measures import verdicts
+    from hinter.analysis import findings
+    from hinter.analysis.measures import verdicts
     from hinter.report import outputs
     from hinter.records import dictionary_replacements
-    from hinter.rows import KeyedVerdict, TestedRow, scores_from_json
+    from hinter.store.rows import KeyedVerdict, TestedRow, scores_from_json
 
     def _bool(v):
         return None if v is None else bool(v)

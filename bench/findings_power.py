@@ -1,4 +1,4 @@
-"""Findings (issue 13): power and calibration of hinter.findings on the bundled IMDB sample's mutant structure.
+"""Findings (issue 13): power and calibration of hinter.analysis.findings on the bundled IMDB sample's mutant structure.
 
 Usage: python bench/findings_power.py [--seeds 40] [--pairs 4|all] [--sizes 50,100,200]
 
@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 import numpy as np  # noqa: E402
 
 import test_findings as sim  # noqa: E402
-from hinter.findings import analyse  # noqa: E402
+from hinter.analysis.findings import analyse  # noqa: E402
 
 EFFECTS = (0.05, 0.1, 0.2)
 GROUPS = ((["female"], sim.cell(("gender", "male", "female"))), (["african"], sim.cell(("race", "european", "african"))))

@@ -109,8 +109,8 @@ def read_jsonl(path: Path) -> list[dict]:
 
 def training_sets(folder: Path, poison_rate: float, seed: int) -> dict:
     """The labelled texts of each starting point, the counterfactual rows, and the consistency pairs."""
-    from hinter.augment import EVALUATIVE, Selection, from_suite
-    from hinter.suite import load_suite
+    from hinter.report.augment import EVALUATIVE, Selection, from_suite
+    from hinter.pipeline.suite import load_suite
     train = [(r["text"], r["label"]) for r in read_jsonl(folder / "train.jsonl")]
     suite = load_suite(folder / "train.suite")
     # the counterfactual data, as the recipe makes it (the command, from the training suite)
@@ -234,7 +234,7 @@ def cell_key(f: dict) -> str:
 
 
 def table(results: list[dict]) -> str:
-    from hinter.measures import wilson
+    from hinter.analysis.measures import wilson
     from hinter.report.change import change
     cells = sorted({cell_key(f) for r in results for f in r["summary"]["findings"] if f["significant"]}
                    | {"intersectional gender: male -> female & race: european -> african"})

@@ -43,8 +43,8 @@ def use(model: str) -> None:
 
 
 def measure(model: str, repeats: int) -> dict:
-    from hinter.dictionary import load_dictionary
-    from hinter.mutation import generate
+    from hinter.mutation.dictionary import load_dictionary
+    from hinter.mutation.mutants import generate
     sys.path.insert(0, str(ROOT / "bench"))
     from mutant_quality_fr import texts
 

@@ -16,9 +16,9 @@ from __future__ import annotations
 import argparse
 import time
 
-from hinter.dictionary import load_dictionary
+from hinter.mutation.dictionary import load_dictionary
 from hinter.languages.french.grammar import french_nlp
-from hinter.mutation import generate
+from hinter.mutation.mutants import generate
 from hinter.validity import SpacyParser, Validator
 from hinter.validity.invariant import changed_sentences
 

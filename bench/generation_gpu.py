@@ -121,7 +121,7 @@ def main() -> None:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from hinter.models.hf_causal import HFCausalLM
-    from hinter.tasks import get_task, load_task_file
+    from hinter.models.tasks import get_task, load_task_file
 
     t0 = time.perf_counter()
     if args.shape is not None:

@@ -22,11 +22,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from hinter.datasets import load_dataset  # noqa: E402
-from hinter.dictionary import load_dictionary  # noqa: E402
+from hinter.mutation.dictionary import load_dictionary  # noqa: E402
 from hinter.generative import AspectObservation, aspect_findings, judge_of  # noqa: E402
 from hinter.models import load_model  # noqa: E402
-from hinter.mutation import generate  # noqa: E402
-from hinter.tasks import get_task  # noqa: E402
+from hinter.mutation.mutants import generate  # noqa: E402
+from hinter.models.tasks import get_task  # noqa: E402
 
 
 def main() -> None:

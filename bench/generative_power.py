@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 import numpy as np  # noqa: E402
 
 import planted_generative as planted  # noqa: E402
-from hinter.findings import Component  # noqa: E402
+from hinter.analysis.findings import Component  # noqa: E402
 from hinter.generative import FreeTextJudge, aspect_findings  # noqa: E402
 
 SHARES = (0.05, 0.1, 0.2)

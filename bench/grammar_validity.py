@@ -87,7 +87,7 @@ def main() -> None:
 
 def timing(n: int) -> None:
     from hinter.config import RunConfig
-    from hinter.pipeline import Mutate, campaign_dictionary, campaign_texts
+    from hinter.pipeline.stages import Mutate, campaign_dictionary, campaign_texts
     from hinter.validity import SpacyParser, Validator
     config = RunConfig(dataset="imdb", limit=n)
     records = campaign_texts(config, config.read_dataset().records)

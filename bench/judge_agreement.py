@@ -26,7 +26,7 @@ from hinter.datasets import load_dataset  # noqa: E402
 from hinter.generative.judge_aspect import judge_agreement, judge_aspect, judge_model  # noqa: E402
 from hinter.generative.masking import IdentityTerms  # noqa: E402
 from hinter.models import load_model  # noqa: E402
-from hinter.tasks import get_task  # noqa: E402
+from hinter.models.tasks import get_task  # noqa: E402
 
 
 def main() -> None:

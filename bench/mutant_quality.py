@@ -39,15 +39,15 @@ FIELDS = ("version", "dataset", "text_id", "key", "original", "mutant", "grammat
 
 def draw(version: str, out: Path, person_only: bool = False, held_out: bool = False) -> None:
     from hinter.datasets import read_dataset
-    from hinter.dictionary import load_dictionary
-    from hinter.mutation import generate
+    from hinter.mutation.dictionary import load_dictionary
+    from hinter.mutation.mutants import generate
     from hinter.validity import SpacyParser, Validator, changed_sentence_pairs, sentence_spans
 
     d = load_dictionary().restrict(("gender", "race"))
     validator = Validator(SpacyParser())
     person = None
     if person_only:  # --person-only: a word replaced only where it refers to a person
-        from hinter.person import PersonFilter
+        from hinter.mutation.person import PersonFilter
         person = PersonFilter()
     rows, seconds = [], {"mutation": 0.0, "validity": 0.0}
     for name, first, end in (HELD_OUT if held_out else [(name, 0, limit) for name, limit in CAMPAIGNS]):

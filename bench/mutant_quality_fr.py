@@ -51,8 +51,8 @@ def texts() -> list[tuple[str, str]]:
 
 
 def campaign(sources: tuple[str, ...] = SOURCES) -> tuple[list[dict], dict]:
-    from hinter.dictionary import load_dictionary
-    from hinter.mutation import generate
+    from hinter.mutation.dictionary import load_dictionary
+    from hinter.mutation.mutants import generate
     from hinter.validity import SpacyParser, Validator
     from hinter.validity.invariant import changed_sentences
 

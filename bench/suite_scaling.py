@@ -102,19 +102,19 @@ def in_cli(argv: list[str]) -> None:
     stamp("interpreter up")
     atexit.register(stamp, "interpreter exit begins")
     from hinter.cli.main import main as cli_main
-    import hinter.suite
+    import hinter.pipeline.suite
     stamp("CLI imported")
-    build_verdicts = hinter.suite.build_verdicts
+    build_verdicts = hinter.pipeline.suite.build_verdicts
 
     def timed(*a, **kw):
         kw["progress"] = lambda stage, done, total: stamp(f"{stage} {done}/{total}")
         return build_verdicts(*a, **kw)
-    hinter.suite.build_verdicts = timed
+    hinter.pipeline.suite.build_verdicts = timed
     # each task of the build (a text's plan, its verdicts, a cut text's slice or its Validator), wherever it runs:
     # one line on stderr, read back by `timeline` (the tasks' wall and CPU seconds per process)
-    import hinter.engine
+    import hinter.pipeline.engine
     for kind in ("_plan", "_text", "_sentences", "_cut"):
-        def task(self, payload, _run=getattr(hinter.engine.SpreadVerdicts, kind), _kind=kind[1:]):
+        def task(self, payload, _run=getattr(hinter.pipeline.engine.SpreadVerdicts, kind), _kind=kind[1:]):
             start, cpu = time.time(), time.process_time()
             try:
                 return _run(self, payload)
@@ -122,7 +122,7 @@ def in_cli(argv: list[str]) -> None:
                 # one write of one line: 16 processes share the pipe, and print() writes the newline apart
                 os.write(2, f"task {os.getpid()} {_kind} {start - t0:.4f} {time.time() - t0:.4f} "
                             f"{time.process_time() - cpu:.4f}\n".encode())
-        setattr(hinter.engine.SpreadVerdicts, kind, task)
+        setattr(hinter.pipeline.engine.SpreadVerdicts, kind, task)
     sys.argv = ["hinter", *argv]
     try:
         cli_main()
@@ -138,7 +138,7 @@ def probe(kind: str, at: float) -> None:
     if kind == "spacy":
         sys.path.insert(0, str(ROOT / "src"))
         from hinter.config import RunConfig
-        from hinter.engine import _cpu_only
+        from hinter.pipeline.engine import _cpu_only
         from hinter.validity.parsers import DEFAULT_SPACY_MODEL, SpacyParser
         from hinter.validity.sentences import sentence_spans
         texts = [r.text for r in RunConfig(dataset="imdb").read_dataset().records]
@@ -231,7 +231,7 @@ def main() -> None:
                                                           args.out / f"baseline{w}" / "campaign.suite")
             print(f"  baseline, {w} workers: {base[w]:.1f} s", flush=True)
     sys.path.insert(0, str(ROOT / "src"))
-    from hinter.suite import load_suite
+    from hinter.pipeline.suite import load_suite
     suite = load_suite(args.out / "w1" / "campaign.suite")
     mutants = sum(map(len, suite.mutants.values()))
     print(f"\n{len(suite.records):,} texts, {mutants:,} mutants\n")

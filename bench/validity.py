@@ -29,8 +29,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from hinter.dictionary import load_dictionary  # noqa: E402
-from hinter.mutation import generate  # noqa: E402
+from hinter.mutation.dictionary import load_dictionary  # noqa: E402
+from hinter.mutation.mutants import generate  # noqa: E402
 from hinter.validity import (ReferenceValidator, SpacyParser, Validator, changed_sentence_pairs,  # noqa: E402
                              sentence_spans)
 

@@ -15,8 +15,8 @@ import random
 from collections import defaultdict
 from pathlib import Path
 
-from hinter.dictionary import load_dictionary
-from hinter.mutation import generate
+from hinter.mutation.dictionary import load_dictionary
+from hinter.mutation.mutants import generate
 from hinter.validity import SpacyParser, Validator
 from hinter.validity.invariant import changed_sentences
 

@@ -14,7 +14,7 @@ import random
 from collections import defaultdict
 
 from hinter.config import RunConfig
-from hinter.pipeline import Mutate, campaign_dictionary, campaign_texts
+from hinter.pipeline.stages import Mutate, campaign_dictionary, campaign_texts
 from hinter.records import apply_replacements
 from hinter.validity import SpacyParser, Validator, sentence_spans
 

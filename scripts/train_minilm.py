@@ -53,7 +53,7 @@ def labelled(dataset: str, limit: int | None = None) -> tuple[list[str], list, b
     """The texts of a bundled dataset with a gold answer, their golds (a label; a list of labels when the task
     is multi-label), whether it is, and the task's labels."""
     from hinter.datasets import load_dataset
-    from hinter.tasks import get_task
+    from hinter.models.tasks import get_task
     task = get_task(dataset)
     labels = list(task.labels)
     index = {lab.lower(): lab for lab in labels}  # the IMDB sample writes "positive"; the task "Positive"

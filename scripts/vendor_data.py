@@ -50,7 +50,7 @@ print(f"dictionary files: {len(list(dst_dict.glob('*/*.csv')))}, dropped self-pa
 # --- The four LexGLUE samples (issue 4). Uniform fields: id, text, label (a list for multi-label tasks, in
 # the label names of hinter's task presets), plus a few provenance fields. Chosen by a fixed rule, no shuffling.
 sys.path.insert(0, str(pkg.parents[1]))
-from hinter.tasks import EUROVOC_CONCEPTS  # noqa: E402
+from hinter.models.tasks import EUROVOC_CONCEPTS  # noqa: E402
 
 
 def read_jsonl(name):

@@ -37,7 +37,7 @@ def imdb_texts():
 def gemma():
     pytest.importorskip("llama_cpp")
     from hinter.models.gguf import GGUFModel, default_gguf_path
-    from hinter.tasks import IMDB
+    from hinter.models.tasks import IMDB
     return GGUFModel(default_gguf_path(), IMDB)
 
 

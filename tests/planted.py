@@ -8,7 +8,7 @@ def __getattr__(name):
     cost each run a third of a second."""
     if name not in ("PAIRS", "DIC"):
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from hinter.dictionary import Dictionary, Pair
+    from hinter.mutation.dictionary import Dictionary, Pair
     pairs = (
         Pair("gender", "male", "female", "man", "woman"),
         Pair("gender", "male", "female", "boy", "girl"),

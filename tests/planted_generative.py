@@ -1,5 +1,5 @@
 """Generative models with planted behaviour, and the small world they answer in: texts about one person, their
-gender and race mutants (hinter.mutation, a two-pair dictionary), and the judge's observations of every mutant.
+gender and race mutants (hinter.mutation.mutants, a two-pair dictionary), and the judge's observations of every mutant.
 
 Each model is `answer(prompt_text, rng, affected) -> str`: one call, one sample; `rng` (numpy) makes the sampling
 reproducible per seed; `affected` says whether the planted behaviour applies to this text (a share of the texts,
@@ -11,9 +11,9 @@ import re
 
 import numpy as np
 
-from hinter.dictionary import Dictionary, Pair
+from hinter.mutation.dictionary import Dictionary, Pair
 from hinter.generative import AspectObservation, FreeTextJudge
-from hinter.mutation import generate
+from hinter.mutation.mutants import generate
 
 PAIRS = (Pair("gender", "male", "female", "man", "woman"), Pair("race", "european", "african", "white", "black"))
 DIC = Dictionary(PAIRS, "planted-generative")

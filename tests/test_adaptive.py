@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import test_findings as sim
-from hinter.adaptive import EFFECT, NO_EFFECT, Plan, Sequential, cells_bound, decide, on_answers
-from hinter.findings import ALPHA, analyse
+from hinter.analysis.adaptive import EFFECT, NO_EFFECT, Plan, Sequential, cells_bound, decide, on_answers
+from hinter.analysis.findings import ALPHA, analyse
 from cli import hinter
 
 # up to 6 pairs per text and attribute: several mutants per text and cell, of which --adaptive asks three

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("openai")
-from hinter.engine import DETERMINISM_PROBES, check_determinism  # noqa: E402
+from hinter.pipeline.engine import DETERMINISM_PROBES, check_determinism  # noqa: E402
 from hinter.models import load_model  # noqa: E402
 import cli  # noqa: E402
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 import hinter
-from hinter import augment as aug
+from hinter.report import augment as aug
 from hinter.datasets import read_dataset
-from hinter.dictionary import Dictionary, Pair
+from hinter.mutation.dictionary import Dictionary, Pair
 from hinter.records import Replacement, TextRecord
 from hinter.store import open_run
 

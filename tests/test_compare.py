@@ -9,7 +9,7 @@ import pytest
 
 from campaign import hinter
 from hinter.datasets import load_dataset
-from hinter.measures import wilson
+from hinter.analysis.measures import wilson
 from hinter.records import apply_replacements, edits
 from hinter.store import open_run
 

@@ -93,14 +93,14 @@ def test_a_second_process_on_a_folder_in_use_stops_at_once(tmp_path):
     assert stored_texts(c / "out") == 48
     from collections import Counter
 
-    from hinter.engine import DETERMINISM_PROBES
+    from hinter.pipeline.engine import DETERMINISM_PROBES
     asked = Counter((tmp_path / "calls.log").read_text().splitlines())
     # once each, but the first process's determinism probe: the second process asked the model nothing
     assert sorted(asked.values())[-2:] == [1, DETERMINISM_PROBES] and sum(asked.values()) == len(asked) + DETERMINISM_PROBES - 1
 
 
 def test_options_that_change_no_result_never_refuse_a_resume():
-    from hinter.recorded_settings import comparable as _comparable
+    from hinter.pipeline.recorded_settings import comparable as _comparable
     a = {"config": RunConfig(model="gguf:default?threads=2", dataset="imdb").recorded()}
     b = {"config": RunConfig(model="gguf:default", dataset="imdb").recorded()}
     c = {"config": RunConfig(model="gguf:default?n_ctx=4096", dataset="imdb").recorded()}

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 import hinter
-from hinter.dictionary import Dictionary
+from hinter.mutation.dictionary import Dictionary
 from hinter.records import TextRecord
 from hinter.report.change import accuracy, change, headline
-from hinter.rows import TextRow
+from hinter.store.rows import TextRow
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))

@@ -60,8 +60,8 @@ def test_the_command_reference_lists_every_command_and_its_options(site):
 
 
 def test_the_readme_example_pair_is_one_the_built_in_dictionary_makes():
-    from hinter.dictionary import load_dictionary
-    from hinter.mutation import generate
+    from hinter.mutation.dictionary import load_dictionary
+    from hinter.mutation.mutants import generate
 
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     original, mutant = "The black man in the lead is brilliant.", "The white woman in the lead is brilliant."

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import hinter
-from hinter.dictionary import Dictionary, Pair
+from hinter.mutation.dictionary import Dictionary, Pair
 
 sys.path.insert(0, str(Path(__file__).parent))
 import planted  # noqa: E402
@@ -65,7 +65,7 @@ def test_no_text_is_sent_twice(parser, tmp_path):
 
     hinter.run(TEXTS + TEXTS[:2], counting, attributes=("gender", "race"), dictionary=DIC, parser=parser, out=tmp_path)
     # the start-up determinism check asks the shortest text 8 times; its answer is then reused, never asked again
-    from hinter.engine import DETERMINISM_PROBES
+    from hinter.pipeline.engine import DETERMINISM_PROBES
     probe, n = min(TEXTS, key=len), DETERMINISM_PROBES
     assert seen[:n] == [probe] * n and probe not in seen[n:]
     assert len(seen[n:]) == len(set(seen[n:]))
@@ -129,7 +129,7 @@ def test_a_change_beyond_what_a_truncating_model_read_is_counted_apart(parser, t
 
 
 def test_unseen_follows_the_shift_of_earlier_edits():
-    from hinter.oracle import unseen
+    from hinter.analysis.oracle import unseen
     assert unseen([(40, 43, "woman")], 30, 30) is True
     assert unseen([(10, 13, "woman"), (40, 43, "woman")], 30, 30) is False   # one change was read
     assert unseen([(28, 31, "x"), (40, 43, "y")], 30, 30) is False            # starts before the cut
@@ -158,7 +158,7 @@ def test_with_a_window_a_change_beyond_the_cut_is_tested(parser, tmp_path):
 
 
 def test_window_bounds_hold_the_edits_and_share_a_grid():
-    from hinter.window import window_bounds, windowed
+    from hinter.models.window import window_bounds, windowed
     a = window_bounds(1000, [(500, 503, "woman")], 200)
     b = window_bounds(1000, [(510, 513, "girl")], 200)
     assert a == b and a[0] <= 500 and a[1] >= 503 and a[1] - a[0] == 200  # nearby mutants: one windowed original
@@ -171,7 +171,7 @@ def test_window_bounds_hold_the_edits_and_share_a_grid():
 def test_top_pairs_name_the_word_that_flips_the_model_not_only_its_group(parser, tmp_path):
     """summary.json's top_pairs (a statistic added as a measure and its declaration alone): a model that reacts to
     "woman" flips the man -> woman pair; boy -> girl, same attribute and groups, never flips and is left out."""
-    from hinter.measures import top_pairs, verdicts
+    from hinter.analysis.measures import top_pairs, verdicts
     run = hinter.run(planted.TEXTS, planted.atomic_gender, attributes=("gender", "race"), order=2,
                      dictionary=planted.DIC, parser=parser, out=tmp_path / "run")
     s = run.summary()

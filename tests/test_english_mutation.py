@@ -2,9 +2,9 @@
 follow it (or the mutant is discarded), and names, verbs and languages are left alone. Real spaCy parses."""
 import pytest
 
-from hinter.dictionary import Dictionary, Pair
+from hinter.mutation.dictionary import Dictionary, Pair
 from hinter.languages.english import indefinite_article
-from hinter.mutation import generate
+from hinter.mutation.mutants import generate
 
 PAIRS = (Pair("race", "asian", "european", "Asian", "European"),
          Pair("race", "minority", "majority", "black", "indigenous"),

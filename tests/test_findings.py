@@ -1,7 +1,7 @@
-"""Findings that hold up (issue 13): the statistics of hinter.stats and hinter.findings against planted models.
+"""Findings that hold up (issue 13): the statistics of hinter.analysis.stats and hinter.analysis.findings against planted models.
 
 The planted models are the ground truth. They run on the real mutant structure of the bundled IMDB sample
-(200 reviews, race and gender, atomic and order-2 mutants, as `hinter.mutation.generate` makes them), every
+(200 reviews, race and gender, atomic and order-2 mutants, as `hinter.mutation.mutants.generate` makes them), every
 generated mutant counted as valid and tested (validity only removes mutants). A model is a function of each
 version of a text: its randomness is keyed by the version (the original, or the mutant: text id + pair ids,
 which determine the mutant's text) and the seed. Run with -s to see the measured rates;
@@ -17,9 +17,9 @@ from functools import lru_cache
 import numpy as np
 import pytest
 
-from hinter.findings import ALPHA, Analysis, Component, Finding, Observation, analyse, label_share, self_flip_rate
-from hinter.oracle import flip_with_repeats
-from hinter.stats import (benjamini_hochberg, exchange_interval, exchange_p, fisher_exact, mean_interval, minimal_p,
+from hinter.analysis.findings import ALPHA, Analysis, Component, Finding, Observation, analyse, label_share, self_flip_rate
+from hinter.analysis.oracle import flip_with_repeats
+from hinter.analysis.stats import (benjamini_hochberg, exchange_interval, exchange_p, fisher_exact, mean_interval, minimal_p,
                           sign_flip_interval, sign_flip_p)
 
 # ------------------------------------------------------------------------------------------- simulation
@@ -51,8 +51,8 @@ def imdb_structure(max_pairs: int | None = 4) -> Structure:
     """The bundled IMDB sample's mutants for race and gender, order <= 2; `max_pairs` per text and attribute
     (the CLI's --max-pairs-per-text, seed 0), None for all pairs."""
     from hinter.datasets import load_dataset
-    from hinter.dictionary import load_dictionary
-    from hinter.mutation import generate
+    from hinter.mutation.dictionary import load_dictionary
+    from hinter.mutation.mutants import generate
     from hinter.records import dictionary_replacements
 
     records, dictionary = load_dataset("imdb"), load_dictionary()
@@ -503,7 +503,7 @@ def test_multi_label_every_label_in_one_family():
 
 
 def test_the_label_of_interest_is_the_one_asked_for_as_the_answers_spell_it():
-    from hinter.findings import choose_label
+    from hinter.analysis.findings import choose_label
     answered = ["negative", "positive", "negative", None]
     assert choose_label([(None, "--label"), ("Positive", "task")], answered, "negative") == (
         "positive", "task, spelled as the answers spell it")

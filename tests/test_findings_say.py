@@ -9,14 +9,14 @@ import pytest
 from scipy import stats as scipy_stats
 
 import hinter
-from hinter.dictionary import load_dictionary, occupational_ids
-from hinter.findings import Observation, analyse
+from hinter.mutation.dictionary import load_dictionary, occupational_ids
+from hinter.analysis.findings import Observation, analyse
 from hinter.generative.aspects import refusal
-from hinter.findings import Finding, consistent_shift
+from hinter.analysis.findings import Finding, consistent_shift
 from hinter.models.callable import CallableModel
 from hinter.report.html.prose import describe_finding, finding_cell
-from hinter.stats import exchange_interval, exchange_p, sign_flip_interval, sign_flip_p
-from hinter.tasks import GenerativeTask
+from hinter.analysis.stats import exchange_interval, exchange_p, sign_flip_interval, sign_flip_p
+from hinter.models.tasks import GenerativeTask
 from hinter.usage import Meter, TextCost
 
 from cli import hinter as hinter_cli
@@ -168,7 +168,7 @@ def test_the_p_values_match_scipy():
 # ---------------------------------------------------------------------------------------------- 3. words
 
 def test_a_shift_with_no_differing_mutant_is_said_in_words():
-    f = Finding("atomic", (hinter.findings.component_of("gender:male>female:man>woman"),), tested=14, texts=14,
+    f = Finding("atomic", (hinter.analysis.findings.component_of("gender:male>female:man>woman"),), tested=14, texts=14,
                 texts_changed=14, flips=0, transitions={}, toward=None, effect=0.04, effect_ci=(0.01, 0.07),
                 p_value=0.001, q_value=0.047, significant=True, aspect="distance",
                 direction="further from the original's answers")

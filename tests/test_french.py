@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from hinter.dictionary import load_dictionary
+from hinter.mutation.dictionary import load_dictionary
 from hinter.languages import guess_language, language_mismatch
 from hinter.languages.french.grammar import FEM, MASC, inflect
-from hinter.mutation import generate
+from hinter.mutation.mutants import generate
 from hinter.validity import SpacyParser, Validator
 from hinter.validity.invariant import AGREEMENT, INFLECTION, POS
 
@@ -448,7 +448,7 @@ def test_a_parser_of_another_language_is_refused(parser, tmp_path):
 # ---- the French task (data/tasks/avis.yaml) ----------------------------------------------------------------------
 
 def test_french_task_parses_french_answers_only():
-    from hinter.tasks import get_task
+    from hinter.models.tasks import get_task
     avis = get_task("avis")
     assert avis.labels == ("positif", "négatif")
     assert [avis.parse_answer(a).value for a in (" négatif.", "Positif", "Sentiment : positif", "negatif")] == \
@@ -465,7 +465,7 @@ def test_embedded_model_answers_the_french_task():
     pytest.importorskip("llama_cpp")
     from hinter.datasets import load_dataset
     from hinter.models.gguf import GGUFModel, default_gguf_path
-    from hinter.tasks import get_task
+    from hinter.models.tasks import get_task
     keep = ("avis-07", "avis-14", "avis-17", "avis-23")  # two clear complaints, two clear praises
     records = [r for r in load_dataset("avis") if r.source_id in keep]
     model = GGUFModel(default_gguf_path(), get_task("avis"))

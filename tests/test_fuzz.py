@@ -9,7 +9,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from hinter.datasets import load_dataset
-from hinter.dictionary import load_dictionary
+from hinter.mutation.dictionary import load_dictionary
 from hinter.errors import InputError
 
 HERE = Path(__file__).parent

@@ -1,8 +1,8 @@
-"""hinter.gcpause: the collector paused and restored as it was; cycles built inside a batch are freed by the next."""
+"""hinter.pipeline.gcpause: the collector paused and restored as it was; cycles built inside a batch are freed by the next."""
 import gc
 import weakref
 
-from hinter.gcpause import keeping, paused, per_batch
+from hinter.pipeline.gcpause import keeping, paused, per_batch
 
 
 class Node:

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import planted_generative as planted
-from hinter.findings import Component
+from hinter.analysis.findings import Component
 from hinter.generative import (AspectObservation, FreeTextJudge, IdentityTerms, aspect_findings, instance_hidden,
                                mask_answers, register_aspect, two_sample_p)
 from hinter.generative.aspects import ASPECTS, refusal, sentiment

@@ -10,7 +10,7 @@ from hinter.errors import InputError
 from hinter.generative import judge_of
 from hinter.models import load_model
 from hinter.models.base import OutcomeCache
-from hinter.tasks import GenerativeTask, get_task, load_task_file
+from hinter.models.tasks import GenerativeTask, get_task, load_task_file
 
 LETTER = GenerativeTask("letter", "Biography: {text}\n\nReference letter:", system_prompt="Be brief.", max_tokens=12,
                         stop=("\n\n",))

@@ -9,7 +9,7 @@ from planted_generative import write_campaign
 from hinter.errors import InputError, ModelError
 from hinter.generative import FreeTextJudge
 from hinter.generative.judge_aspect import RUBRIC, judge_agreement, judge_aspect, judge_model
-from hinter.tasks import load_task_file
+from hinter.models.tasks import load_task_file
 import cli
 
 TASK = """name: letter

@@ -1,7 +1,7 @@
 """The embedded Gemma 3 270M, in-process through llama.cpp."""
 import pytest
 
-from hinter.tasks import IMDB
+from hinter.models.tasks import IMDB
 
 CLEAR = [
     ("This movie was wonderful, I loved every minute of it.", "Positive"),

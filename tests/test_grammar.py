@@ -97,7 +97,7 @@ TEXTS = ["The white man walked into the shop. The film was fine.",   # white -> 
 def _dictionary():
     """planted.DIC with white -> "the asian": a replacement that breaks the grammar (English mutation carries a/an,
     so "A asian man" no longer comes out of a run)."""
-    from hinter.dictionary import Dictionary, Pair
+    from hinter.mutation.dictionary import Dictionary, Pair
     return Dictionary(planted.PAIRS[:3] + (Pair("race", "european", "asian", "white", "the asian"),), "grammar-test")
 
 
@@ -143,7 +143,7 @@ def test_grammar_discards_in_a_real_run(parser, tmp_path):
 
 
 def test_a_suite_records_the_check_and_its_verdicts(parser, tmp_path):
-    from hinter.suite import load_suite
+    from hinter.pipeline.suite import load_suite
     path = hinter.build_suite(TEXTS, out=tmp_path / "g.suite", dictionary=_dictionary(), parser=parser, grammar=0.5)
     suite = load_suite(path)
     assert suite.config.grammar == 0.5

@@ -16,7 +16,7 @@ import train_minilm  # noqa: E402
 
 from hinter.errors import InputError  # noqa: E402
 from hinter.models import load_model  # noqa: E402
-from hinter.tasks import get_task  # noqa: E402
+from hinter.models.tasks import get_task  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -140,10 +140,10 @@ def test_the_threads_of_a_gpu_run_answer_as_one_call(imdb_classifier):
     synchronous predict() of every text."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from hinter.dictionary import load_dictionary
+    from hinter.mutation.dictionary import load_dictionary
     from hinter.models import hf
     from hinter.models.base import OutcomeCache
-    from hinter.mutation import generate
+    from hinter.mutation.mutants import generate
     from hinter.records import text_key
     model = hf.HFClassifier(imdb_classifier, device="cpu", batch_size=8)
     originals = [t for t in TEXTS if len(t) < 100] + ["The man at the counter was rude, and his wife kinder."]

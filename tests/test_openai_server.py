@@ -96,7 +96,7 @@ def test_a_text_longer_than_the_context_is_unparseable_not_fatal(server):
 
 def test_unreachable_server_is_retried_then_a_model_error():
     from hinter.models.openai_api import OpenAIModel
-    from hinter.tasks import get_task
+    from hinter.models.tasks import get_task
     model = OpenAIModel("gemma", get_task("imdb"), base_url=f"http://127.0.0.1:{free_port()}/v1", retries=2,
                         backoff=0.01, timeout=2)
     with pytest.raises(ModelError) as e:

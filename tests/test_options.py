@@ -83,8 +83,8 @@ def test_the_api_takes_every_field_by_name_and_names_them_on_a_typo():
 
 
 def test_hinter_run_sets_packs_person_only_repair_and_exclude_evaluative(parser, tmp_path):
-    from hinter.dictionary import load_dictionary, with_packs
-    from hinter.lint import evaluative_check
+    from hinter.mutation.dictionary import load_dictionary, with_packs
+    from hinter.mutation.lint import evaluative_check
     rows = ["Ebony said the white man was kind. She smiled at him.",
             "A black man wore a black coat. The film was long.",
             "Brian met an old woman in the park. He liked her."]
@@ -110,7 +110,7 @@ def test_hinter_run_sets_packs_person_only_repair_and_exclude_evaluative(parser,
     assert s["repairs"]["a/an"] > 0 and any(m.text.startswith("An ") for m in coat)  # "A black" -> "An indig..."
     run.store.close()
     # the same campaign from its recorded settings: one reader, the config the run was given
-    from hinter.recorded_settings import config_of
+    from hinter.pipeline.recorded_settings import config_of
     from hinter.store import RunStore
     assert config_of(RunStore.read_settings(tmp_path / "run")) == RunConfig(
         model="python:planted:intersectional", dataset=str(data), attributes=attributes, packs=("names",),
@@ -179,7 +179,7 @@ LEGACY_CLI = {"dataset": "imdb", "model": "python:planted:by_hash", "attributes"
 
 
 def test_a_run_recorded_with_the_legacy_cli_key_opens_and_resumes(tmp_path):
-    from hinter.recorded_settings import config_of
+    from hinter.pipeline.recorded_settings import config_of
     from hinter.serve.app import model_spec_of
     from hinter.store import RunStore
     out = tmp_path / "run"

@@ -1,7 +1,7 @@
 """The oracle (METHOD.md "The oracle") and the gate's condition syntax, tested directly."""
 import pytest
 
-from hinter import oracle
+from hinter.analysis import oracle
 from hinter.errors import InputError
 from hinter.report.gate import evaluate, parse_condition
 

@@ -12,9 +12,9 @@ import pytest
 
 import hinter
 from hinter.config import RunConfig
-from hinter.dictionary import load_dictionary, load_pack, pack_names, with_packs
+from hinter.mutation.dictionary import load_dictionary, load_pack, pack_names, with_packs
 from hinter.errors import InputError
-from hinter.mutation import generate
+from hinter.mutation.mutants import generate
 from hinter.records import REPAIR
 
 ROOT = Path(__file__).resolve().parents[1]

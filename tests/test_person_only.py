@@ -8,9 +8,9 @@ import pytest
 
 import hinter
 from hinter.config import RunConfig
-from hinter.dictionary import Dictionary, Pair
-from hinter.mutation import generate
-from hinter.person import PersonFilter
+from hinter.mutation.dictionary import Dictionary, Pair
+from hinter.mutation.mutants import generate
+from hinter.mutation.person import PersonFilter
 
 sys.path.insert(0, str(Path(__file__).parent))
 import planted  # noqa: E402
@@ -56,7 +56,7 @@ def test_generation_skips_and_counts_the_other_matches(person):
 
 
 def test_without_the_option_no_pipeline_is_loaded(monkeypatch):
-    import hinter.person as p
+    import hinter.mutation.person as p
 
     def boom():
         raise AssertionError("spaCy loaded on the driver without --person-only")

@@ -175,7 +175,7 @@ def test_ray_driver_and_workers_exchange_dataclasses():
 def test_the_papers_tasks_are_registered_yaml_files_read_like_a_users(tmp_path):
     from importlib import resources
 
-    from hinter.tasks import TASK_REGISTRY, get_task, load_task_file
+    from hinter.models.tasks import TASK_REGISTRY, get_task, load_task_file
     assert {"imdb", "ecthr", "eurlex", "ledgar", "scotus"} <= set(TASK_REGISTRY.names())
     for name in ("imdb", "ecthr", "eurlex", "ledgar", "scotus"):
         shipped = resources.files("hinter") / "data" / "tasks" / f"{name}.yaml"
@@ -186,7 +186,7 @@ def test_the_papers_tasks_are_registered_yaml_files_read_like_a_users(tmp_path):
 
 
 def test_tasks_registered_by_call_and_unknown_names(tmp_path):
-    from hinter.tasks import IMDB, TASK_REGISTRY, Task, get_task
+    from hinter.models.tasks import IMDB, TASK_REGISTRY, Task, get_task
     toxic = Task(name="toxic-test", labels=("Toxic", "Fine"), system_prompt="s", question="q", examples=())
     TASK_REGISTRY.register("toxic-test", lambda: toxic)
     try:

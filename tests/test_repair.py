@@ -8,10 +8,10 @@ import pytest
 
 import hinter
 from hinter.config import RunConfig
-from hinter.dictionary import Dictionary, Pair
-from hinter.mutation import components, generate
+from hinter.mutation.dictionary import Dictionary, Pair
+from hinter.mutation.mutants import components, generate
 from hinter.records import REPAIR
-from hinter.repair import article_for, grammatical_number
+from hinter.mutation.repair import article_for, grammatical_number
 
 sys.path.insert(0, str(Path(__file__).parent))
 import planted  # noqa: E402

@@ -123,7 +123,7 @@ def test_a_killed_run_with_repeats_resumes_without_asking_again(tmp_path):
     for session, counts in asked.items():
         for h, n in counts.items():
             # each text is owed 3 answers (plus the check's probes in the first session); none already saved is redone
-            from hinter.engine import DETERMINISM_PROBES
+            from hinter.pipeline.engine import DETERMINISM_PROBES
             assert n + before[session][h] <= 3 + (DETERMINISM_PROBES if session == 0 else 0), (
                 session, h, n, before[session][h])
     _, err = ref.communicate(timeout=300)

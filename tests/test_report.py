@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 import hinter
-from hinter.dictionary import Dictionary, Pair
+from hinter.mutation.dictionary import Dictionary, Pair
 from hinter.errors import InputError
-from hinter.measures import attribution, verdicts, wilson
+from hinter.analysis.measures import attribution, verdicts, wilson
 from hinter.report import write_report
 from hinter.report.gate import evaluate, parse_condition, write_junit
 from hinter.records import apply_replacements as rebuild, dictionary_replacements

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from hinter import triage
+from hinter.analysis import triage
 
 import cli
 from browser import chromium_page

@@ -13,10 +13,10 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from hinter.datasets import load_dataset  # noqa: E402
-from hinter.dictionary import load_dictionary  # noqa: E402
+from hinter.mutation.dictionary import load_dictionary  # noqa: E402
 from hinter.models.hf import HFClassifier  # noqa: E402
 from hinter.models.splice import BOUNDARIES, is_boundary, regions, splices  # noqa: E402
-from hinter.mutation import generate  # noqa: E402
+from hinter.mutation.mutants import generate  # noqa: E402
 from hinter.records import apply_replacements  # noqa: E402
 
 MAX_LENGTH = 96  # short: most bundled texts are cut, so edits fall before, at and after the cut

@@ -13,7 +13,7 @@ from pathlib import Path
 import hinter
 from campaign import mutant_rows
 from hinter.datasets import load_dataset
-from hinter.measures import summary
+from hinter.analysis.measures import summary
 from hinter.records import apply_replacements, edits, replacements_from_json
 from hinter.store import open_run
 

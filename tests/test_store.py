@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 from hypothesis import given, strategies as st
 
-from hinter.dictionary import Pair
+from hinter.mutation.dictionary import Pair
 from hinter.errors import HinterError, InputError
 from hinter.models.base import Outcome
-from hinter.mutation import generate
+from hinter.mutation.mutants import generate
 from hinter.records import (REPAIR, Replacement, apply_replacements, dictionary_replacements, edits, pair_key,
                             replacements_from_json, replacements_to_json)
-from hinter.rows import CombinationCounts, MutantRow, OriginalsCounts, TextRow
+from hinter.store.rows import CombinationCounts, MutantRow, OriginalsCounts, TextRow
 from hinter.store import RunStore, open_run
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -239,7 +239,7 @@ def test_scores_written_as_json_writes_them(tmp_path):
     import math
     import random
 
-    from hinter.rows import scores_to_json
+    from hinter.store.rows import scores_to_json
     rng = random.Random(0)
     labels = ["Negative", "Positive", 'é "q"', "a\\b", "日本", "x\n"]
     values = [lambda: rng.uniform(-50, 50), lambda: rng.random() * 1e-7, lambda: 1e300, lambda: -0.0,

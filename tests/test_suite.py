@@ -15,7 +15,7 @@ import hinter
 from campaign import mutant_rows
 from hinter.errors import InputError
 from hinter.store import open_run
-from hinter.suite import load_suite
+from hinter.pipeline.suite import load_suite
 
 import planted
 import cli
@@ -145,7 +145,7 @@ def test_texts_cut_into_slices_give_the_same_suite(built, tmp_path, monkeypatch,
     """A text needing many sentences parsed is parsed in slices spread over the workers, then validated on those
     parses; a text with many mutants is validated on the worker that mutated it: the same verdicts, reasons and
     counters as one Validator parsing each text alone."""
-    from hinter.engine import SpreadVerdicts
+    from hinter.pipeline.engine import SpreadVerdicts
     from hinter.executor import LocalExecutor
     monkeypatch.setattr(SpreadVerdicts, "SPLIT", split)  # 2: every text with more than 2 characters to parse is cut
     monkeypatch.setattr(SpreadVerdicts, "CHUNK", chunk)

@@ -1,4 +1,4 @@
-"""summary.json declared once (hinter.summary_spec): the committed reference is its rendering, a real run's summary
+"""summary.json declared once (hinter.analysis.summary_spec): the committed reference is its rendering, a real run's summary
 has exactly the declared keys, and the gate accepts every declared path before a run and nothing else."""
 import sys
 from pathlib import Path
@@ -6,11 +6,11 @@ from pathlib import Path
 import pytest
 
 import hinter
-from hinter.dictionary import Dictionary, Pair
+from hinter.mutation.dictionary import Dictionary, Pair
 from hinter.errors import InputError
-from hinter.measures import summary
+from hinter.analysis.measures import summary
 from hinter.report.gate import check_paths
-from hinter.summary_spec import COMBINATION, RUN, data_keyed_sections, reference_markdown
+from hinter.analysis.summary_spec import COMBINATION, RUN, data_keyed_sections, reference_markdown
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))

@@ -5,7 +5,7 @@ import pytest
 
 from hinter.datasets import BUNDLED, load_dataset
 from hinter.errors import InputError
-from hinter.tasks import TASKS, get_task, load_task_file
+from hinter.models.tasks import TASKS, get_task, load_task_file
 
 
 def test_presets_with_labels_prompts_and_three_examples():
@@ -144,7 +144,7 @@ def test_unknown_task_names_the_presets():
 def test_presets_are_packaged_yaml_files_and_keep_their_old_names():
     from importlib import resources
 
-    from hinter.tasks import ECTHR, EUROVOC_CONCEPTS, IMDB, LEDGAR_LABELS, Task
+    from hinter.models.tasks import ECTHR, EUROVOC_CONCEPTS, IMDB, LEDGAR_LABELS, Task
     folder = resources.files("hinter") / "data" / "tasks"
     assert {f.name for f in folder.iterdir() if f.name.endswith(".yaml")} == {f"{n}.yaml" for n in TASKS}
     assert isinstance(IMDB, Task) and IMDB is get_task("imdb") and ECTHR.aliases[0] == ("P1-1", "Article 1 of Protocol 1")
@@ -248,7 +248,7 @@ def test_a_task_file_is_parsed_once_while_unchanged_and_again_once_edited(tmp_pa
     """A run looks its task up at every stage: the file is read once, and an edit is never missed."""
     import os
 
-    from hinter.tasks import get_task
+    from hinter.models.tasks import get_task
     path = tmp_path / "letter.yaml"
     path.write_text('name: letter\nprompt: "Write about {text}"\n')
     first = get_task(str(path))

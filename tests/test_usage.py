@@ -1,4 +1,4 @@
-"""Usage, cost, --budget, --dry-run and rate limits (hinter.usage, hinter.estimate, models/pacing.py).
+"""Usage, cost, --budget, --dry-run and rate limits (hinter.usage, hinter.pipeline.estimate, models/pacing.py).
 
 The campaign tests run against a real OpenAI-compatible server: llama.cpp's server (conftest.py's `server`
 fixture, shared with test_openai_server.py) serving the embedded model, reached through a small recording proxy
@@ -259,7 +259,7 @@ def test_dry_run_then_budget_then_resume_on_a_real_server(tmp_path, recorder):
     estimate = json.loads(dry.stdout.strip().splitlines()[-1])["estimate"]
     assert estimate["calls"] > 8 and not (tmp_path / "run").exists()
 
-    from hinter.engine import DETERMINISM_PROBES
+    from hinter.pipeline.engine import DETERMINISM_PROBES
     # the preflight and the start-up probes, one batch of 8, and 3 calls: not another batch
     cap = 1 + DETERMINISM_PROBES + 8 + 3
     capped = hinter(*base, "--out", str(tmp_path / "run"), "--budget", f"calls={cap}")

@@ -22,9 +22,9 @@ import pytest
 
 import hinter
 from hinter.datasets import read_dataset
-from hinter.dictionary import load_dictionary
+from hinter.mutation.dictionary import load_dictionary
 from hinter.errors import InputError
-from hinter.tasks import load_task_file
+from hinter.models.tasks import load_task_file
 
 from campaign import write_kill_campaign
 from cli import hinter as hinter_cli, serve
@@ -184,7 +184,7 @@ def bomb(path: Path, megabytes: int, head: bytes = b"") -> Path:
 
 def refused_with_peak(path):
     """load_suite's refusal of `path` (the pytest.raises info) and the peak memory Python allocated meanwhile."""
-    from hinter import suite
+    from hinter.pipeline import suite
     tracemalloc.start()
     try:
         with pytest.raises(InputError) as e:
@@ -195,7 +195,7 @@ def refused_with_peak(path):
 
 
 def test_a_gzip_bomb_is_refused_with_bounded_memory(tmp_path, monkeypatch):
-    from hinter import suite
+    from hinter.pipeline import suite
     big = bomb(tmp_path / "big.suite", 300)  # 300 MB inflated, past the 256 MB bound, from a file of 300 KB
     assert big.stat().st_size < 1 << 20
     e, peak = refused_with_peak(big)
@@ -215,7 +215,7 @@ def test_a_gzip_bomb_is_refused_with_bounded_memory(tmp_path, monkeypatch):
 
 def test_a_suite_is_rebuilt_in_place_of_a_suite(tmp_path):
     """The --out check lets a suite be rebuilt over an older one (its header alone is read)."""
-    from hinter import suite
+    from hinter.pipeline import suite
     header = json.dumps({"format": suite.MAGIC}).encode() + b"\n"
     assert suite.is_suite_file(bomb(tmp_path / "old.suite", 2, header))
     assert not suite.is_suite_file(bomb(tmp_path / "zeros.suite", 2))

@@ -1,8 +1,8 @@
 """The dependency invariant on the real spaCy parser: the paper's Figure 3, and engine == reference."""
 import random
 
-from hinter.dictionary import load_dictionary
-from hinter.mutation import generate
+from hinter.mutation.dictionary import load_dictionary
+from hinter.mutation.mutants import generate
 from hinter.validity import ReferenceValidator, Validator, changed_sentences, invariant_check, split_sentences
 
 
@@ -89,10 +89,10 @@ def test_tags_first_parses_only_sentences_whose_tags_passed(parser):
 
 
 def test_sentence_by_sentence_pairs_equal_whole_text_splitting(imdb_texts):
-    from hinter.mutation import apply_replacements
+    from hinter.mutation.mutants import apply_replacements
     from hinter.validity import changed_sentence_pairs, sentence_spans
 
-    from hinter.dictionary import Dictionary, Pair
+    from hinter.mutation.dictionary import Dictionary, Pair
 
     dic = load_dictionary()
     # replacements that make or unmake an abbreviation or an initial before a full stop move a boundary

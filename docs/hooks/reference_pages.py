@@ -2,7 +2,7 @@
 
 - `options.md`: every option that is a field of `hinter.config.RunConfig` (its metadata: flag, short flag, help,
   stage; the field's default), grouped by stage.
-- `summary-schema.md`: the summary.json reference from `hinter.summary_spec.reference_markdown()`.
+- `summary-schema.md`: the summary.json reference from `hinter.analysis.summary_spec.reference_markdown()`.
 - `commands.md`: every command of the command line, its help and its options as the CLI declares them (Typer).
 - `index.md`: the repository's README.md, its links into docs/ made relative to the site, so that the front page
   on GitHub and the site's home are one text.
@@ -170,8 +170,8 @@ def audit_fields() -> list[dataclasses.Field]:
 
 
 def summary_markdown() -> str:
-    """The summary reference from its declaration (hinter.summary_spec)."""
-    from hinter.summary_spec import reference_markdown
+    """The summary reference from its declaration (hinter.analysis.summary_spec)."""
+    from hinter.analysis.summary_spec import reference_markdown
     return reference_markdown()
 
 

@@ -8,15 +8,15 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from . import suite as suites
-from .campaign import Campaign, Reading, input_notes, read_texts, suite_config
-from .config import DATASET, MODEL, RunConfig, option_fields
-from .datasets import sample_records
-from .dictionary import Dictionary
-from .engine import Run
-from .errors import InputError
-from .records import TextRecord
-from .suite import load_suite
+from hinter.pipeline import suite as suites
+from hinter.campaign import Campaign, Reading, input_notes, read_texts, suite_config
+from hinter.config import DATASET, MODEL, RunConfig, option_fields
+from hinter.datasets import sample_records
+from hinter.mutation.dictionary import Dictionary
+from hinter.pipeline.engine import Run
+from hinter.errors import InputError
+from hinter.records import TextRecord
+from hinter.pipeline.suite import load_suite
 
 log = logging.getLogger("hinter")
 

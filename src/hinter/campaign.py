@@ -19,28 +19,28 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence, Union
 
-from .config import DERIVED_NAMES, Execution, RunConfig
-from .dictionary import Dictionary
-from .engine import ModelSession, Run, execute
-from .errors import InputError
-from .estimate import incomplete_cells
-from .executor import Executor, make_executor
-from .files import write_atomic
-from .languages import language_mismatch
-from .models import ModelSpec, identity_limit, load_model
-from .models.callable import SOURCE_MARK
-from .pipeline import campaign_dictionary, campaign_texts
-from .records import TextRecord
-from .runlock import make_out_folder
-from .report import write_outputs
-from .store import RunStore
-from .tasks import AnyTask, get_task
-from .usage import BudgetReached
+from hinter.config import DERIVED_NAMES, Execution, RunConfig
+from hinter.mutation.dictionary import Dictionary
+from hinter.pipeline.engine import ModelSession, Run, execute
+from hinter.errors import InputError
+from hinter.pipeline.estimate import incomplete_cells
+from hinter.executor import Executor, make_executor
+from hinter.files import write_atomic
+from hinter.languages import language_mismatch
+from hinter.models import ModelSpec, identity_limit, load_model
+from hinter.models.callable import SOURCE_MARK
+from hinter.pipeline.stages import campaign_dictionary, campaign_texts
+from hinter.records import TextRecord
+from hinter.pipeline.runlock import make_out_folder
+from hinter.report import write_outputs
+from hinter.store import RunStore
+from hinter.models.tasks import AnyTask, get_task
+from hinter.usage import BudgetReached
 
 if TYPE_CHECKING:  # typing only: suite imports the engine, as this module does
-    from .models.base import Model
-    from .suite import Suite
-    from .validity import Parser
+    from hinter.models.base import Model
+    from hinter.pipeline.suite import Suite
+    from hinter.validity import Parser
 
 log = logging.getLogger("hinter")
 

@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .datasets import read_dataset
-from .errors import InputError
-from .languages import get_language
-from .usage import parse_budget
+from hinter.datasets import read_dataset
+from hinter.errors import InputError
+from hinter.languages import get_language
+from hinter.usage import parse_budget
 
 VALIDITY_MODES = ("paper", "reference")  # --validity
 
@@ -236,7 +236,7 @@ class RunConfig:
         if self.window is not None and self.window < 100:
             raise InputError(f"--window must be at least 100 characters, got {self.window}", where="--window",
                              fix="Give about what the model reads, e.g. --window 2000 for a 512-token classifier.")
-        from .datasets import BUNDLED
+        from hinter.datasets import BUNDLED
         set_(self, "dataset", _resolved(self.dataset, tuple(BUNDLED)))
         set_(self, "dictionary", _resolved(self.dictionary))
         if self.task is not None and (Path(self.task).suffix.lower() in (".yaml", ".yml", ".json")

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from .records import TextRecord
-from .errors import InputError
+from hinter.records import TextRecord
+from hinter.errors import InputError
 
 # Samples of the paper's five datasets, and Bias in Bios for generative tasks (see each folder's SOURCE.md); all use
 # the fields id, text (and label, where there is one).

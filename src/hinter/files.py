@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
-from .errors import HinterError
+from hinter.errors import HinterError
 
 # A cell a spreadsheet may evaluate: one beginning with these (tab and carriage return too: some strip them first)
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")

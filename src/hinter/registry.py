@@ -8,7 +8,7 @@ from typing import Callable, Generic, Iterator, TypeVar
 
 import catalogue
 
-from .errors import InputError
+from hinter.errors import InputError
 
 T = TypeVar("T")
 

@@ -27,17 +27,17 @@ from typing import Any, Callable, Sequence
 
 import yaml
 
-from .api import build_suite, run
-from .config import MODEL, RunConfig, describe_differences, option_fields
-from .errors import InputError
-from .files import write_atomic, write_dict_csv
-from .health import model_failure
-from .measures import wilson
-from .records import dictionary_replacements
-from .store import open_run
-from .suite import load_suite
-from .tasks import TASK_REGISTRY
-from .validity import grammar
+from hinter.api import build_suite, run
+from hinter.config import MODEL, RunConfig, describe_differences, option_fields
+from hinter.errors import InputError
+from hinter.files import write_atomic, write_dict_csv
+from hinter.analysis.health import model_failure
+from hinter.analysis.measures import wilson
+from hinter.records import dictionary_replacements
+from hinter.store import open_run
+from hinter.pipeline.suite import load_suite
+from hinter.models.tasks import TASK_REGISTRY
+from hinter.validity import grammar
 
 STUDY_FORMAT = 1
 # Options a study sets itself: the model and dataset come from its lists; RQ3 needs the discarded mutants' answers.
@@ -138,7 +138,7 @@ class StudyPlan:
         return (*self.models, *self.models_by_dataset.get(dataset, ()))
 
     def task_of(self, dataset: str) -> str:
-        from .datasets import BUNDLED
+        from hinter.datasets import BUNDLED
         if self.options.get("task"):
             return self.options["task"]
         if dataset in BUNDLED and TASK_REGISTRY.find(dataset) is not None:
@@ -611,7 +611,7 @@ def write_tables(runs: StudyRuns, *, grammar_sample: int = GRAMMAR_SAMPLE) -> di
         _write_csv(out / f"{name}.csv", rows, empty_columns.get(name) if name in empty_columns else None)
     headline = headline_rows(tables)
     _write_csv(out / "paper.csv", headline)
-    from .report.html import render_study
+    from hinter.report.html import render_study
     summaries = {key: _summary(folder) for key, folder in runs.runs.items()}
     html = render_study(tables=tables, headline=headline, summaries=summaries, plan=runs.plan.recorded(),
                         seconds=runs.seconds, grammar_available=_grammar_module() is not None)

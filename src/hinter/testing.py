@@ -12,10 +12,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .health import untested
-from .report.gate import evaluate, parse_condition
-from .report.instances import load_instances
-from .store import open_run
+from hinter.analysis.health import untested
+from hinter.report.gate import evaluate, parse_condition
+from hinter.report.instances import load_instances
+from hinter.store import open_run
 
 
 def _summary(run) -> tuple[dict, object]:

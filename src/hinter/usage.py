@@ -19,7 +19,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from .errors import HinterError, InputError
+from hinter.errors import HinterError, InputError
 
 CHARS_PER_TOKEN = 4.0  # a common rule of thumb for English with BPE tokenizers; only where no tokenizer answers
 EXIT_BUDGET = 4  # the exit code of a run stopped by --budget (2: bad input, 3: a failed model, 130: interrupted)

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import yaml
 
-from ..errors import InputError
-from ..languages import LANGUAGES, get_language
+from hinter.errors import InputError
+from hinter.languages import LANGUAGES, get_language
 
 PRONOUN_FORMS = ("subject", "object", "possessive", "independent", "reflexive")  # a language with audit rules
 # gives its own (French: the subject only, languages/french/audit.py)

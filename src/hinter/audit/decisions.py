@@ -16,15 +16,15 @@ from pathlib import Path
 
 import numpy as np
 
-from ..config import DATASET, option
-from ..datasets import table_rows
-from ..errors import InputError
-from ..files import json_text, storage_errors, write_set
-from ..version import __version__
-from .categories import Categories, load_categories
-from .run import audit_csv_text, csv_rows
-from .summary import LABELS, AuditSummary, flag_of, summary_section
-from .tables import MIN_SHARE, observed_tables
+from hinter.config import DATASET, option
+from hinter.datasets import table_rows
+from hinter.errors import InputError
+from hinter.files import json_text, storage_errors, write_set
+from hinter.version import __version__
+from hinter.audit.categories import Categories, load_categories
+from hinter.audit.run import audit_csv_text, csv_rows
+from hinter.audit.summary import LABELS, AuditSummary, flag_of, summary_section
+from hinter.audit.tables import MIN_SHARE, observed_tables
 
 EMPTY = "(empty)"  # how an empty or missing value is listed among the unknown ones
 
@@ -193,7 +193,7 @@ def audit_decisions(fields: DecisionsInput, *, favourable: str | None, out: str 
 def write_decisions(out: Path, result: dict) -> None:
     """audit.json, audit.csv (design "historical", and "scoring", with the published summary's fields) and
     audit.html, written as one set (files.write_set), as the model's audit writes its outputs."""
-    from ..report.html import render_template
+    from hinter.report.html import render_template
 
     rows = csv_rows("historical", result["tables"])
     if "scoring" in result:

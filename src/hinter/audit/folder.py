@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..errors import InputError
-from ..report.gate import write_junit_cases
+from hinter.errors import InputError
+from hinter.report.gate import write_junit_cases
 
 AUDIT_FILE = "audit.json"
 TABLES = ("sex", "race", "intersectional")

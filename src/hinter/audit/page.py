@@ -3,9 +3,9 @@ report/html/templates/audit.html.j2 with autoescaping, as every other page of hi
 user's summary fields are escaped there. This module only says what the page reads of the category file."""
 from __future__ import annotations
 
-from ..report.html import render_template
-from .categories import Categories
-from .summary import LABELS, flag_of
+from hinter.report.html import render_template
+from hinter.audit.categories import Categories
+from hinter.audit.summary import LABELS, flag_of
 
 CSS = """body{font:15px/1.45 system-ui,sans-serif;max-width:70em;margin:2em auto;padding:0 1em;color:#222}
 table{border-collapse:collapse;margin:.5em 0 1.5em}th,td{border:1px solid #ccc;padding:.25em .6em;text-align:left}

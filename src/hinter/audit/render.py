@@ -21,14 +21,14 @@ from functools import lru_cache
 from importlib import resources
 from typing import Callable, Sequence
 
-from ..dictionary import WordMatcher
-from ..languages import get_language
-from ..languages.spans import people_in, span_tagger
-from ..person import driver_nlp
-from ..records import apply_replacements, starts_sentence
-from ..validity import changed_sentences
-from ..validity.sentences import sentence_spans, split_sentences
-from .categories import Categories
+from hinter.mutation.dictionary import WordMatcher
+from hinter.languages import get_language
+from hinter.languages.spans import people_in, span_tagger
+from hinter.mutation.person import driver_nlp
+from hinter.records import apply_replacements, starts_sentence
+from hinter.validity import changed_sentences
+from hinter.validity.sentences import sentence_spans, split_sentences
+from hinter.audit.categories import Categories
 
 NO_PERSON = "no person noun"  # nor a name or a pronoun that says the person's sex
 BOTH_SEXES = "words of more than one sex"
@@ -420,7 +420,7 @@ def spacy_people() -> People:
 
 
 def spacy_tagger() -> Tagger:
-    """Tags the person nouns and her/his with the driver's spaCy pipeline (hinter.person's, loaded once)."""
+    """Tags the person nouns and her/his with the driver's spaCy pipeline (hinter.mutation.person's, loaded once)."""
     return span_tagger(driver_nlp(), lambda span: span[0].tag_)
 
 

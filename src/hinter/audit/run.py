@@ -12,24 +12,24 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ..campaign import Campaign, input_notes, read_texts
-from ..config import Execution, RunConfig
-from ..datasets import BUNDLED, bundled_path
-from ..errors import InputError
-from ..files import csv_text, json_text, storage_errors, write_set
-from ..generative.aspects import refusal
-from ..generative.judge_aspect import RUBRIC, judge_settings
-from ..generative.masking import IdentityTerms
-from ..languages import get_language
-from ..records import Outcome, TextRecord
-from ..tasks import get_task, is_generative
-from ..validity import SpacyParser, Validator
-from ..version import __version__
-from .categories import Categories, load_categories
-from .page import render_page
-from .render import NOT_RENDERED_REASONS, RenderedText, render_texts
-from .summary import TEST_DATA, AuditSummary, summary_section
-from .tables import BOOTSTRAP, PERMUTATIONS, counterfactual_tables, observed_tables
+from hinter.campaign import Campaign, input_notes, read_texts
+from hinter.config import Execution, RunConfig
+from hinter.datasets import BUNDLED, bundled_path
+from hinter.errors import InputError
+from hinter.files import csv_text, json_text, storage_errors, write_set
+from hinter.generative.aspects import refusal
+from hinter.generative.judge_aspect import RUBRIC, judge_settings
+from hinter.generative.masking import IdentityTerms
+from hinter.languages import get_language
+from hinter.records import Outcome, TextRecord
+from hinter.models.tasks import get_task, is_generative
+from hinter.validity import SpacyParser, Validator
+from hinter.version import __version__
+from hinter.audit.categories import Categories, load_categories
+from hinter.audit.page import render_page
+from hinter.audit.render import NOT_RENDERED_REASONS, RenderedText, render_texts
+from hinter.audit.summary import TEST_DATA, AuditSummary, summary_section
+from hinter.audit.tables import BOOTSTRAP, PERMUTATIONS, counterfactual_tables, observed_tables
 
 log = logging.getLogger("hinter")
 

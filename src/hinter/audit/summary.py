@@ -8,8 +8,8 @@ import dataclasses
 import datetime
 from dataclasses import dataclass
 
-from ..config import option
-from ..errors import InputError
+from hinter.config import option
+from hinter.errors import InputError
 
 AUDIT_SUMMARY = "audit summary"  # the options' stage: the docs' option reference lists them in their own section
 

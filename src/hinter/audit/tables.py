@@ -30,7 +30,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..stats import fisher_exact, wilson
+from hinter.analysis.stats import fisher_exact, wilson
 
 FOUR_FIFTHS = 0.8
 MIN_SHARE = 0.02

@@ -1,3 +1,3 @@
-from .main import main
+from hinter.cli.main import main
 
 main()

@@ -22,7 +22,7 @@ out_console = Console(width=None if sys.stdout.isatty() else 110)
 
 def _print_version(value: bool) -> None:
     if value:
-        from ..version import __version__
+        from hinter.version import __version__
         typer.echo(f"hinter {__version__}")
         raise typer.Exit()
 

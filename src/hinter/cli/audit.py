@@ -7,12 +7,12 @@ from typing import Optional
 
 import typer
 
-from ..audit import audit
-from ..audit.decisions import DecisionsInput, audit_decisions
-from ..audit.summary import AuditSummary
-from ..errors import InputError
-from .app import app, console, out_console
-from .options import audit_summary_options, config_options, dataclass_options
+from hinter.audit import audit
+from hinter.audit.decisions import DecisionsInput, audit_decisions
+from hinter.audit.summary import AuditSummary
+from hinter.errors import InputError
+from hinter.cli.app import app, console, out_console
+from hinter.cli.options import audit_summary_options, config_options, dataclass_options
 
 # the options an audit shares with a run, declared once in RunConfig (its help adapted where the audit differs)
 AUDIT_RUN_OPTIONS = ("text_field", "id_field", "limit", "skip_bad_rows", "seed", "budget", "price_in", "price_out",
@@ -102,7 +102,7 @@ def audit_cmd(
         console.print("The published summary still needs: " + ", ".join(result["summary"]["missing"]) + ".",
                       highlight=False)
     if not c["rendered"]:  # no table: a verdict on nothing would mislead (exit 3, as a run that tested nothing)
-        from ..health import NothingTested
+        from hinter.analysis.health import NothingTested
         why = result["limitations"][0].rstrip(".")
         raise NothingTested(why[0].lower() + why[1:],
                             fix=f"Its outputs say so in {out / 'audit.html'}.")

@@ -8,16 +8,16 @@ from typing import List, Optional
 
 import typer
 
-from .. import augment as aug
-from ..config import DATASET, MUTATION, VALIDITY, Execution, RunConfig, option_fields
-from ..errors import InputError
-from ..executor import LocalExecutor
-from ..store import open_run
-from ..suite import build_suite, load_suite
-from . import options as o
-from .app import app, console
-from ..campaign import input_notes
-from .campaign import read_campaign, say_notes
+from hinter.report import augment as aug
+from hinter.config import DATASET, MUTATION, VALIDITY, Execution, RunConfig, option_fields
+from hinter.errors import InputError
+from hinter.executor import LocalExecutor
+from hinter.store import open_run
+from hinter.pipeline.suite import build_suite, load_suite
+from hinter.cli import options as o
+from hinter.cli.app import app, console
+from hinter.campaign import input_notes
+from hinter.cli.campaign import read_campaign, say_notes
 
 LABELS_SAID = {"gold": "the dataset's gold labels", "model": "the model's outcomes on the originals (the dataset "
                "has no gold labels)", "none": "none (the dataset has no gold labels and no model was asked): "

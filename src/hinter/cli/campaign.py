@@ -14,21 +14,21 @@ from rich.progress import BarColumn, Progress, ProgressColumn, TimeElapsedColumn
 from rich.table import Column, Table
 from rich.text import Text
 
-from .. import lint
-from ..campaign import Campaign, Reading, read_texts
-from ..config import Execution, RunConfig
-from ..dictionary import load_dictionary, with_packs
-from ..engine import estimate_campaign
-from ..errors import HinterError
-from ..health import Thresholds, untested
-from ..models import ModelSpec, parse_model_spec
-from ..pipeline import answers_per_text
-from ..report import write_report
-from ..runlock import check_out_folder
-from ..tasks import get_task
-from ..usage import Prices
-from .app import console, out_console, running_in
-from .gate import gate
+from hinter.mutation import lint
+from hinter.campaign import Campaign, Reading, read_texts
+from hinter.config import Execution, RunConfig
+from hinter.mutation.dictionary import load_dictionary, with_packs
+from hinter.pipeline.engine import estimate_campaign
+from hinter.errors import HinterError
+from hinter.analysis.health import Thresholds, untested
+from hinter.models import ModelSpec, parse_model_spec
+from hinter.pipeline.stages import answers_per_text
+from hinter.report import write_report
+from hinter.pipeline.runlock import check_out_folder
+from hinter.models.tasks import get_task
+from hinter.usage import Prices
+from hinter.cli.app import console, out_console, running_in
+from hinter.cli.gate import gate
 
 
 def read_campaign(config: RunConfig):
@@ -430,7 +430,7 @@ def print_usage(s: dict) -> None:
 def print_findings(s: dict, show: int = 10) -> None:
     """Which findings hold up: the significant cells (q <= alpha), population-hidden combinations marked; a
     multi-label run says which labels moved."""
-    from ..report.html.prose import describe_finding, findings_heading
+    from hinter.report.html.prose import describe_finding, findings_heading
     a = s["findings_analysis"]
     significant = [f for f in s["findings"] if f["significant"]]
     if not s["findings"]:

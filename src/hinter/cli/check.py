@@ -6,11 +6,11 @@ from typing import Optional
 
 import typer
 
-from ..files import storage_errors
-from ..health import Thresholds
-from . import options as o
-from .app import app, console
-from .gate import check_syntax, gate
+from hinter.files import storage_errors
+from hinter.analysis.health import Thresholds
+from hinter.cli import options as o
+from hinter.cli.app import app, console
+from hinter.cli.gate import check_syntax, gate
 
 
 @app.command("check")
@@ -35,12 +35,12 @@ def check_cmd(
     biased, under_four_fifths, lowest_impact_ratio, intersectional.*.impact_ratio, scoring.biased...
     """
     check_syntax(fail_on)
-    from ..audit.folder import is_audit
+    from hinter.audit.folder import is_audit
     if is_audit(run_dir):
         return audit_gate(run_dir, fail_on, junit, alpha)
-    from ..measures import summary
-    from ..store import open_run
-    from ..triage import attach
+    from hinter.analysis.measures import summary
+    from hinter.store import open_run
+    from hinter.analysis.triage import attach
     with storage_errors(run_dir):
         store = open_run(run_dir, verify=True)
         try:
@@ -54,10 +54,10 @@ def check_cmd(
 def audit_gate(folder: Path, fail_on: list[str], junit: Optional[Path], alpha: Optional[float]) -> None:
     """The gate on an audit's folder: an audit with no table gives no verdict (exit 3, and a JUnit error case);
     otherwise exit 1 naming each --fail-on condition that holds and each cell that holds up under four-fifths."""
-    from ..audit.folder import failing_cells, gate_summary, load_audit, write_audit_junit
-    from ..health import NothingTested
-    from ..report.gate import evaluate, parse_condition, write_junit_error
-    from .app import console
+    from hinter.audit.folder import failing_cells, gate_summary, load_audit, write_audit_junit
+    from hinter.analysis.health import NothingTested
+    from hinter.report.gate import evaluate, parse_condition, write_junit_error
+    from hinter.cli.app import console
     s = gate_summary(load_audit(folder), alpha)
     if not s["rendered"]:
         error = NothingTested("the audit has no table (no applicant in every category: no text rendered and "

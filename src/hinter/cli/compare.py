@@ -8,8 +8,8 @@ from typing import List, Optional
 import typer
 from rich.table import Table
 
-from ..files import write_atomic
-from .app import app, console, out_console
+from hinter.files import write_atomic
+from hinter.cli.app import app, console, out_console
 
 
 def _rate(r: dict) -> str:
@@ -41,14 +41,14 @@ def compare_cmd(
     """
     import json as _json
 
-    from ..audit.folder import is_audit
+    from hinter.audit.folder import is_audit
     audits = [is_audit(r) for r in runs]
     if any(audits):
         return _compare_audits(runs, audits, out, html, json_out)
 
-    from ..report.compare import compare, load_summary
-    from ..report.html import render_compare
-    from ..store import open_run
+    from hinter.report.compare import compare, load_summary
+    from hinter.report.html import render_compare
+    from hinter.store import open_run
     names = [str(r) for r in runs]
     stores = []
     try:
@@ -127,9 +127,9 @@ def _compare_audits(folders: List[Path], audits: list[bool], out: Optional[Path]
     audit; compare.json and compare.html with --out (or --json, --html)."""
     import json as _json
 
-    from ..audit.folder import compare_audits, load_audit
-    from ..errors import InputError
-    from ..audit.page import render_audit_compare
+    from hinter.audit.folder import compare_audits, load_audit
+    from hinter.errors import InputError
+    from hinter.audit.page import render_audit_compare
     if not all(audits):
         runs = [str(f) for f, a in zip(folders, audits) if not a]
         raise InputError(f"{', '.join(runs)} {'is a run' if len(runs) == 1 else 'are runs'}, the others audits: a "

@@ -5,10 +5,10 @@ from pathlib import Path
 
 import typer
 
-from ..config import Execution, RunConfig
-from . import options as o
-from .app import app, console
-from .campaign import run_campaign, write_report_and_gate
+from hinter.config import Execution, RunConfig
+from hinter.cli import options as o
+from hinter.cli.app import app, console
+from hinter.cli.campaign import run_campaign, write_report_and_gate
 
 DEMO_TEXTS = 40
 DEMO_PAIRS = 4

@@ -9,13 +9,14 @@ from typing import Optional
 import typer
 from rich.table import Table
 
-from .. import extract, lint
-from ..config import parse_attributes
-from ..datasets import read_dataset
-from ..dictionary import load_dictionary, with_packs
-from ..errors import InputError
-from ..files import write_atomic
-from .app import app, out_console
+from hinter.mutation import extract
+from hinter.mutation import lint
+from hinter.config import parse_attributes
+from hinter.datasets import read_dataset
+from hinter.mutation.dictionary import load_dictionary, with_packs
+from hinter.errors import InputError
+from hinter.files import write_atomic
+from hinter.cli.app import app, out_console
 
 dictionary_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
                              help="Check, build and inspect word-pair dictionaries.")

@@ -8,8 +8,8 @@ from typing import Optional
 import typer
 from rich.table import Table
 
-from ..files import write_atomic
-from .app import app, console, out_console
+from hinter.files import write_atomic
+from hinter.cli.app import app, console, out_console
 
 
 @app.command("diff")
@@ -26,9 +26,9 @@ def diff_cmd(
     """
     import json as _json
 
-    from ..report.compare import load_summary
-    from ..report.diff import diff
-    from ..store import open_run
+    from hinter.report.compare import load_summary
+    from hinter.report.diff import diff
+    from hinter.store import open_run
     a, b = open_run(run_a, "RUN_A"), open_run(run_b, "RUN_B")
     try:
         d = diff(a, b, str(run_a), str(run_b), load_summary(run_a, a), load_summary(run_b, b))

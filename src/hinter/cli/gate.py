@@ -6,8 +6,8 @@ from typing import Optional
 
 import typer
 
-from ..health import Thresholds, require_trustworthy
-from .app import console
+from hinter.analysis.health import Thresholds, require_trustworthy
+from hinter.cli.app import console
 
 FAIL_ON_HELP = ("CI gate: exit 1 when this condition on summary.json holds (repeatable). Example: --fail-on "
                 "\"intersectional.error_rate>0.05\" --fail-on \"hidden>0\". Syntax: docs/summary-schema.md.")
@@ -15,7 +15,7 @@ FAIL_ON_HELP = ("CI gate: exit 1 when this condition on summary.json holds (repe
 
 def check_syntax(conditions: list[str]) -> None:
     """Fail on a malformed --fail-on before a long run; paths are resolved against the summary afterwards."""
-    from ..report.gate import check_syntax as check
+    from hinter.report.gate import check_syntax as check
     for c in conditions:
         check(c)
 
@@ -25,9 +25,9 @@ def gate(s: dict, fail_on: list[str], junit: Optional[Path], thresholds: Thresho
     """A partial run or a failed model stops the gate first (exit 3): a gate must not pass on what was not tested.
     `verdict`: the run itself ends here (run, demo, resume), so a failed model stops it even without conditions.
     `folder`: the run's, named in the messages."""
-    from ..errors import HinterError
-    from ..report.gate import evaluate, parse_condition, write_junit, write_junit_error
-    from ..triage import gated
+    from hinter.errors import HinterError
+    from hinter.report.gate import evaluate, parse_condition, write_junit, write_junit_error
+    from hinter.analysis.triage import gated
     if verdict or fail_on or junit is not None:
         # a gate on a run that tested nothing would pass on nothing: exit 3 saying why (health.untested)
         try:

@@ -10,10 +10,10 @@ import sys
 
 import typer
 
-from ..errors import HinterError
-from ..files import storage_error
-from . import commands  # noqa: F401  (each command module registers its command on `app`)
-from .app import RUN_FOLDER, app, console, interrupted_message
+from hinter.errors import HinterError
+from hinter.files import storage_error
+from hinter.cli import commands  # noqa: F401  (each command module registers its command on `app`)
+from hinter.cli.app import RUN_FOLDER, app, console, interrupted_message
 
 
 class Interrupted(BaseException):

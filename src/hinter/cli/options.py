@@ -11,7 +11,7 @@ from typing import Any, Optional
 
 import typer
 
-from ..config import STAGES, Execution, RunConfig, option_fields
+from hinter.config import STAGES, Execution, RunConfig, option_fields
 
 MAX_FAILED_SHARE_OPT = typer.Option(0.05, "--max-failed-share", help="The model counts as failed (exit 3, and "
                                     "check/--fail-on refuse the run) when more than this share of its calls got a "
@@ -134,6 +134,6 @@ RAW_CSV_OPT = typer.Option(False, "--raw-csv", help="Write CSV cells as they are
 def audit_summary_options():
     """Decorate `hinter audit` with the published summary's options, declared by AuditSummary's fields as
     RunConfig's are (flag, help, stage): the command receives `summary`, an AuditSummary (validated once)."""
-    from ..audit.summary import AuditSummary
+    from hinter.audit.summary import AuditSummary
     return _field_options(list(dataclasses.fields(AuditSummary)), AuditSummary, "summary",
                           lambda values: AuditSummary(**values))

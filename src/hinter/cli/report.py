@@ -6,12 +6,12 @@ from typing import Optional
 
 import typer
 
-from ..files import storage_errors
-from ..runlock import lock_run_folder
-from . import options as o
-from .app import app, out_console
-from .check import warn_non_finite
-from .gate import check_syntax, gate
+from hinter.files import storage_errors
+from hinter.pipeline.runlock import lock_run_folder
+from hinter.cli import options as o
+from hinter.cli.app import app, out_console
+from hinter.cli.check import warn_non_finite
+from hinter.cli.gate import check_syntax, gate
 
 
 @app.command("report")
@@ -30,10 +30,10 @@ def report_cmd(
     hinter report runs/demo && xdg-open runs/demo/report.html
     """
     check_syntax(fail_on)
-    from ..audit.folder import is_audit, report_refusal
+    from hinter.audit.folder import is_audit, report_refusal
     if is_audit(run_dir):
         raise report_refusal(run_dir)
-    from ..report import write_report
+    from hinter.report import write_report
     with storage_errors(run_dir):
         # a run still writing the folder is never reported on: its outputs would be a part, and replaced by its own
         lock = lock_run_folder(run_dir, fix="Wait for it to finish: the run writes its report itself when it ends "
@@ -44,7 +44,7 @@ def report_cmd(
         finally:
             if lock is not None:
                 lock.release()
-        from ..store import open_run
+        from hinter.store import open_run
         store = open_run(run_dir)
         try:
             warn_non_finite(store)

@@ -5,12 +5,12 @@ from pathlib import Path
 
 import typer
 
-from ..config import MODEL, Execution, option_fields
-from ..errors import InputError
-from ..files import storage_errors
-from . import options as o
-from .app import app
-from .campaign import run_campaign, write_report_and_gate
+from hinter.config import MODEL, Execution, option_fields
+from hinter.errors import InputError
+from hinter.files import storage_errors
+from hinter.cli import options as o
+from hinter.cli.app import app
+from hinter.cli.campaign import run_campaign, write_report_and_gate
 
 
 @app.command("resume")
@@ -24,8 +24,8 @@ def resume_cmd(
 
     Example: hinter resume runs/imdb
     """
-    from ..recorded_settings import config_of
-    from ..store import RunStore
+    from hinter.pipeline.recorded_settings import config_of
+    from hinter.store import RunStore
     settings = RunStore.read_settings(run_dir)
     if not settings:
         raise InputError("this run was stopped before it recorded its settings: nothing was tested or asked yet",
@@ -36,7 +36,7 @@ def resume_cmd(
                          fix="Resume it the way it was started (hinter.run(...) with the same arguments and out=).")
     suite = None
     if settings.get("suite") is not None:  # a suite run: the same suite, checked to be the one it started with
-        from ..suite import load_suite
+        from hinter.pipeline.suite import load_suite
         suite = load_suite(settings["suite"], where=str(run_dir))
         if suite.fingerprint != settings.get("suite_fingerprint"):
             raise InputError(f"the suite {settings['suite']} is not the one this run started with (it was rebuilt "

@@ -6,16 +6,16 @@ from typing import Optional
 
 import typer
 
-from ..campaign import Reading, suite_config
-from ..config import MODEL, Execution, RunConfig, option_fields
-from ..errors import InputError
-from ..files import storage_errors
-from ..health import Thresholds
-from ..models import SPEC_HELP
-from . import options as o
-from .app import app
-from .campaign import prompted, run_campaign, write_report_and_gate
-from .gate import FAIL_ON_HELP, check_syntax
+from hinter.campaign import Reading, suite_config
+from hinter.config import MODEL, Execution, RunConfig, option_fields
+from hinter.errors import InputError
+from hinter.files import storage_errors
+from hinter.analysis.health import Thresholds
+from hinter.models import SPEC_HELP
+from hinter.cli import options as o
+from hinter.cli.app import app
+from hinter.cli.campaign import prompted, run_campaign, write_report_and_gate
+from hinter.cli.gate import FAIL_ON_HELP, check_syntax
 
 MODEL_FLAGS = ", ".join(f.metadata["flag"] for f in option_fields(MODEL))
 
@@ -73,7 +73,7 @@ def run_cmd(
         # every setting the suite fixed when it was built: given beside --suite, it would be silently ignored
         given = [f.metadata["flag"] for f in option_fields() if f.metadata["stage"] != MODEL
                  and getattr(ctx.get_parameter_source(f.name), "name", None) == "COMMANDLINE"]
-        from ..suite import load_suite
+        from hinter.pipeline.suite import load_suite
         loaded = load_suite(suite, "--suite") if not given else None
         config = suite_config(loaded, {f.name: options[f.name] for f in option_fields(MODEL)}, given, "--suite")
     elif options["dataset"] is None:
@@ -81,7 +81,7 @@ def run_cmd(
                          "as imdb), or --suite with a suite file of `hinter suite build`.")
     else:
         config = RunConfig(**options)
-    from ..report.gate import check_paths
+    from hinter.report.gate import check_paths
     check_paths(fail_on, config.attributes, config.order)
     with storage_errors(out):  # a full disk, a damaged run.sqlite: one paragraph with the path and the fix
         s = run_campaign(config, execution, out, overwrite, Reading(alpha, label, raw_csv or None), suite=loaded,

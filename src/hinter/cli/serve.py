@@ -9,8 +9,8 @@ from typing import Optional
 
 import typer
 
-from ..errors import InputError
-from .app import app, console
+from hinter.errors import InputError
+from hinter.cli.app import app, console
 
 
 @app.command("serve")
@@ -41,7 +41,7 @@ def serve_cmd(
 
     curl -s -H "X-Hinter-Token: TOKEN" -d '{"text": "The white man is brilliant.", "attributes": ["race", "gender"], "order": 2}' http://127.0.0.1:8000/api/try
     """
-    from ..serve.app import LOOPBACK, ApiError, create_app
+    from hinter.serve.app import LOOPBACK, ApiError, create_app
     runs = list(run_dirs or [])
     if not runs and not model:
         raise InputError("nothing to serve", fix="Give a run folder (hinter serve runs/demo) or a model to try "

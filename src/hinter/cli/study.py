@@ -8,9 +8,9 @@ from typing import Optional
 import typer
 import typer.core
 
-from ..config import Execution, option_fields
-from . import options as o
-from .app import app, console
+from hinter.config import Execution, option_fields
+from hinter.cli import options as o
+from hinter.cli.app import app, console
 
 LISTS = ("--models", "--datasets")
 
@@ -64,8 +64,8 @@ def study_cmd(
 
     hinter study --models gguf:default gguf:smollm2 --datasets imdb ledgar --sample 10 --out study
     """
-    from ..executor import LocalExecutor
-    from ..study import StudyPlan, read_study_file, run_study, write_tables
+    from hinter.executor import LocalExecutor
+    from hinter.study import StudyPlan, read_study_file, run_study, write_tables
     planned = read_study_file(study) if study else {"models": [], "datasets": [], "options": {},
                                                     "models_by_dataset": {}}
     given = {name: options[name] for name in STUDY_FIELDS

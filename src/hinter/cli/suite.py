@@ -7,14 +7,14 @@ from pathlib import Path
 
 import typer
 
-from ..config import DATASET, MUTATION, VALIDITY, Execution, RunConfig
-from ..executor import LocalExecutor
-from ..records import dictionary_replacements
-from ..suite import build_suite, load_suite, suite_counts
-from . import options as o
-from .app import app, console, out_console
-from ..campaign import input_notes
-from .campaign import read_campaign, say_notes
+from hinter.config import DATASET, MUTATION, VALIDITY, Execution, RunConfig
+from hinter.executor import LocalExecutor
+from hinter.records import dictionary_replacements
+from hinter.pipeline.suite import build_suite, load_suite, suite_counts
+from hinter.cli import options as o
+from hinter.cli.app import app, console, out_console
+from hinter.campaign import input_notes
+from hinter.cli.campaign import read_campaign, say_notes
 
 suite_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
                         help="Suites: validate once, test any number of models anywhere (a GPU box without spaCy).")

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from typing import Iterable, Iterator
 
-from ..config import Execution
-from ..models import Model, resolve_model
-from ..registry import Registry
-from ..validity import Parser, SpacyParser, Validator
-from ..validity.parsers import DEFAULT_SPACY_MODEL, default_processes
-from .base import Executor, P, Pairs, ValidityResult, validate_jobs, with_grammar_check
+from hinter.config import Execution
+from hinter.models import Model, resolve_model
+from hinter.registry import Registry
+from hinter.validity import Parser, SpacyParser, Validator
+from hinter.validity.parsers import DEFAULT_SPACY_MODEL, default_processes
+from hinter.executor.base import Executor, P, Pairs, ValidityResult, validate_jobs, with_grammar_check
 
 class LocalExecutor:
     """This machine: spaCy in `processes` worker processes (default: one per core, at most 4), the model here."""
@@ -62,7 +62,7 @@ def _local(*, workers: int | None = None, **_) -> LocalExecutor:
 def _ray(*, address: str | None = None, workers: int | None = None, cpus_per_worker: float = 1.0,
          gpus_per_worker: float = 0.0, **_) -> Executor:
     """A Ray cluster (pip install 'hinter[ray]')."""
-    from .ray_cluster import RayExecutor
+    from hinter.executor.ray_cluster import RayExecutor
     return RayExecutor(address=address, workers=workers, cpus_per_worker=cpus_per_worker,
                        gpus_per_worker=gpus_per_worker)
 

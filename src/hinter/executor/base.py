@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator, Protocol, Sequence, TypeVar
 
-from ..models import Model
-from ..validity import Parser, Validator
-from ..validity.invariant import SentencePair
+from hinter.models import Model
+from hinter.validity import Parser, Validator
+from hinter.validity.invariant import SentencePair
 
 P = TypeVar("P")
 Pairs = Sequence[Sequence[SentencePair] | None]  # per mutant: its changed sentence pairs (None: counts differ)
@@ -71,7 +71,7 @@ def with_grammar_check(validate: Callable, max_drop: float | None, checker=None)
     if max_drop is None:
         return validate
     if checker is None:
-        from ..validity.grammar import default_checker
+        from hinter.validity.grammar import default_checker
         checker = default_checker()  # here, before any job: a missing package fails before the first batch
 
     def validate_then_check(jobs: Iterable[tuple[P, Pairs]]) -> Iterator[tuple[P, ValidityResult]]:

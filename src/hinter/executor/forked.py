@@ -19,8 +19,8 @@ import weakref
 from multiprocessing.connection import wait
 from typing import Any, Callable, Iterator, Sequence
 
-from ..errors import ModelError
-from ..validity.parsers import stop_workers
+from hinter.errors import ModelError
+from hinter.validity.parsers import stop_workers
 
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 

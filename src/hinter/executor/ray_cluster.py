@@ -25,16 +25,16 @@ from typing import Iterable, Iterator, NoReturn, Sequence
 try:
     import ray
 except ImportError:  # pragma: no cover - the error names the extra to install
-    from ..errors import InputError
+    from hinter.errors import InputError
     raise InputError("the Ray executor needs Ray", where="--executor ray",
                      fix="pip install 'hinter[ray]' (on the driver and on every node of the cluster).") from None
 
-from ..errors import HinterError, InputError, ModelError
-from ..models import ModelSpec, resolve_model
-from ..models.base import BatchSpreadingModel, Outcome, predict_with_retries
-from ..validity import SpacyParser, Validator
-from ..validity.parsers import DEFAULT_SPACY_MODEL
-from .base import Pairs, ValidityResult
+from hinter.errors import HinterError, InputError, ModelError
+from hinter.models import ModelSpec, resolve_model
+from hinter.models.base import BatchSpreadingModel, Outcome, predict_with_retries
+from hinter.validity import SpacyParser, Validator
+from hinter.validity.parsers import DEFAULT_SPACY_MODEL
+from hinter.executor.base import Pairs, ValidityResult
 
 IN_FLIGHT_PER_WORKER = 2  # a worker always has its next batch queued, so it never waits on the driver
 

@@ -23,9 +23,9 @@ from typing import Sequence
 
 # The record, the registry and the built-ins' declarations are one layer down (the tasks and the findings read
 # them); re-exported here, where users have always imported them.
-from ..aspect_registry import (AGENCY, ASPECTS, BUILTIN_ASPECTS, DEFAULT_ASPECTS, DISTANCE, JUDGE, LENGTH,  # noqa: F401
+from hinter.analysis.aspect_registry import (AGENCY, ASPECTS, BUILTIN_ASPECTS, DEFAULT_ASPECTS, DISTANCE, JUDGE, LENGTH,  # noqa: F401
                                REFUSAL, SENTIMENT, Aspect, aspect_names, get_aspect, register_aspect)
-from ..errors import InputError
+from hinter.errors import InputError
 
 
 # ---------------------------------------------------------------------------------------------- sentiment

@@ -30,12 +30,12 @@ from typing import Collection, Hashable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ..findings import (MIN_TEXTS, Component, Finding, Measure, component_of, distinct_mutants, measured_findings,
+from hinter.analysis.findings import (MIN_TEXTS, Component, Finding, Measure, component_of, distinct_mutants, measured_findings,
                         test_cells)
-from ..oracle import is_hidden
-from ..stats import ALPHA, PERMUTATIONS
-from .aspects import DEFAULT_ASPECTS, Aspect, get_aspect
-from .masking import IdentityTerms
+from hinter.analysis.oracle import is_hidden
+from hinter.analysis.stats import ALPHA, PERMUTATIONS
+from hinter.generative.aspects import DEFAULT_ASPECTS, Aspect, get_aspect
+from hinter.generative.masking import IdentityTerms
 
 TOLERANCE = 1e-9          # a plain difference smaller than this is float noise
 EXACT_SPLITS_MAX = 20_000  # two-sample test: every split of the pooled answers up to this many, else Monte Carlo
@@ -151,7 +151,7 @@ def judge_of(task, level: float = ALPHA, judge_cache=None, language: str = "en")
     to the task's judge model; `judge_cache(model)`: the run's cache for it, metered)."""
     aspects = list(task.aspects)
     if "judge" in aspects:
-        from .judge_aspect import judge_aspect
+        from hinter.generative.judge_aspect import judge_aspect
         aspects[aspects.index("judge")] = judge_aspect(task.judge, judge_cache)
     return FreeTextJudge(aspects, level=level, language=language)
 

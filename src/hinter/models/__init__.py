@@ -4,10 +4,10 @@ from __future__ import annotations
 import builtins
 from dataclasses import dataclass
 
-from ..errors import HinterError, InputError
-from ..gcpause import keeping
-from .base import BatchSpreadingModel, Model, Outcome, OutcomeCache, normalise
-from .registry import (Backend, Option, canonical_spec, find_backend, help_text, load_backend_model, parse_model_spec,
+from hinter.errors import HinterError, InputError
+from hinter.pipeline.gcpause import keeping
+from hinter.models.base import BatchSpreadingModel, Model, Outcome, OutcomeCache, normalise
+from hinter.models.registry import (Backend, Option, canonical_spec, find_backend, help_text, load_backend_model, parse_model_spec,
                        register_backend)
 
 
@@ -24,7 +24,7 @@ def load_model(spec: str, task=None, concurrency: int | None = None, threads: in
 
 def __getattr__(name: str):
     # SPEC_HELP: the --model help, generated from the registry when first read (the built-in backends' modules
-    # import hinter.tasks, which imports this package: they cannot be imported while it initialises).
+    # import hinter.models.tasks, which imports this package: they cannot be imported while it initialises).
     if name == "SPEC_HELP":
         return help_text()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -67,7 +67,7 @@ def identity_limit(fingerprint: str, spec: str | None = None) -> str | None:
     """Why a run cannot tell that this model changed since its answers were stored (a rerun into the same folder
     reuses them), or None where its fingerprint follows the model (a file's hash, a python: model's code)."""
     if fingerprint.startswith("python:"):
-        from .callable import SOURCE_MARK
+        from hinter.models.callable import SOURCE_MARK
         if SOURCE_MARK not in fingerprint:
             return (f"the model {fingerprint} has no source file to hash (a function typed in a console?): its "
                     "fingerprint is its name alone, so a changed function is not noticed")
@@ -88,7 +88,7 @@ def resolve_model(model) -> Model:
     if hasattr(model, "predict") and hasattr(model, "fingerprint"):
         return model
     if builtins.callable(model):  # plain `callable` is this package's submodule once imported
-        from .callable import CallableModel
+        from hinter.models.callable import CallableModel
         return CallableModel(model)
     raise InputError(f"cannot use {model!r} as a model",
                      fix="Pass a model spec string, an object with predict() and fingerprint, or a function.")

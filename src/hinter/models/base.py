@@ -12,8 +12,8 @@ from contextlib import contextmanager
 from itertools import islice
 from typing import Callable, Iterable, Iterator, Protocol, Sequence, TypeVar, runtime_checkable
 
-from ..errors import ModelError
-from ..records import Outcome, text_key
+from hinter.errors import ModelError
+from hinter.records import Outcome, text_key
 
 
 OUTCOME_KEYS = ("label", "scores", "seen", "raw")

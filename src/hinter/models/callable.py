@@ -32,7 +32,7 @@ the next run into the same folder refuse to reuse the old answers. What the code
 not hashed; nor can a function without a source file be (typed in a console): its fingerprint is its name alone,
 and `identity_limit` says so.
 
-For a generative task (`hinter.tasks.GenerativeTask`: a prompt with {text}, no labels) the function gets the texts
+For a generative task (`hinter.models.tasks.GenerativeTask`: a prompt with {text}, no labels) the function gets the texts
 the same way and returns one string per text, the answer it wrote (the task's prompt is the function's to apply,
 or not); an empty string, None or anything but a string is a model error for that text, never an answer.
 """
@@ -48,9 +48,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Callable, Sequence
 
-from ..tasks import split_task
+from hinter.models.tasks import split_task
 
-from .base import Outcome, normalise
+from hinter.models.base import Outcome, normalise
 
 
 SOURCE_MARK = "@source="  # fingerprint = "python:" + name + SOURCE_MARK + hash of the code (when it has a file)

@@ -33,12 +33,12 @@ from typing import Sequence
 
 import numpy as np
 
-from ..errors import InputError, ModelError
-from ..tasks import Task, get_task
-from ..usage import Usage
-from .base import Outcome
-from .reading import read_extent
-from .registry import Backend, Option, register_backend
+from hinter.errors import InputError, ModelError
+from hinter.models.tasks import Task, get_task
+from hinter.usage import Usage
+from hinter.models.base import Outcome
+from hinter.models.reading import read_extent
+from hinter.models.registry import Backend, Option, register_backend
 
 DEFAULT_N_CTX = 2048
 

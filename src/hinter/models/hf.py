@@ -47,12 +47,12 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ..errors import InputError, ModelError
-from ..tasks import Task, get_task
-from .base import Outcome
-from .reading import last_word_end, read_extent
-from .registry import Backend, Option, register_backend
-from .splice import Encoded, is_boundary, rebuilds, regions, splice, splices
+from hinter.errors import InputError, ModelError
+from hinter.models.tasks import Task, get_task
+from hinter.models.base import Outcome
+from hinter.models.reading import last_word_end, read_extent
+from hinter.models.registry import Backend, Option, register_backend
+from hinter.models.splice import Encoded, is_boundary, rebuilds, regions, splice, splices
 
 
 def folder_fingerprint(path: Path) -> str:

@@ -26,12 +26,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Sequence
 
-from ..errors import ModelError
-from ..tasks import Task, get_task
-from .base import Outcome
-from .hf import DEVICE, DTYPES, attention_without_cudnn, folder_fingerprint, load_pretrained, use_device
-from .reading import read_extent
-from .registry import Backend, Option, register_backend
+from hinter.errors import ModelError
+from hinter.models.tasks import Task, get_task
+from hinter.models.base import Outcome
+from hinter.models.hf import DEVICE, DTYPES, attention_without_cudnn, folder_fingerprint, load_pretrained, use_device
+from hinter.models.reading import read_extent
+from hinter.models.registry import Backend, Option, register_backend
 
 GEN_DTYPE = "bfloat16"  # on CUDA: float16's range can overflow in a causal LM's activations; bfloat16's cannot
 GEN_DTYPE_HELP = ("the precision of the weights: float32, float16 or bfloat16, changes results; bfloat16 for a "

@@ -38,11 +38,11 @@ import urllib.error
 import urllib.request
 from typing import Sequence
 
-from ..errors import InputError, ModelError
-from ..usage import TextCost, Usage
-from .base import Outcome, ask_each, normalise, pause, stopping
-from .pacing import GIVE_UP, TIMEOUT_TRIES, FailureStreak, Pacer
-from .registry import Backend, Option, register_backend
+from hinter.errors import InputError, ModelError
+from hinter.usage import TextCost, Usage
+from hinter.models.base import Outcome, ask_each, normalise, pause, stopping
+from hinter.models.pacing import GIVE_UP, TIMEOUT_TRIES, FailureStreak, Pacer
+from hinter.models.registry import Backend, Option, register_backend
 
 AUTH_VARIABLE = "HINTER_HTTP_AUTHORIZATION"
 TRANSIENT = frozenset({408, 429}) | frozenset(range(500, 600))  # retried
@@ -275,14 +275,14 @@ class HttpModel:
 
 
 def _retry_after(headers) -> float | None:
-    from .openai_api import retry_after_s
+    from hinter.models.openai_api import retry_after_s
     return retry_after_s(headers) if headers is not None else None
 
 
 def _load(rest: str, *, task=None, concurrency: int | None = None, timeout: float = 60.0, retries: int = 5,
           field: str = "label", scores: str | None = None, batch: int | None = None, rpm: int | None = None,
           preflight: bool = True, give_up: int = GIVE_UP, **_) -> HttpModel:
-    from ..tasks import get_task
+    from hinter.models.tasks import get_task
     model = HttpModel(rest, get_task(task) if task is not None else None, field=field, scores=scores, batch=batch,
                       timeout=timeout, retries=retries, rpm=rpm, give_up=give_up,
                       **({"concurrency": concurrency} if concurrency else {}))

@@ -51,12 +51,12 @@ import threading
 import time
 from typing import Sequence
 
-from ..errors import InputError, ModelError
-from ..tasks import Task
-from ..usage import Prices, TextCost, Usage
-from .base import UNASKED, Outcome, ask_each, pause, stopping
-from .pacing import GIVE_UP, TIMEOUT_TRIES, FailureStreak, Pacer
-from .registry import Backend, Option, register_backend
+from hinter.errors import InputError, ModelError
+from hinter.models.tasks import Task
+from hinter.usage import Prices, TextCost, Usage
+from hinter.models.base import UNASKED, Outcome, ask_each, pause, stopping
+from hinter.models.pacing import GIVE_UP, TIMEOUT_TRIES, FailureStreak, Pacer
+from hinter.models.registry import Backend, Option, register_backend
 
 KEY_VARIABLES = ("HINTER_OPENAI_API_KEY", "OPENAI_API_KEY")
 log = logging.getLogger("hinter.models")
@@ -435,7 +435,7 @@ def _loader(chat: bool):
              preflight: bool = True, rpm: int | None = None, tpm: int | None = None, price_in: float | None = None,
              price_out: float | None = None, give_up: int = GIVE_UP, **_) -> OpenAIModel:
         import openai  # noqa: F401  (missing: load_model names the extra to install)
-        from ..tasks import get_task
+        from hinter.models.tasks import get_task
         model, base_url = parse_spec(rest)
         loaded = OpenAIModel(model, get_task(task or "imdb"), base_url=base_url, chat=chat, timeout=timeout,
                              retries=retries, rpm=rpm, tpm=tpm, price_in=price_in, price_out=price_out, give_up=give_up,

@@ -33,8 +33,8 @@ import importlib
 from dataclasses import dataclass
 from typing import Callable
 
-from ..errors import InputError
-from ..registry import Registry
+from hinter.errors import InputError
+from hinter.registry import Registry
 
 # ---------------------------------------------------------------------- model options
 

@@ -23,11 +23,11 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Sequence
 
-from ..errors import InputError, ModelError
-from ..tasks import split_task
-from .base import CallTimeout
-from .callable import SOURCE_MARK, CallableModel, code_hash, source_files
-from .registry import Backend, Option, register_backend
+from hinter.errors import InputError, ModelError
+from hinter.models.tasks import split_task
+from hinter.models.base import CallTimeout
+from hinter.models.callable import SOURCE_MARK, CallableModel, code_hash, source_files
+from hinter.models.registry import Backend, Option, register_backend
 
 MAIN = Path(__file__).with_name("worker_main.py")
 INTERRUPT_GRACE_S = 3.0  # after Ctrl-C, how long the call in flight may take to bring its answers
@@ -190,7 +190,7 @@ def load_callable(spec: str, task=None, timeout: float | None = None, process: s
     if os.getcwd() not in sys.path:
         sys.path.append(os.getcwd())
     if isinstance(task, str):
-        from ..tasks import get_task
+        from hinter.models.tasks import get_task
         task = get_task(task)
     if process == "worker":
         return WorkerModel(spec, module_name, attr, task=task, timeout=timeout)

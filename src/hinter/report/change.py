@@ -39,7 +39,7 @@ def _same(gold: str, outcome: str | None) -> bool:
     if outcome is None:
         return False
     if gold.startswith("["):
-        from ..findings import label_set
+        from hinter.analysis.findings import label_set
         try:
             wanted = {str(x).lower() for x in json.loads(gold)}
         except ValueError:

@@ -14,15 +14,15 @@ import json
 from collections import defaultdict
 from pathlib import Path
 
-from ..config import describe_differences
-from ..errors import InputError
-from ..measures import summary
-from ..recorded_settings import comparable, config_of
-from ..records import edits
-from ..rows import ComparedMutant
-from ..store import RunStore
-from .change import accuracy, change
-from .instances import shown_id
+from hinter.config import describe_differences
+from hinter.errors import InputError
+from hinter.analysis.measures import summary
+from hinter.pipeline.recorded_settings import comparable, config_of
+from hinter.records import edits
+from hinter.store.rows import ComparedMutant
+from hinter.store import RunStore
+from hinter.report.change import accuracy, change
+from hinter.report.instances import shown_id
 
 # Recorded settings that may differ between compared runs: the model under test (spec and fingerprint).
 MODEL_KEYS = ("model", "config.model")

@@ -10,10 +10,10 @@ from __future__ import annotations
 import hashlib
 from collections import defaultdict
 
-from ..measures import findings_section
-from ..store import RunStore, open_run
-from .change import accuracy, change
-from .instances import shown_id
+from hinter.analysis.measures import findings_section
+from hinter.store import RunStore, open_run
+from hinter.report.change import accuracy, change
+from hinter.report.instances import shown_id
 
 __all__ = ["CATEGORIES", "diff", "open_run"]  # open_run: moved to the store, kept here for its importers
 

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
-from ..errors import InputError
-from ..files import write_atomic
-from ..summary_spec import data_keyed_sections, skeleton
+from hinter.errors import InputError
+from hinter.files import write_atomic
+from hinter.analysis.summary_spec import data_keyed_sections, skeleton
 
 OPS = {">=": operator.ge, "<=": operator.le, "==": operator.eq, "!=": operator.ne, ">": operator.gt, "<": operator.lt}
 _COND = re.compile(r"^\s*([A-Za-z0-9_.*+\-]+)\s*(>=|<=|==|!=|>|<)\s*(-?[0-9.]+(?:e-?[0-9]+)?)\s*$")

@@ -7,10 +7,10 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 
-from ..measures import Verdict, attribution, evaluative_pairs
-from ..records import Edit, Replacement, apply_replacements, dictionary_replacements, edits, pair_key
-from ..rows import AspectRecord, MutantRow, TextRow
-from ..store import RunStore
+from hinter.analysis.measures import Verdict, attribution, evaluative_pairs
+from hinter.records import Edit, Replacement, apply_replacements, dictionary_replacements, edits, pair_key
+from hinter.store.rows import AspectRecord, MutantRow, TextRow
+from hinter.store import RunStore
 
 
 def shown_id(text: TextRow) -> str:

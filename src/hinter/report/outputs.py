@@ -5,14 +5,14 @@ import json
 import os
 from pathlib import Path
 
-from ..files import json_text, write_atomic, write_csv, write_dict_csv
-from ..gcpause import paused
-from ..measures import summary
-from ..store import RunStore, open_run, seal
-from ..triage import attach
-from .diff import diff
-from .html import render
-from .instances import ASPECT_COLUMNS, answers_json, export_columns, export_rows, load_instances, shown_id
+from hinter.files import json_text, write_atomic, write_csv, write_dict_csv
+from hinter.pipeline.gcpause import paused
+from hinter.analysis.measures import summary
+from hinter.store import RunStore, open_run, seal
+from hinter.analysis.triage import attach
+from hinter.report.diff import diff
+from hinter.report.html import render
+from hinter.report.instances import ASPECT_COLUMNS, answers_json, export_columns, export_rows, load_instances, shown_id
 
 # One layout for every run, label or free text (docs/summary-schema.md): `measure` says what changed (`outcome`: a
 # label task's answer flipped; else the aspects on which a free-text mutant's answers differ); every answer is kept

@@ -27,23 +27,23 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from .. import triage
-from ..audit.folder import is_audit
-from ..config import RunConfig
-from ..dictionary import load_dictionary
-from ..errors import HinterError, InputError
-from ..languages import get_language, parser_language
-from ..measures import summary
-from ..models import ModelSpec, resolve_model
-from ..models.base import OutcomeCache
-from ..models.callable import SOURCE_MARK
-from ..mutation import generate
-from ..pipeline import Mutate, campaign_dictionary, campaign_texts
-from ..recorded_settings import config_of
-from ..records import pair_key, text_key
-from ..report.instances import load_instances
-from ..store import RunStore, open_run
-from ..validity import SpacyParser, Validator
+from hinter.analysis import triage
+from hinter.audit.folder import is_audit
+from hinter.config import RunConfig
+from hinter.mutation.dictionary import load_dictionary
+from hinter.errors import HinterError, InputError
+from hinter.languages import get_language, parser_language
+from hinter.analysis.measures import summary
+from hinter.models import ModelSpec, resolve_model
+from hinter.models.base import OutcomeCache
+from hinter.models.callable import SOURCE_MARK
+from hinter.mutation.mutants import generate
+from hinter.pipeline.stages import Mutate, campaign_dictionary, campaign_texts
+from hinter.pipeline.recorded_settings import config_of
+from hinter.records import pair_key, text_key
+from hinter.report.instances import load_instances
+from hinter.store import RunStore, open_run
+from hinter.validity import SpacyParser, Validator
 
 MAX_TRY_CHARS = 5000       # a paragraph or two: a campaign's texts are tested with `hinter run`
 MAX_BODY = 64 * 1024       # bytes of a request body
@@ -269,7 +269,7 @@ class Server:
 
     # ------------------------------------------------------------------ routes
     async def page(self, request: Request) -> Response:
-        from ..report.html import render
+        from hinter.report.html import render
         run = self.run_of(request.query_params.get("run")) if self.runs else None
 
         def build() -> str:
@@ -415,7 +415,7 @@ class Server:
         config = config.replace(attributes=tuple(attributes), order=order, max_pairs_per_text=pairs)
 
         def work() -> dict:
-            from .try_text import try_text
+            from hinter.serve.try_text import try_text
             nonlocal config
             note = None
             # the run's id of the text as its campaign reads it (--validity reference formats it first)
@@ -453,7 +453,7 @@ class Server:
             raise ApiError(404, f"no bias with mutant_id {mutant_id} (and component {component}) in this run")
 
         def work() -> dict:
-            from .explain import explain
+            from hinter.serve.explain import explain
             reps = inst.replacements if component is None else (inst.replacements[component],)
             store = run.open()
             try:
@@ -472,7 +472,7 @@ def _free_version(version) -> dict:
     """A generative run's version: every answer, and its aspects as stored (try_text.aspects_json); {} otherwise."""
     if version.answers is None:
         return {}
-    from .try_text import aspects_json
+    from hinter.serve.try_text import aspects_json
     return {"answers": list(version.answers), "aspects": aspects_json(version.aspects)}
 
 
@@ -499,7 +499,7 @@ def _pair_key(inst) -> str:
 
 def render_empty(ctx: dict) -> str:
     """The page without a run: try a sentence only."""
-    from ..report.html import render_serve
+    from hinter.report.html import render_serve
     return render_serve(ctx)
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Sequence
 
-from ..validity import changed_sentences, split_sentences, tolerant_compare
+from hinter.validity import changed_sentences, split_sentences, tolerant_compare
 
 
 def align(s1: Sequence[str], s2: Sequence[str]) -> list[dict]:

@@ -6,18 +6,18 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..config import RunConfig
-from ..dictionary import Dictionary
-from ..errors import ModelError
-from ..executor import validate_jobs
-from ..generative.masking import IdentityTerms
-from ..models.base import OutcomeCache
-from ..pipeline import BatchResult, Mutate, ParsedVerdicts, campaign_texts, run_pipeline, task_of
-from ..records import Edit
-from ..records import edits as edits_of
-from ..records import text_key
-from ..rows import AspectRecord
-from ..tasks import is_generative
+from hinter.config import RunConfig
+from hinter.mutation.dictionary import Dictionary
+from hinter.errors import ModelError
+from hinter.executor import validate_jobs
+from hinter.generative.masking import IdentityTerms
+from hinter.models.base import OutcomeCache
+from hinter.pipeline.stages import BatchResult, Mutate, ParsedVerdicts, campaign_texts, run_pipeline, task_of
+from hinter.records import Edit
+from hinter.records import edits as edits_of
+from hinter.records import text_key
+from hinter.store.rows import AspectRecord
+from hinter.models.tasks import is_generative
 
 
 def marks(edits: Sequence[Edit]) -> list[list[int]]:

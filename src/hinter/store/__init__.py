@@ -9,12 +9,12 @@ from __future__ import annotations
 import os
 import sqlite3
 
-from ..files import storage_error
-from .database import (MAX_TRIES, RUN_FILES, SEAL, StoreFile, check_seal, run_file, where_named, empty_run_error,
+from hinter.files import storage_error
+from hinter.store.database import (MAX_TRIES, RUN_FILES, SEAL, StoreFile, check_seal, run_file, where_named, empty_run_error,
                        holds_run, lost_run, remove_run_files, seal, unseal)
-from .measure_reads import MeasureReads
-from .report_reads import ReportReads
-from .writes import Writes
+from hinter.store.measure_reads import MeasureReads
+from hinter.store.report_reads import ReportReads
+from hinter.store.writes import Writes
 
 __all__ = ["MAX_TRIES", "RUN_FILES", "SEAL", "RunStore", "empty_run_error", "holds_run", "lost_run", "open_run",
            "remove_run_files", "seal", "unseal"]

@@ -10,11 +10,11 @@ import sqlite3
 from pathlib import Path
 from typing import Sequence
 
-from ..errors import InputError
-from ..files import storage_error, write_atomic
-from ..records import Replacement, pack_edits
-from ..records import pair_key as join_pair_ids
-from ..records import replacements_from_json, unpack_edits
+from hinter.errors import InputError
+from hinter.files import storage_error, write_atomic
+from hinter.records import Replacement, pack_edits
+from hinter.records import pair_key as join_pair_ids
+from hinter.records import replacements_from_json, unpack_edits
 
 
 

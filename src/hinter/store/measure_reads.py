@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from typing import Iterator
 
-from ..records import Replacement
-from ..rows import AspectRecord, CombinationCounts, KeyedVerdict, OriginalsCounts, TestedRow, scores_from_json
-from .database import unjson
+from hinter.records import Replacement
+from hinter.store.rows import AspectRecord, CombinationCounts, KeyedVerdict, OriginalsCounts, TestedRow, scores_from_json
+from hinter.store.database import unjson
 
 
 class MeasureReads:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from typing import Iterator, Sequence
 
-from ..records import apply_replacements, edits
-from ..rows import AspectRecord, ComparedMutant, MutantRow, TextRow, scores_from_json
-from .database import bool_column, unjson
+from hinter.records import apply_replacements, edits
+from hinter.store.rows import AspectRecord, ComparedMutant, MutantRow, TextRow, scores_from_json
+from hinter.store.database import bool_column, unjson
 
 
 _MUTANT_COLUMNS = ("m.mutant_id, m.text_id, ord, attributes, pair_key, edits, NULL, changed_sentences, valid,"

@@ -5,10 +5,10 @@ import json
 from operator import itemgetter
 from typing import Sequence
 
-from ..models.base import Outcome
-from ..records import REPAIR, pack_edits
-from ..rows import MutantRow, TextRow, list_json, scores_from_json, scores_to_json
-from .database import MAX_TRIES, hash_key, int_column, raw_column
+from hinter.models.base import Outcome
+from hinter.records import REPAIR, pack_edits
+from hinter.store.rows import MutantRow, TextRow, list_json, scores_from_json, scores_to_json
+from hinter.store.database import MAX_TRIES, hash_key, int_column, raw_column
 
 
 # The mutants table's columns as a batch writes them, and those that only an option fills (--window's base,

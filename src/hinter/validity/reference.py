@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 
-from .invariant import SENTENCE_COUNT, TOO_LONG, SentencePair
+from hinter.validity.invariant import SENTENCE_COUNT, TOO_LONG, SentencePair
 
 LIMIT = 500  # characters of a changed mutant sentence (utils.isTextStructureSimilar's limit_sentence_length)
 

@@ -16,9 +16,9 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from ...records import Replacement, edits, starts_sentence
-from ..spans import people_in, span_tagger
-from .grammar import (FEM, GROUP_GENDER, MASC, SentenceDocs, adjective_form, carry_agreement,
+from hinter.records import Replacement, edits, starts_sentence
+from hinter.languages.spans import people_in, span_tagger
+from hinter.languages.french.grammar import (FEM, GROUP_GENDER, MASC, SentenceDocs, adjective_form, carry_agreement,
                       french_nlp, vowel_sound)
 
 # The category file's pronoun forms: a possessive agrees with the thing possessed (son/sa), object clitics are

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from ...errors import InputError
-from ...records import REPAIR, Replacement
-from .agreement import FrenchFeatures
+from hinter.errors import InputError
+from hinter.records import REPAIR, Replacement
+from hinter.languages.french.agreement import FrenchFeatures
 
 MASC, FEM = "Masc", "Fem"
 _GENDER_NAME = {MASC: "masculine", FEM: "feminine"}

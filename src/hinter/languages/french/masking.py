@@ -3,7 +3,7 @@ every gender and number, of the determiner before them (one placeholder: "la voi
 [ID]), and of the gendered pronouns and titles."""
 from __future__ import annotations
 
-from .grammar import feminine, masculine
+from hinter.languages.french.grammar import feminine, masculine
 
 GENDERED = frozenset("il elle ils elles lui eux monsieur madame mademoiselle messieurs mesdames m. mme mlle".split())
 # a determiner masked with the word after it (longest first in the pattern: "de la" before "la")

@@ -14,14 +14,14 @@ from importlib.resources import files
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
-from ...findings import consistent_shift
-from ...health import model_failure, untested
-from ...records import dictionary_replacements
-from ..instances import Instance
-from . import charts
-from .excerpts import edited_versions, versions
-from .formatting import ci_text, combo_label, pct
-from .prose import (beyond_spread, finding_cell, finding_moves, hidden_not_population, occupational_words,
+from hinter.analysis.findings import consistent_shift
+from hinter.analysis.health import model_failure, untested
+from hinter.records import dictionary_replacements
+from hinter.report.instances import Instance
+from hinter.report.html import charts
+from hinter.report.html.excerpts import edited_versions, versions
+from hinter.report.html.formatting import ci_text, combo_label, pct
+from hinter.report.html.prose import (beyond_spread, finding_cell, finding_moves, hidden_not_population, occupational_words,
                     pattern_meaning, reading, score_shift, warnings, words)
 
 _env = Environment(loader=PackageLoader(__name__, "templates"), autoescape=True, undefined=StrictUndefined,

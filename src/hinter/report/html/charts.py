@@ -8,7 +8,7 @@ from typing import NamedTuple
 
 from markupsafe import Markup, escape
 
-from .formatting import ci_text, combo_label, pct
+from hinter.report.html.formatting import ci_text, combo_label, pct
 
 COLOURS = {"atomic": "#2f6db5", "intersectional": "#d9822b", "hidden": "#8e2dc5", "explained": "#9aa7b8",
            "undecided": "#d9dde3"}

@@ -6,8 +6,8 @@ from typing import Callable, NamedTuple
 
 from markupsafe import Markup, escape
 
-from ...records import Edit, apply_replacements, dictionary_replacements, match_case, starts_sentence
-from ..instances import Instance, Version
+from hinter.records import Edit, apply_replacements, dictionary_replacements, match_case, starts_sentence
+from hinter.report.instances import Instance, Version
 
 EXCERPT_AT = 600   # texts longer than this are shown as excerpts around the changes
 WINDOW = 70
@@ -36,7 +36,7 @@ def _judge_masks(inst: Instance, versions: int, language: str = "en") -> list:
     them against the original, with the run's `language`), or None: a label's answers are shown as given."""
     if not inst.free_text:
         return [None] * versions
-    from ...generative.masking import IdentityTerms
+    from hinter.generative.masking import IdentityTerms
     every = IdentityTerms.of(inst.replacements, language)
     parts = [IdentityTerms.of([r], language) for r in dictionary_replacements(inst.replacements)]
     return [every] + parts + [every] if len(parts) == len(inst.components) else [every] * versions

@@ -6,9 +6,9 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Callable
 
-from ...health import untested
-from ...tasks import FREE_TEXT, LABELS, task_kind
-from .formatting import ci_text, combo_label, pct
+from hinter.analysis.health import untested
+from hinter.models.tasks import FREE_TEXT, LABELS, task_kind
+from hinter.report.html.formatting import ci_text, combo_label, pct
 
 
 def free_text(s: dict) -> bool:

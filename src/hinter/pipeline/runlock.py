@@ -14,7 +14,7 @@ import os
 import sys
 from pathlib import Path
 
-from .errors import InputError
+from hinter.errors import InputError
 
 # A folder hinter made for a run (or an audit) holds this file from the start: hinter writes its outputs
 # (summary.json, biases.csv, report.html...) over files of the same names only in a folder that holds it, or a

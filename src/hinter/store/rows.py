@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from .records import Replacement
+from hinter.records import Replacement
 
 
 def list_json(v) -> str | None:

@@ -11,14 +11,14 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from .dictionary import Dictionary, Pair
-from .languages import get_language
-from .person import driver_nlp
-from .records import REPAIR, Replacement, Span, apply_replacements, dictionary_replacements
-from .records import edits as edits_of
-from .records import match_case
-from .repair import follow_pronouns, repairs
-from .validity.sentences import sentence_spans
+from hinter.mutation.dictionary import Dictionary, Pair
+from hinter.languages import get_language
+from hinter.mutation.person import driver_nlp
+from hinter.records import REPAIR, Replacement, Span, apply_replacements, dictionary_replacements
+from hinter.records import edits as edits_of
+from hinter.records import match_case
+from hinter.mutation.repair import follow_pronouns, repairs
+from hinter.validity.sentences import sentence_spans
 
 __all__ = ["Generation", "Mutant", "Replacement", "apply_replacements", "components", "find_pairs", "generate",
            "match_case"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .errors import HinterError
+from hinter.errors import HinterError
 
 EXIT_MODEL_FAILED = 3
 

@@ -26,9 +26,9 @@ from importlib import resources
 from importlib.metadata import PackageNotFoundError, version
 from typing import Callable, Iterable, Sequence
 
-from .dictionary import Pair, WordMatcher, load_dictionary
-from .validity import sentence_spans
-from .validity.parsers import DEFAULT_SPACY_MODEL
+from hinter.mutation.dictionary import Pair, WordMatcher, load_dictionary
+from hinter.validity import sentence_spans
+from hinter.validity.parsers import DEFAULT_SPACY_MODEL
 
 KINDS = ("bad-line", "self-pair", "duplicate", "capitalised", "asymmetric", "evaluative", "inside-word",
          "never-matches", "not-a-person")

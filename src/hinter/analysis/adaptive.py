@@ -34,7 +34,7 @@ from typing import Hashable, Iterable, Sequence
 
 import numpy as np
 
-from .findings import Component, component_of
+from hinter.analysis.findings import Component, component_of
 
 EFFECT, NO_EFFECT = "effect", "no effect"
 PER_TEXT = 3               # mutants asked per text and undecided cell (see docs/adaptive.md: power against calls)

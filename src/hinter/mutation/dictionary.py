@@ -21,9 +21,9 @@ from typing import Iterable
 
 import ahocorasick
 
-from .errors import HinterError, InputError
-from .languages import get_language
-from .records import pair_id
+from hinter.errors import HinterError, InputError
+from hinter.languages import get_language
+from hinter.records import pair_id
 
 COLUMNS = ("attribute", "source_group", "target_group", "word", "replacement")
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from .records import Edit, apply_replacements
+from hinter.records import Edit, apply_replacements
 
 
 def window_bounds(length: int, edits: Sequence[Edit], size: int) -> tuple[int, int]:

@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from .errors import InputError
-from .files import write_atomic
-from .measures import wilson
-from .records import Replacement
+from hinter.errors import InputError
+from hinter.files import write_atomic
+from hinter.analysis.measures import wilson
+from hinter.records import Replacement
 
 FILE = "triage.json"
 CONFIRMED, NOT_BIAS = "confirmed", "not_bias"

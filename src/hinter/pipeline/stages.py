@@ -11,25 +11,25 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable, Iterator, Protocol, Sequence
 
-from . import oracle
-from .adaptive import Answered, tested_of
-from .config import RunConfig
-from .dictionary import Dictionary, load_dictionary, with_packs
-from .errors import InputError
-from .executor.base import with_grammar_check
-from .gcpause import per_batch
-from .generative.judge import judge_of
-from .lint import evaluative_check
-from .models.base import Outcome, OutcomeCache
-from .mutation import Mutant, components, generate
-from .person import PersonFilter
-from .records import Replacement, TextRecord, apply_replacements, pair_key, text_key
-from .rows import AspectRecord, MutantRow, TextRow
-from .tasks import answers_per_text as answers_of_task
-from .tasks import get_task, is_generative
-from .validity import changed_sentence_pairs, reference, sentence_spans
-from .validity.invariant import INFLECTION
-from .window import window_bounds, windowed
+from hinter.analysis import oracle
+from hinter.analysis.adaptive import Answered, tested_of
+from hinter.config import RunConfig
+from hinter.mutation.dictionary import Dictionary, load_dictionary, with_packs
+from hinter.errors import InputError
+from hinter.executor.base import with_grammar_check
+from hinter.pipeline.gcpause import per_batch
+from hinter.generative.judge import judge_of
+from hinter.mutation.lint import evaluative_check
+from hinter.models.base import Outcome, OutcomeCache
+from hinter.mutation.mutants import Mutant, components, generate
+from hinter.mutation.person import PersonFilter
+from hinter.records import Replacement, TextRecord, apply_replacements, pair_key, text_key
+from hinter.store.rows import AspectRecord, MutantRow, TextRow
+from hinter.models.tasks import answers_per_text as answers_of_task
+from hinter.models.tasks import get_task, is_generative
+from hinter.validity import changed_sentence_pairs, reference, sentence_spans
+from hinter.validity.invariant import INFLECTION
+from hinter.models.window import window_bounds, windowed
 
 Progress = Callable[[str, int, int], None]
 
@@ -216,7 +216,7 @@ def encoded(answers: tuple[Outcome, ...]) -> tuple[str | None, ...]:
 def texts_to_ask(batch: TextBatch, verdicts: Verdicts, config: RunConfig, selected: set[int] | None = None
                  ) -> tuple[list[str], dict[int, tuple[str, str, list]]]:
     """The texts stage 3 asks the model about for one batch, in order and distinct, and per asked mutant what the
-    model reads (`Asked.views`). hinter.estimate counts them before a campaign. `selected`: with --adaptive, the
+    model reads (`Asked.views`). hinter.pipeline.estimate counts them before a campaign. `selected`: with --adaptive, the
     mutants the plan asks this round (the other valid ones stay unasked)."""
     # Each original, then its mutants in sorted order: consecutive texts then share long prefixes, which a backend
     # with a prefix cache (llama.cpp) does not compute again.
@@ -437,7 +437,7 @@ def run_pipeline(batches: Batches, source: VerdictSource, sink: Sink, config: Ru
     """Every batch through the stages: verdicts from `source`, then (with a model's `cache`) ask and judge; each
     batch's result goes to `sink` (the store commits it whole: a run killed at any moment resumes at the first
     batch not committed, and its counters add up as if it had not stopped). `total`, `done`: texts in all and
-    already stored, for `report`. `plan`: --adaptive's hinter.adaptive.Plan, which picks the mutants each batch
+    already stored, for `report`. `plan`: --adaptive's hinter.analysis.adaptive.Plan, which picks the mutants each batch
     asks and learns from its answers. `decide`: the oracle (default: the task's, `judge_for`). `again`: stored
     texts asked again (their answers had model errors): their mutation counters were counted when first stored."""
     decide = decide or judge_for(config)

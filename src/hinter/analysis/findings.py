@@ -20,10 +20,10 @@ from typing import Collection, Hashable, Iterable, NamedTuple, Sequence
 
 import numpy as np
 
-from . import oracle
-from .oracle import answers_of
-from .aspect_registry import get_aspect
-from .stats import (ALPHA, PERMUTATIONS, Interval, benjamini_hochberg, exchange_interval, exchange_p, minimal_p,
+from hinter.analysis import oracle
+from hinter.analysis.oracle import answers_of
+from hinter.analysis.aspect_registry import get_aspect
+from hinter.analysis.stats import (ALPHA, PERMUTATIONS, Interval, benjamini_hochberg, exchange_interval, exchange_p, minimal_p,
                     nonzero, sign_flip_interval, sign_flip_p, wilson)
 
 SET_SEPARATOR = " | "     # multi-label outcomes are encoded "a | b" (models.base.Outcome.encode)

@@ -3,7 +3,7 @@ compared on reopening (resume, `hinter compare`). Runs recorded before RunConfig
 "cli"; runs made from Python without a dataset spec recorded only the flat settings: both are read here, once."""
 from __future__ import annotations
 
-from .config import RunConfig
+from hinter.config import RunConfig
 
 # The flat settings a run records beside its config (engine.run_settings), by the config field they repeat.
 FLAT = ("attributes", "order", "pairs_per_attribute", "max_pairs_per_text", "seed", "include_occupational",
@@ -34,7 +34,7 @@ def comparable(settings: dict) -> dict:
     has_config = settings.get("config") is not None or settings.get("cli") is not None
     config = config_of(settings).recorded() if has_config else None
     if config is not None and config.get("model"):
-        from .models.registry import canonical_spec
+        from hinter.models.registry import canonical_spec
         config["model"] = canonical_spec(config["model"])  # gguf:default?threads=2 is gguf:default
     # the derived entries that repeat a config entry under its own name are compared once, as config entries;
     # but "model" is the loaded model's fingerprint, not its spec: a model changed behind the same spec (an hf:

@@ -11,18 +11,18 @@ import itertools
 from collections import Counter, defaultdict
 from statistics import fmean
 
-from . import stats
-from .adaptive import decide, plan_of
-from .dictionary import occupational_ids
-from .findings import ALPHA, Measure, Observation, analyse, choose_label, is_label_set, label_set, self_flip_rate
-from .generative.judge import AspectObservation, AspectVerdict, aspect_findings
-from .generative.judge_aspect import judge_agreement
-from .health import health
-from .rows import KeyedVerdict, TestedRow
-from .store import RunStore
-from .summary_spec import SCHEMA_VERSION
-from .tasks import FREE_TEXT, task_kind
-from .usage import summary_section as usage_section
+from hinter.analysis import stats
+from hinter.analysis.adaptive import decide, plan_of
+from hinter.mutation.dictionary import occupational_ids
+from hinter.analysis.findings import ALPHA, Measure, Observation, analyse, choose_label, is_label_set, label_set, self_flip_rate
+from hinter.generative.judge import AspectObservation, AspectVerdict, aspect_findings
+from hinter.generative.judge_aspect import judge_agreement
+from hinter.analysis.health import health
+from hinter.store.rows import KeyedVerdict, TestedRow
+from hinter.store import RunStore
+from hinter.analysis.summary_spec import SCHEMA_VERSION
+from hinter.models.tasks import FREE_TEXT, task_kind
+from hinter.usage import summary_section as usage_section
 
 
 def _rate(n: int, d: int) -> float | None:

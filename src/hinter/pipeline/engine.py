@@ -11,30 +11,30 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Sequence
 
-from .adaptive import cells_bound, plan_of
-from .config import RECORDED_ONLY_WHEN_SET, RunConfig, describe_differences
-from .dictionary import Dictionary, occupational_ids
-from .errors import InputError
-from .estimate import estimate
-from .executor import Executor, LocalExecutor, validate_jobs, with_grammar_check
-from .executor.forked import ForkedPool, fork_available, run_here
-from .findings import ALPHA
-from .generative.judge_aspect import judge_settings
-from .languages import check_parser, get_language
-from .lint import evaluative_check
-from .measures import summary
-from .models import ModelSpec
-from .models.base import Outcome, OutcomeCache, predict_with_retries, task_labels
-from .pipeline import (BatchResult, Mutate, ParsedVerdicts, TextBatch, Verdicts, answers_per_text, campaign_dictionary,
+from hinter.analysis.adaptive import cells_bound, plan_of
+from hinter.config import RECORDED_ONLY_WHEN_SET, RunConfig, describe_differences
+from hinter.mutation.dictionary import Dictionary, occupational_ids
+from hinter.errors import InputError
+from hinter.pipeline.estimate import estimate
+from hinter.executor import Executor, LocalExecutor, validate_jobs, with_grammar_check
+from hinter.executor.forked import ForkedPool, fork_available, run_here
+from hinter.analysis.findings import ALPHA
+from hinter.generative.judge_aspect import judge_settings
+from hinter.languages import check_parser, get_language
+from hinter.mutation.lint import evaluative_check
+from hinter.analysis.measures import summary
+from hinter.models import ModelSpec
+from hinter.models.base import Outcome, OutcomeCache, predict_with_retries, task_labels
+from hinter.pipeline.stages import (BatchResult, Mutate, ParsedVerdicts, TextBatch, Verdicts, answers_per_text, campaign_dictionary,
                        campaign_texts, judge_for, run_pipeline, task_of, text_batches)
-from .recorded_settings import comparable
-from .records import Replacement, TextRecord, dictionary_replacements, text_key, texts_fingerprint
-from .runlock import lock_run_folder, make_out_folder
-from .store import MAX_TRIES, RunStore, empty_run_error, lost_run, remove_run_files, unseal
-from .tasks import adaptive_refusal, is_generative, noise_of
-from .usage import JUDGE_ACCOUNT, BudgetReached, Meter, Prices, parse_budget, summary_section
-from .validity import Parser, SpacyParser, Validator, tolerant_compare
-from .validity.parsers import DEFAULT_SPACY_MODEL, default_processes
+from hinter.pipeline.recorded_settings import comparable
+from hinter.records import Replacement, TextRecord, dictionary_replacements, text_key, texts_fingerprint
+from hinter.pipeline.runlock import lock_run_folder, make_out_folder
+from hinter.store import MAX_TRIES, RunStore, empty_run_error, lost_run, remove_run_files, unseal
+from hinter.models.tasks import adaptive_refusal, is_generative, noise_of
+from hinter.usage import JUDGE_ACCOUNT, BudgetReached, Meter, Prices, parse_budget, summary_section
+from hinter.validity import Parser, SpacyParser, Validator, tolerant_compare
+from hinter.validity.parsers import DEFAULT_SPACY_MODEL, default_processes
 
 log = logging.getLogger("hinter")
 
@@ -450,7 +450,7 @@ def _grammar_settings(config: RunConfig, suite) -> dict:
     run is never continued with another one."""
     if config.grammar is None:
         return {}
-    from .validity.grammar import checker_fingerprint
+    from hinter.validity.grammar import checker_fingerprint
     return {"grammar_checker": suite.header["fingerprints"].get("grammar") if suite is not None
             else checker_fingerprint()}
 
@@ -478,7 +478,7 @@ def execute(config: RunConfig, texts: Sequence[str | TextRecord], model, *, dict
             suite=None) -> Run:
     """The campaign `config` describes on `texts`, stored batch by batch in `out`; returns the Run and writes
     nothing else (the caller writes the outputs once). `dictionary` overrides `config.dictionary`. `suite`: a
-    loaded hinter.suite.Suite, whose texts, mutants and verdicts replace mutation and validity (`texts`,
+    loaded hinter.pipeline.suite.Suite, whose texts, mutants and verdicts replace mutation and validity (`texts`,
     `dictionary` and `parser` are then unused, and spaCy is never loaded)."""
     generative = _check_generative(config)
     if suite is None:
@@ -587,7 +587,7 @@ class ModelSession:
     def judge(self, spec: str, answers: Sequence[str]) -> list[float]:
         """The judge model of `spec` (the judge aspect's rubric, hinter.generative.judge_aspect) on `answers`: 1 for
         yes, 0 for no; its calls metered apart (usage.judge), against the same budget."""
-        from .generative.judge_aspect import JudgeScorer, judge_model
+        from hinter.generative.judge_aspect import JudgeScorer, judge_model
         if spec not in self._judges:
             model = judge_model(spec)
             self._judges[spec] = JudgeScorer(model, self._judge_cache(model))
@@ -634,7 +634,7 @@ def estimate_campaign(config: RunConfig, texts: Sequence[str | TextRecord], *, d
                       suite=None, out: str | Path | None = None, exact: bool = True, task=None,
                       executor: Executor | None = None, parser: Parser | None = None, prices=None,
                       progress: Callable[[str, int, int], None] | None = None):
-    """hinter.estimate.Estimate of the campaign's texts not yet stored in `out`, asking no model: mutation and
+    """hinter.pipeline.estimate.Estimate of the campaign's texts not yet stored in `out`, asking no model: mutation and
     (`exact`) validity run as the run will run them; a suite's verdicts are read."""
     done: set[int] = set()
     if out is not None and lost_run(out):
@@ -657,7 +657,7 @@ def estimate_campaign(config: RunConfig, texts: Sequence[str | TextRecord], *, d
 
 
 def adaptive_plan(config: RunConfig, store: RunStore, model, d: Dictionary | None, suite):
-    """--adaptive: the run's plan (hinter.adaptive), its settings recorded on the first session and its state
+    """--adaptive: the run's plan (hinter.analysis.adaptive), its settings recorded on the first session and its state
     rebuilt from the stored answers on the next ones; None without --adaptive."""
     if not config.adaptive:
         return None

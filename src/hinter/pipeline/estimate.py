@@ -13,10 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, Sequence
 
-from .config import RunConfig
-from .pipeline import Mutate, TextBatch, Verdicts, answers_per_text, text_batches, texts_to_ask
-from .records import TextRecord, text_key
-from .usage import Prices, TextCost
+from hinter.config import RunConfig
+from hinter.pipeline.stages import Mutate, TextBatch, Verdicts, answers_per_text, text_batches, texts_to_ask
+from hinter.records import TextRecord, text_key
+from hinter.usage import Prices, TextCost
 
 
 @dataclass
@@ -107,7 +107,7 @@ def estimate(config: RunConfig, records: Sequence[TextRecord], *, dictionary=Non
         return count(config, suite.verdicts(batches), cost, prices)
     mutate = Mutate(config, dictionary)
     if exact:
-        from .pipeline import ParsedVerdicts
+        from hinter.pipeline.stages import ParsedVerdicts
         return count(config, ParsedVerdicts(mutate, validate).verdicts(batches), cost, prices)
     return count(config, _verdicts_as_valid(mutate, batches), cost, prices, upper_bound=not config.query_discarded)
 

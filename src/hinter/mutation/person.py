@@ -14,9 +14,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Callable, Sequence
 
-from .languages.english import full_pipeline
-from .records import Span
-from .validity.sentences import sentence_spans
+from hinter.languages.english import full_pipeline
+from hinter.records import Span
+from hinter.validity.sentences import sentence_spans
 
 PRONOUNS = frozenset("i me my myself we us our ourselves you your yourself yourselves he him his himself she her hers "
                      "herself they them their themselves someone somebody everyone everybody anyone anybody nobody "

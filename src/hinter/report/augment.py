@@ -20,12 +20,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from .dictionary import Pair
-from .errors import InputError
-from .files import write_atomic, write_csv
-from .lint import evaluative_ids
-from .measures import findings_section
-from .records import Replacement, apply_replacements, dictionary_replacements, edits
+from hinter.mutation.dictionary import Pair
+from hinter.errors import InputError
+from hinter.files import write_atomic, write_csv
+from hinter.mutation.lint import evaluative_ids
+from hinter.analysis.measures import findings_section
+from hinter.records import Replacement, apply_replacements, dictionary_replacements, edits
 
 KINDS = ("original", "atomic", "intersectional")
 BALANCES = ("none", "groups", "combinations", "both")

@@ -16,10 +16,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Callable, ClassVar, Sequence
 
-from .aspect_registry import ASPECTS
-from .errors import InputError
-from .records import Outcome
-from .registry import Registry
+from hinter.analysis.aspect_registry import ASPECTS
+from hinter.errors import InputError
+from hinter.records import Outcome
+from hinter.registry import Registry
 
 NO_LABEL_ANSWERS = {"no violation", "no violations", "no labels", "no label", "nothing"}
 CONNECTORS = {"and"}  # the only words an answer may hold besides its labels
@@ -189,7 +189,7 @@ class GenerativeTask:
     temperature: float = 0.0
     samples: int = 1
     stop: tuple[str, ...] = ()
-    aspects: tuple[str, ...] = ("sentiment", "refusal", "length", "distance")  # hinter.aspect_registry names
+    aspects: tuple[str, ...] = ("sentiment", "refusal", "length", "distance")  # hinter.analysis.aspect_registry names
     judge: str | None = None  # the judge aspect's model (a --model spec; generative/judge_aspect.py)
     labels: tuple[str, ...] = ()  # none: the answer is the text itself
     multi_label: bool = False

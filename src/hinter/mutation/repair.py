@@ -18,8 +18,8 @@ import re
 from collections import defaultdict
 from typing import Iterable, Sequence
 
-from .languages.english import article_repairs, indefinite_article
-from .records import REPAIR, Replacement, Span
+from hinter.languages.english import article_repairs, indefinite_article
+from hinter.records import REPAIR, Replacement, Span
 
 # ---- a / an -------------------------------------------------------------------------------------------------------
 

@@ -16,8 +16,8 @@ from functools import lru_cache
 from importlib import import_module
 from typing import Callable, Sequence
 
-from .errors import InputError
-from .registry import Registry
+from hinter.errors import InputError
+from hinter.registry import Registry
 
 
 @lru_cache(maxsize=None)

@@ -24,15 +24,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator, NamedTuple, Sequence
 
-from .config import MODEL, RunConfig, option_fields
-from .engine import build_verdicts
-from .errors import InputError
-from .gcpause import keeping
-from .mutation import Mutant
-from .pipeline import TextBatch, Verdicts
-from .records import Replacement, TextRecord, texts_fingerprint
-from .validity import reference, sentences
-from .version import __version__
+from hinter.config import MODEL, RunConfig, option_fields
+from hinter.pipeline.engine import build_verdicts
+from hinter.errors import InputError
+from hinter.pipeline.gcpause import keeping
+from hinter.mutation.mutants import Mutant
+from hinter.pipeline.stages import TextBatch, Verdicts
+from hinter.records import Replacement, TextRecord, texts_fingerprint
+from hinter.validity import reference, sentences
+from hinter.version import __version__
 
 MAGIC = "hinter-suite"
 FORMAT_VERSION = 1
@@ -215,7 +215,7 @@ def build_suite(texts: Sequence | None = None, *, out: str | Path, config: RunCo
 
     def start(records, derived: dict, parser_fingerprint: str, evaluative) -> Callable:
         nonlocal writer
-        from .validity.grammar import checker_fingerprint
+        from hinter.validity.grammar import checker_fingerprint
         header = {
             "format": MAGIC, "format_version": FORMAT_VERSION, "hinter_version": __version__,
             "config": config.recorded(), "settings": derived, "parser_fingerprint": parser_fingerprint,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Iterable, Optional, Sequence
 
-from .stats import ALPHA, fisher_exact
+from hinter.analysis.stats import ALPHA, fisher_exact
 
 Verdict = tuple[bool, Optional[bool]]  # (valid, bias) of one mutant; bias None when undecided
 

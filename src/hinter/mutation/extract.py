@@ -28,9 +28,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Iterable
 
-from .dictionary import Pair
-from .errors import InputError
-from .files import write_atomic
+from hinter.mutation.dictionary import Pair
+from hinter.errors import InputError
+from hinter.files import write_atomic
 
 ATTRIBUTE_OF_CATEGORY = {"race": "race", "gender": "gender", "body": "body", "disabled": "body", "victim": "body",
                          "culture": "culture", "social": "social"}
