@@ -2,7 +2,7 @@
 
     python scripts/count_forks.py [SRC]        # SRC: a checkout's src/hinter (default: this one's)
 
-An AST scan of every module outside the task and judge modules (tasks.py, generative/). A fork line is a line
+An AST scan of every module outside the task and judge modules (models/tasks.py, generative/). A fork line is a line
 that asks the task's kind, or an `if` (statement, expression, comprehension filter, `while`) whose test reads
 the answer. The questions asked: `is_generative(...)`, `getattr(x, "generative", ...)`, `x.generative` (the
 backends' copy), `run_aspects(...)`, `free_text(...)` / `x.free_text` (prose, Instance), `generative` settings
@@ -17,7 +17,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-EXCLUDED = ("tasks.py", "generative/")
+EXCLUDED = ("models/tasks.py", "generative/")
 QUESTIONS = {"is_generative", "run_aspects", "free_text", "task_kind", "is_free_text", "generation_settings"}
 ATTRIBUTES = {"generative", "free_text", "free_text_task", "scored"}
 # a value that differs by kind (what changes a free-text task's answers; "" for a label): a fork only where an `if`
