@@ -142,11 +142,8 @@ def test_a_decision_row_without_its_outcome_or_with_a_bad_score_names_the_line(t
 def test_check_and_compare_read_an_audit_of_recorded_decisions(tmp_path):
     """An audit of recorded decisions counts decision rows, not texts: `hinter check` gates it (the Asian cells,
     none hired of 3, hold up, marked too few) and `hinter compare` sets it beside the audit after a fix."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), str(SRC)])}
-
     def hinter(*args):
-        return subprocess.run([sys.executable, "-m", "hinter.cli", *map(str, args)], capture_output=True, text=True,
-                              env=env, timeout=300)
+        return cli.hinter(*args, timeout=300)
 
     def audit(data, out):
         done = hinter("audit", "--decisions", data, "--out", out, "--sex-field", "gender", "--race-field",
