@@ -227,9 +227,9 @@ _NOT_A_NOUN_START = frozenset(
     "will would can could should may might must not never always away home".split())
 
 
-def _his_is_determiner(text: str, end: int) -> bool:
-    """ "his" is a determiner when a word that can start a noun phrase follows ("his way"), else a possessive
-    pronoun ("it is his.", "his and hers"): the parse is not needed for it."""
+def starts_noun_phrase(text: str, end: int) -> bool:
+    """Whether a word that can start a noun phrase follows `end`: "his" (or "her") there is a determiner ("his way"),
+    else a possessive or an object pronoun ("it is his.", "his and hers", "told her the news"); no parse needed."""
     m = re.match(r"\s+([A-Za-z][\w'-]*)", text[end:end + 40])
     return bool(m) and m.group(1).lower() not in _NOT_A_NOUN_START
 
@@ -238,7 +238,7 @@ def new_form(text: str, span, docs, new_gender: str) -> str | None:
     """The other gender's form of the pronoun at `span` (None: "her" that the parse cannot read)."""
     low = text[span[0]:span[1]].lower()
     if low == "his":
-        return "her" if _his_is_determiner(text, span[1]) else "hers"
+        return "her" if starts_noun_phrase(text, span[1]) else "hers"
     if low == "her":
         tokens = docs.tokens(*span)
         return pronoun_form(tokens[0], new_gender) if tokens is not None and len(tokens) == 1 else None
@@ -477,7 +477,7 @@ def skipped_occurrences(text: str, occurrences, docs) -> list[str | None]:
                 out[i] = "generic pronoun"
                 continue
         if pair.word.lower() == "his":
-            form = "her" if _his_is_determiner(text, span[1]) else "hers"
+            form = "her" if starts_noun_phrase(text, span[1]) else "hers"
             out[i] = None if pair.replacement.lower() not in ("her", "hers") or form == pair.replacement.lower() \
                 else "pronoun form"
         elif pair.occupational or may_be_skipped(text, span, pair.word, pair.attribute):

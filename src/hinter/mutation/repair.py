@@ -18,7 +18,7 @@ import re
 from collections import defaultdict
 from typing import Iterable, Sequence
 
-from hinter.languages.english import article_repairs, indefinite_article
+from hinter.languages.english import article_repairs, indefinite_article, starts_noun_phrase
 from hinter.records import REPAIR, Replacement, Span
 
 # ---- a / an -------------------------------------------------------------------------------------------------------
@@ -134,17 +134,6 @@ _MALE = {"he", "him", "his", "himself"}
 _FEMALE = {"she", "her", "hers", "herself"}
 # the pronouns whose other-gender form needs no context ("his" and "her" need the next word: _is_determiner)
 _SWAPPED = {"he": "she", "she": "he", "him": "her", "himself": "herself", "herself": "himself", "hers": "his"}
-# Words after which "her"/"his" is not a determiner (so "her" is an object: "told her the news", "saw her in").
-_NOT_A_NOUN_START = frozenset(
-    "a an the and or but nor so yet to in on at by for from of off out up down over under with without into onto "
-    "about after before around through as than that this these those then there here when while if because "
-    "again back too very also just only even now still is was are were be been being has have had do does did "
-    "will would can could should may might must not never always away home".split())
-
-
-def _is_determiner(text: str, end: int) -> bool:
-    m = re.match(r"\s+([A-Za-z][\w'-]*)", text[end:end + 40])
-    return bool(m) and m.group(1).lower() not in _NOT_A_NOUN_START
 
 
 def follow_pronouns(text: str, cause: str, name_spans: Sequence[Span], from_gender: str, to_gender: str,
@@ -167,9 +156,9 @@ def follow_pronouns(text: str, cause: str, name_spans: Sequence[Span], from_gend
         if p in _SWAPPED:
             new = _SWAPPED[p]
         elif p == "his":
-            new = "her" if _is_determiner(text, m.end()) else "hers"
+            new = "her" if starts_noun_phrase(text, m.end()) else "hers"
         else:  # her
-            new = "his" if _is_determiner(text, m.end()) else "him"
+            new = "his" if starts_noun_phrase(text, m.end()) else "him"
         found.append(("pronoun", cause, m.group(1), new, m.span(1)))
     return _group(found)
 
