@@ -33,6 +33,10 @@ class Entry:
         return self.shown or ", ".join(f"`{k}`" for k in self.keys)
 
 
+# the per-kind totals of the evaluative and occupational sections
+_TOTALS = tuple(f"totals.{kind}.{k}" for kind in ("atomic", "intersectional") for k in ("mutants", "valid", "tested",
+                                                                                           "biased"))
+
 _COMBO = "measures.combination_measures"
 # Per attribute (`atomic.ATTRIBUTE`) and combination (`intersectional.COMBO`); their sums in `totals.KIND`.
 COMBINATION = (
@@ -117,14 +121,12 @@ RUN = (
           "`valid_biased`, `ratio_to_valid_biases`", data_keyed=True),
     Entry(("evaluative",), "measures.evaluative_counts", "`pairs` (the run's evaluative pairs) and `totals` per "
           "`atomic` / `intersectional`: `mutants`, `valid`, `tested`, `biased` that use one (absent for a run "
-          "recorded before the check)", fields=("pairs", *(f"totals.{kind}.{k}" for kind in ("atomic", "intersectional")
-                                                    for k in ("mutants", "valid", "tested", "biased"))),
+          "recorded before the check)", fields=("pairs", *_TOTALS),
           optional=True),
     Entry(("occupational",), "measures.occupational_counts", "`dictionary_pairs` (the occupational pairs of the "
           "run's dictionary), `option` (`--no-jobs`, which leaves them out) and `totals` per `atomic` / "
           "`intersectional`: `mutants`, `valid`, `tested`, `biased` that apply one (absent when the run applied "
-          "none)", fields=("dictionary_pairs", *(f"totals.{kind}.{k}" for kind in ("atomic", "intersectional")
-                                                 for k in ("mutants", "valid", "tested", "biased"))),
+          "none)", fields=("dictionary_pairs", *_TOTALS),
           optional=True),
     Entry(("unparseable",), "store.originals_counts, store.unparseable_answers", "unparseable outcomes of "
           "`originals` and `mutants`; `originals_model_errors`; `answers`: texts the model answered in a form the "
