@@ -901,19 +901,18 @@ def _participle_after_object(carry, doc, base, tok, to, cause) -> str | None:
     if j >= len(doc) or doc[j].lower_ not in _AVOIR:
         return None
     j += 1
-    while j < len(doc) and doc[j].lower_ in _ADVERBS:
+    while j < len(doc) and doc[j].lower_ in _BETWEEN:
         j += 1
     if j < len(doc) and doc[j].lower_.endswith(_PARTICIPLE_FORMS) and doc[j].pos_ in ("VERB", "ADJ", "NOUN"):
         carry.inflect_token(doc, base, doc[j], to, cause, False, lenient=True)
         k = j + 1
-        while k < len(doc) and doc[k].lower_ in _ADVERBS:
+        while k < len(doc) and doc[k].lower_ in _BETWEEN:
             k += 1
         if k < len(doc) and doc[k].pos_ == "ADJ" and _lemma_of_participle(doc[j]) in _ATTRIBUTE_VERBS:
             return carry.inflect_token(doc, base, doc[k], to, cause, False)
     return None
 
 
-_ADVERBS = frozenset("pas jamais plus déjà bien toujours encore très si trop assez plutôt vraiment tout fort".split())
 # verbs whose object takes an attribute that agrees with it ("on l'a jugée compétente", "cela l'a rendu heureux")
 _ATTRIBUTE_VERBS = frozenset("trouver juger rendre croire estimer considérer déclarer laisser sentir voir imaginer "
                              "supposer dire nommer élire".split())
