@@ -69,6 +69,11 @@ def run_cmd(
         # (imdb is the default prompt of a model that needs one)
         options = {**options, "task": None}
     loaded = None
+    if suite is not None and not dry_run and execution.executor == "local":
+        # torch's import and CUDA's start (hf:, hf-causal:) while the suite is read: the model loads in this
+        # process (ray: in its workers), which forks no parser in a suite run
+        from hinter.models import startup
+        startup.begin(options["model"])
     if suite is not None:
         # every setting the suite fixed when it was built: given beside --suite, it would be silently ignored
         given = [f.metadata["flag"] for f in option_fields() if f.metadata["stage"] != MODEL

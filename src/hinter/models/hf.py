@@ -48,6 +48,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from hinter.errors import InputError, ModelError
+from hinter.models import startup
 from hinter.models.tasks import Task, get_task
 from hinter.models.base import Outcome
 from hinter.models.reading import last_word_end, read_extent
@@ -79,18 +80,22 @@ def load_pretrained(path: Path, spec: str, model_class: str, kind: str, dtype: s
         raise InputError("no Hugging Face model folder here (no config.json)", where=f"--model {spec}:{path}",
                          fix="Give a folder written by save_pretrained() holding config.json, the weights and "
                              "the tokenizer files.")
+    startup.join()  # torch's import and CUDA's start, begun early (startup.begin): its errors are raised here
     try:
-        import torch
-        import transformers
-        from transformers.utils import logging as hf_logging
+        with startup.timed("load_import"):
+            import torch
+            import transformers
+            from transformers.utils import logging as hf_logging
     except ImportError:
         raise ModelError("the Hugging Face backend needs torch and transformers", fix="pip install 'hinter[hf]'.") from None
     hf_logging.set_verbosity_error()
     hf_logging.disable_progress_bar()
     try:
-        tokenizer = transformers.AutoTokenizer.from_pretrained(path, local_files_only=True)
-        model = getattr(transformers, model_class).from_pretrained(
-            path, local_files_only=True, **({"dtype": getattr(torch, dtype)} if dtype else {}))
+        with startup.timed("load_tokenizer"):
+            tokenizer = transformers.AutoTokenizer.from_pretrained(path, local_files_only=True)
+        with startup.timed("load_weights"):
+            model = getattr(transformers, model_class).from_pretrained(
+                path, local_files_only=True, **({"dtype": getattr(torch, dtype)} if dtype else {}))
     except (OSError, ValueError, KeyError) as e:
         raise ModelError(f"transformers cannot load {path} ({str(e).splitlines()[0]})",
                          fix=f"Check that the folder holds a {kind} and its tokenizer.") from None
@@ -175,6 +180,7 @@ class HFClassifier:
     def __init__(self, path: str | Path, task: Task | None = None, batch_size: int | None = None,
                  max_length: int | None = None, device: str | None = None, dtype: str | None = None):
         path = Path(path)
+        startup.join()
         import torch  # load() checked that it is there
         self.device = use_device(torch, device, f"hf:{path}")
         if dtype is not None and dtype not in DTYPES:
@@ -184,7 +190,8 @@ class HFClassifier:
         torch, self.tokenizer, self.model = load_pretrained(path, "hf", "AutoModelForSequenceClassification",
                                                             "sequence-classification model", self.dtype)
         self.torch = torch
-        self.model.to(self.device, dtype=getattr(torch, self.dtype)).eval()
+        with startup.timed("load_to_device"):
+            self.model.to(self.device, dtype=getattr(torch, self.dtype)).eval()
         config = self.model.config
         self.labels = [str(config.id2label[i]) for i in range(config.num_labels)]
         self._keys = [json.dumps(label) for label in self.labels]  # the raw answer's keys (_decide)
@@ -228,7 +235,8 @@ class HFClassifier:
         # submit's feeder (CUDA): tokenizes and launches a call while the caller stores the one before
         self._feeder = ThreadPoolExecutor(1, thread_name_prefix="hinter-hf-feeder") if cuda else None
         if cuda:
-            self._warm_up()
+            with startup.timed("load_warm_up"):
+                self._warm_up()
         mode = "multi" if self.multi_label else "single"
         precision = "" if self.dtype == "float32" else f":{self.dtype}"  # float32 runs keep their fingerprints
         self.fingerprint = f"hf:{path.name}:{folder_fingerprint(path)}:{mode}:{self.max_length}{precision}"
@@ -537,6 +545,7 @@ class HFClassifier:
         done before it returns."""
         if not texts:
             return lambda: []
+        startup.first_call()
         texts = list(texts)
         if self._feeder is None:
             return self._launch(texts, derived)
@@ -681,10 +690,15 @@ DEVICE = Option("device", None, "cpu, cuda, cuda:N or mps", kind=str, pattern=r"
 def load(rest: str, *, task=None, max_length: int | None = None, device: str | None = None,
          batch_size: int | None = None, dtype: str | None = None, **_) -> HFClassifier:
     """hf:FOLDER; a task only tells whether it is multi-label (the labels are the model's)."""
-    import torch  # noqa: F401  (missing: load_model names the extra to install)
-    import transformers  # noqa: F401
-    return HFClassifier(rest, get_task(task) if task else None, batch_size=batch_size, max_length=max_length,
+    before = dict(startup.phases)
+    startup.join()
+    with startup.timed("load_import"):
+        import torch  # noqa: F401  (missing: load_model names the extra to install)
+        import transformers  # noqa: F401
+    model = HFClassifier(rest, get_task(task) if task else None, batch_size=batch_size, max_length=max_length,
                         device=device, dtype=dtype)
+    model.load_seconds = startup.phases_since(before)  # this load's phases (the run's stats: seconds_load_*)
+    return model
 
 
 BACKEND = register_backend(Backend(

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Sequence
 
 from hinter.errors import ModelError
+from hinter.models import startup
 from hinter.models.tasks import Task, get_task
 from hinter.models.base import Outcome
 from hinter.models.hf import DEVICE, DTYPES, attention_without_cudnn, folder_fingerprint, load_pretrained, use_device
@@ -46,6 +47,7 @@ class HFCausalLM:
     def __init__(self, path: str | Path, task: Task, max_answer_tokens: int = 48, device: str | None = None,
                  dtype: str | None = None, batch_size: int | None = None):
         path = Path(path)
+        startup.join()
         import torch  # load() checked that it is there
         self.device = use_device(torch, device, f"hf-causal:{path}")
         cuda = self.device.startswith("cuda")
@@ -56,7 +58,8 @@ class HFCausalLM:
         max_answer_tokens = task.answer_tokens(max_answer_tokens)
         self.torch, self.task, self.max_answer_tokens = torch, task, max_answer_tokens
         self.batch_size = batch_size or (CUDA_BATCH if cuda else CPU_BATCH)
-        self.model.to(self.device, dtype=getattr(torch, self.dtype)).eval()
+        with startup.timed("load_to_device"):
+            self.model.to(self.device, dtype=getattr(torch, self.dtype)).eval()
         head, tail = task.prompt_prefix_and_suffix()
         bos = [self.tokenizer.bos_token_id] if self.tokenizer.bos_token_id is not None else []
         self._head = bos + self._encode(head)
@@ -76,7 +79,8 @@ class HFCausalLM:
         precision = "" if self.dtype == "float32" else f":{self.dtype}"  # float32 runs keep their fingerprints
         self.fingerprint = f"hf-causal:{path.name}:{folder_fingerprint(path)}:{task.name}:{mode}{precision}"
         if cuda and not task.scored:  # written in batches (`_write_batch`)
-            self._warm_up()
+            with startup.timed("load_warm_up"):
+                self._warm_up()
 
     def _warm_up(self) -> None:
         """CUDA loads its kernels and libraries on first use: a short greedy generate at one row and at a full
@@ -148,6 +152,8 @@ class HFCausalLM:
         return outcomes
 
     def predict(self, texts: Sequence[str]) -> list[Outcome]:
+        if texts:
+            startup.first_call()
         if self.task.scored:  # a label: one text at a time (its first token's logits, or one greedy line)
             return [self._one(t) for t in texts]
         # by length, in batches: little padding, and rows of a batch tend to end together
@@ -163,9 +169,14 @@ class HFCausalLM:
 def load(rest: str, *, task=None, device: str | None = None, dtype: str | None = None,
          batch_size: int | None = None, **_) -> HFCausalLM:
     """hf-causal:FOLDER, with the task's plain prompt (default imdb)."""
-    import torch  # noqa: F401  (missing: load_model names the extra to install)
-    import transformers  # noqa: F401
-    return HFCausalLM(rest, get_task(task or "imdb"), device=device, dtype=dtype, batch_size=batch_size)
+    before = dict(startup.phases)
+    startup.join()
+    with startup.timed("load_import"):
+        import torch  # noqa: F401  (missing: load_model names the extra to install)
+        import transformers  # noqa: F401
+    model = HFCausalLM(rest, get_task(task or "imdb"), device=device, dtype=dtype, batch_size=batch_size)
+    model.load_seconds = startup.phases_since(before)  # this load's phases (the run's stats: seconds_load_*)
+    return model
 
 
 BACKEND = register_backend(Backend(

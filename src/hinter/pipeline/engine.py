@@ -496,6 +496,7 @@ def execute(config: RunConfig, texts: Sequence[str | TextRecord], model, *, dict
         model, loaded_here = _start_model(executor, model, parser, config, report)
         store = _open_store(out_dir, {**run_settings(config, model.fingerprint, _parser_fingerprint(executor, config),
                                                      derived, records, suite), **generative}, overwrite)
+        _add_load_seconds(store, model, loaded_here)
         cache, judge_cache = model_stage(config, model, store, report, loaded_here)
         _run_checks(store, model, records, config, d, suite, cache.meter)
         source = suite if suite is not None else ParsedVerdicts(Mutate(config, d), executor.validate)
@@ -511,6 +512,14 @@ def execute(config: RunConfig, texts: Sequence[str | TextRecord], model, *, dict
     finally:
         executor.close()
         lock.release()
+
+
+def _add_load_seconds(store: RunStore, model, loaded_here: bool) -> None:
+    """The model's load, phase by phase (hf:, hf-causal:: `load_seconds`, hinter.models.startup), in the run's
+    stats beside the stages' seconds: the summary's `seconds` says what the start-up took."""
+    phases = getattr(model, "load_seconds", None) if loaded_here else None
+    if isinstance(phases, dict):
+        store.add_stats({f"seconds_{phase}": float(v) for phase, v in phases.items()})
 
 
 def model_stage(config: RunConfig, model, store: RunStore, report=None, loaded_here: bool = True):
