@@ -86,10 +86,27 @@ def child(src: str, cli_args: list[str], first_only: bool) -> None:
     runpy.run_module("hinter.cli", run_name="__main__")
 
 
-def make_shape(config_dir: Path, out: Path) -> None:
-    """A model of `config_dir`'s architecture and tokenizer with random weights (seeded), saved to `out`."""
+# SmolLM2-135M's architecture (generation_gpu.py's model), with the vocabulary of the tokenizer it is given
+SMOLLM2 = dict(hidden_size=576, intermediate_size=1536, num_hidden_layers=30, num_attention_heads=9,
+               num_key_value_heads=3, max_position_embeddings=8192, rope_theta=100000.0, tie_word_embeddings=True,
+               rms_norm_eps=1e-5, architectures=["LlamaForCausalLM"])
+
+
+def make_shape(config_dir: Path, out: Path, causal_like_smollm2: bool = False) -> None:
+    """A model of `config_dir`'s architecture and tokenizer with random weights (seeded), saved to `out`; with
+    `causal_like_smollm2`, SmolLM2-135M's architecture (bfloat16, as its weights are) beside `config_dir`'s
+    tokenizer (a speed measure: its answers are noise)."""
     import torch
-    from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSequenceClassification
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSequenceClassification, LlamaConfig
+    if causal_like_smollm2:
+        from transformers import AutoTokenizer
+        tokenizer = AutoTokenizer.from_pretrained(config_dir)
+        torch.manual_seed(0)
+        model = AutoModelForCausalLM.from_config(LlamaConfig(vocab_size=len(tokenizer), **SMOLLM2,
+                                                             pad_token_id=tokenizer.pad_token_id))
+        model.to(torch.bfloat16).save_pretrained(out)
+        tokenizer.save_pretrained(out)
+        return
     config = AutoConfig.from_pretrained(config_dir)
     causal = any(a.endswith("ForCausalLM") for a in (config.architectures or []))
     if not causal:
@@ -140,7 +157,8 @@ def main() -> None:
     ap.add_argument("--suite", type=Path, required=True)
     ap.add_argument("--model-dir", type=Path, required=True, help="a save_pretrained() folder (made by --make-shape)")
     ap.add_argument("--make-shape", type=Path, help="a folder with config.json and the tokenizer: random weights")
-    ap.add_argument("--prefix", default="hf", choices=("hf", "hf-causal"))
+    ap.add_argument("--prefix", default="hf", choices=("hf", "hf-causal"),
+                    help="hf-causal with --make-shape: SmolLM2-135M's architecture beside the folder's tokenizer")
     ap.add_argument("--options", default="", help="the spec's options, e.g. max_length=64&device=cpu")
     ap.add_argument("--task", help="--task for the run (a generative suite's, e.g. bios)")
     ap.add_argument("--baseline-src", help="another tree's src folder, run as the `baseline` variant")
@@ -150,7 +168,7 @@ def main() -> None:
     args = ap.parse_args()
     if args.make_shape:
         t0 = time.perf_counter()
-        make_shape(args.make_shape, args.model_dir)
+        make_shape(args.make_shape, args.model_dir, causal_like_smollm2=args.prefix == "hf-causal")
         print(f"random-weight model in {args.model_dir} ({time.perf_counter() - t0:.1f} s)", flush=True)
     spec = f"{args.prefix}:{args.model_dir.resolve()}" + (f"?{args.options}" if args.options else "")
     cli = ["run", "--suite", str(args.suite.resolve()), "--model", spec, *(["--task", args.task] if args.task else [])]
