@@ -23,6 +23,6 @@ echo "at $((SECONDS - T0)) s"
 # more start-ups alone (each process stopped at its first call), if the time allows
 left=$((285 - (SECONDS - T0)))
 [ $left -gt 40 ] && timeout $left python3 bench/startup.py --model-dir /tmp/minilm --suite $S/imdb.suite \
-  --baseline-src $S/base/src --rounds 3 --first-call-only --out /tmp/st-first 2>&1 | tee $OUT/startup-first.txt
+  --baseline-src $S/base/src --rounds 2 --first-call-only --out /tmp/st-first 2>&1 | tee $OUT/startup-first.txt
 for d in cls gen first; do [ -f /tmp/st-$d/startup.json ] && cp /tmp/st-$d/startup.json $OUT/startup-$d.json; done
 echo "done at $((SECONDS - T0)) s"
