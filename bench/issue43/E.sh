@@ -12,16 +12,16 @@ export HF_HUB_OFFLINE=1 PYTHONUNBUFFERED=1
 { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; nproc;
   python3 -c "import torch, transformers, tokenizers; print(torch.__version__, transformers.__version__, tokenizers.__version__)"; } 2>&1 | tee $OUT/machine.txt
 # the classifier: MiniLM's shape (random weights), whole runs
-timeout 150 python3 bench/startup.py --make-shape $S/minilm --model-dir /tmp/minilm --suite $S/imdb.suite \
+timeout 165 python3 bench/startup.py --make-shape $S/minilm --model-dir /tmp/minilm --suite $S/imdb.suite \
   --baseline-src $S/base/src --rounds 2 --out /tmp/st-cls 2>&1 | tee $OUT/startup-cls.txt
 echo "at $((SECONDS - T0)) s"
 # generation: SmolLM2-135M's architecture (random weights, bfloat16) beside MiniLM's tokenizer, whole runs
-timeout $((250 - (SECONDS - T0))) python3 bench/startup.py --make-shape $S/minilm --prefix hf-causal \
+timeout $((255 - (SECONDS - T0))) python3 bench/startup.py --make-shape $S/minilm --prefix hf-causal \
   --model-dir /tmp/smol --task $S/reference-letter.yaml --suite $S/bios.suite --baseline-src $S/base/src --rounds 1 \
   --out /tmp/st-gen 2>&1 | tee $OUT/startup-gen.txt
 echo "at $((SECONDS - T0)) s"
 # more start-ups alone (each process stopped at its first call), if the time allows
-left=$((285 - (SECONDS - T0)))
+left=$((290 - (SECONDS - T0)))
 [ $left -gt 40 ] && timeout $left python3 bench/startup.py --model-dir /tmp/minilm --suite $S/imdb.suite \
   --baseline-src $S/base/src --rounds 2 --first-call-only --out /tmp/st-first 2>&1 | tee $OUT/startup-first.txt
 for d in cls gen first; do [ -f /tmp/st-$d/startup.json ] && cp /tmp/st-$d/startup.json $OUT/startup-$d.json; done
