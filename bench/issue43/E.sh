@@ -4,11 +4,14 @@
 # alternated, in one call (about 4 minutes). Carried: .gpu/startup (made on a machine with spaCy, see
 # bench/startup.py): imdb.suite (IMDB race x gender, 200 texts, 14,410 mutants), bios.suite (bios gender,race,
 # --max-pairs-per-text 6: 80 texts, 273 mutants), minilm/ (all-MiniLM-L6-v2's config and tokenizer, no weights),
-# reference-letter.yaml (the bundled task less its distance aspect, whose MiniLM weights are not carried), base/src.
+# reference-letter.yaml (the bundled task less its distance aspect, whose MiniLM weights are not carried), base/src,
+# site.tar.gz (hinter's light dependencies).
 cd "$(dirname "$0")/../.."
 T0=$SECONDS
 S=.gpu/startup
-export HF_HUB_OFFLINE=1 PYTHONUNBUFFERED=1
+# hinter's own light dependencies (catalogue, pyahocorasick, typer, rich...): the machine has torch, not them
+mkdir -p /tmp/site && tar xzf $S/site.tar.gz -C /tmp/site || exit 1
+export HF_HUB_OFFLINE=1 PYTHONUNBUFFERED=1 PYTHONPATH=/tmp/site
 { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; nproc;
   python3 -c "import torch, transformers, tokenizers; print(torch.__version__, transformers.__version__, tokenizers.__version__)"; } 2>&1 | tee $OUT/machine.txt
 # the classifier: MiniLM's shape (random weights), whole runs
