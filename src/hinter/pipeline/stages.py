@@ -255,7 +255,9 @@ def start_asking(items: Sequence[tuple[TextBatch, Verdicts, set[int] | None]], c
     """`ask_together` in two steps (OutcomeCache.start_repeats): the texts to ask gathered and, with a model that
     `launches_ahead`, sent; the function returned waits for the answers. In between the pipeline judges and
     stores the group before, while a GPU answers this one."""
-    calls, errors = cache.calls, cache.errors
+    # the calls and errors this group's answers add, counted when they are read: the pipeline may start the next
+    # group before this one is read (_asked)
+    before = [cache.calls, cache.errors]
     texts: list[str] = []
     views = []
     for batch, verdicts, selected in items:
@@ -269,12 +271,14 @@ def start_asking(items: Sequence[tuple[TextBatch, Verdicts, set[int] | None]], c
     derived = ({mutant: (original, edits) for batch_views in views for original, mutant, edits in batch_views.values()}
                if getattr(cache.model, "reads_edits", False) else None)
     keys = {t: text_key(t) for t in texts}
-    answered = cache.start_repeats(texts, range(n), progress=lambda _: report("model", cache.calls - calls,
+    answered = cache.start_repeats(texts, range(n), progress=lambda _: report("model", cache.calls - before[0],
                                                                               n * len(texts)), derived=derived,
                                    keys=keys)
 
     def finish() -> list[Asked]:
+        before[:] = cache.calls, cache.errors
         per_repeat = answered()
+        calls, errors = before
         answers = {k: tuple(a[k] for a in per_repeat) for k in per_repeat[0]}
         modal = {k: _modal(a) for k, a in answers.items()}  # once per text asked, not once per mutant
         return [Asked(answers, v, keys, modal, cache.calls - calls, cache.errors - errors) if k == 0 else
@@ -490,15 +494,18 @@ def _asked(groups: Iterator[list[tuple[TextBatch, Verdicts, float]]], cache: Out
         for group in groups:
             yield group, *answered(start(group))
         return
+    # the next group is sent before this one's answers are read, not after: its texts gathered and its calls
+    # queued behind this group's, so that the GPU does not wait for the driver between two groups (reading the
+    # last call's answers, storing them, gathering the next group's texts and keys); the cache asks a text out in
+    # this group's calls once (OutcomeCache._asking)
     group = next(groups, None)
     started = start(group) if group is not None else None
     while group is not None:
-        asks, seconds = answered(started)
         following = next(groups, None)
-        if following is not None:
-            started = start(following)
+        started_next = start(following) if following is not None else None
+        asks, seconds = answered(started)
         yield group, asks, seconds
-        group = following
+        group, started = following, started_next
 
 
 def _run_batches(batches, source, sink, config, cache, total, done, report, plan, decide, again, next_batch) -> None:
