@@ -228,8 +228,15 @@ def texts_to_ask(batch: TextBatch, verdicts: Verdicts, config: RunConfig, select
     views: dict[int, tuple[str, str, list]] = {}
     for i, (m, v) in enumerate(zip(batch.mutants, verdicts.valid)):
         if (v or config.query_discarded) and (selected is None or i in selected):
-            views[i] = (windowed(m.original, m.edits, window_bounds(len(m.original), m.edits, config.window))
-                        if config.window is not None else (m.original, m.text, m.edits))
+            edits = m.edits
+            if config.window is not None:
+                views[i] = windowed(m.original, edits, window_bounds(len(m.original), edits, config.window))
+            else:  # m.text built from these edits and kept as its cached_property keeps it (judge reads it), without
+                # the property's lock and a second pass over the replacements: a text asked is built here
+                text = m.__dict__.get("text")
+                if text is None:
+                    text = m.__dict__["text"] = apply_replacements(m.original, edits)
+                views[i] = (m.original, text, edits)
             asked_mutants[m.text_id] += views[i][:2]
     texts = [t for text_id, rec in batch.texts for t in dict.fromkeys([rec.text, *sorted(asked_mutants[text_id])])]
     return texts, views
