@@ -5,7 +5,7 @@ Each run is a tree's own bench/driver.py (a whole `hinter run --suite` in its ow
 stage is the driver's "model stage, busy" (the driver asking, or the GPU answering a call), as bench/gpu.py takes
 it. The reference pass (`gpu_best_pass.py`, the project's shared tool, not part of hinter) runs once per suite in
 its own process on the texts the first run asked, with the same model folder. Runs alternate (new, base, base,
-new, ...) while --budget seconds allow another one (each suite gets its share). Prints markdown tables; writes
+new, ...) while --budget seconds allow another pair (each suite gets its share). Prints markdown tables; writes
 stage_ab.json to --out.
 
     python bench/issue43/stage_ab.py --new .gpu/gs/new --base .gpu/gs/base --model /tmp/shape \
@@ -68,7 +68,7 @@ def main() -> None:
         longest = 0.0
         for i, name in enumerate(order):
             left = share - (time.perf_counter() - t_suite)
-            if i >= 2 and left < longest * 1.1:  # both trees run once, then alternate while another run fits
+            if i >= 2 and i % 2 == 0 and left < 2.2 * longest:  # both trees once, then pairs while one fits
                 break
             tree = args.new if name == "new" else args.base
             got = drive(tree.resolve(), suite, args.model, args.work / f"{Path(suite).stem}-{name}-{i}")
@@ -87,7 +87,7 @@ def main() -> None:
                 if done.returncode == 0:
                     reference = json.loads(target.read_text())["runs"][0]
         results[suite] = {"runs": runs, "reference": reference}
-        texts = runs["new"][0]["texts"]
+        texts = reference.get("texts") or runs["new"][0]["texts"]  # the distinct texts the run asked
         best = min(reference["best_seq_s"], reference["overlap_s"]) if reference else None
 
         def cell(name: str, key: str) -> str:
