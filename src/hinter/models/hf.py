@@ -636,15 +636,17 @@ class _Batches:
         self.waiting: dict[int, tuple[list[int], list]] = {}  # width -> (positions, ids)
         self.outputs: list = []
         self.positions: list[list[int]] = []
+        self.full: dict[int, int] = {}
 
     def add(self, positions: Sequence[int], ids: Sequence[Sequence[int]]) -> None:
+        full = self.full  # a bucket's rows per forward batch (_rows), looked up once a width, not once a text
         with self.model._attention():
             for position, row in zip(positions, ids):
                 width = -(-len(row) // BUCKET) * BUCKET
                 where, rows = self.waiting.setdefault(width, ([], []))
                 where.append(position)
                 rows.append(row)
-                if len(rows) >= self.model._rows(width):
+                if len(rows) >= (full.get(width) or full.setdefault(width, self.model._rows(width))):
                     self._launch(width)
 
     def _launch(self, width: int) -> None:
