@@ -323,3 +323,53 @@ def test_the_next_groups_texts_are_sent_before_this_group_is_stored(parser, tmp_
         hinter.run(TEXTS, model, attributes=("gender", "race"), order=2, dictionary=DIC, parser=parser,
                    out=tmp_path / "run", batch_texts=1, overwrite=True)
     assert sqlite3.connect(db).execute("SELECT count(*) FROM texts").fetchone()[0] == 2
+
+
+def test_the_next_groups_calls_go_out_before_this_groups_answers_are_read(parser, tmp_path):
+    """With a launching model (hf: on CUDA) the pipeline sends a group's calls before it reads the group before's
+    answers, so that the GPU does not wait between groups for the driver (reading and storing the last call,
+    gathering the next texts); the rows are those of a model asked one call at a time."""
+    from hinter.models.base import normalise
+
+    class Planted(Launching):
+        def __init__(self):
+            super().__init__()
+            self.unread_at_launch = {}
+
+        def submit(self, texts):
+            if texts[0] in TEXTS:  # a batch's first call: its original
+                events = [e for e, _ in self.events]
+                self.unread_at_launch[TEXTS.index(texts[0])] = events.count("launch") - events.count("read")
+            read = super().submit(texts)
+            return lambda: [normalise(o) for o in planted.intersectional(texts)] if read() else []
+
+        def predict(self, texts):
+            super().predict(texts)
+            return planted.intersectional(texts)
+
+    model = Planted()
+    run = hinter.run(TEXTS, model, attributes=("gender", "race"), order=2, dictionary=DIC, parser=parser,
+                     out=tmp_path / "run", batch_texts=1)
+    # each batch after the first: a call of the batch before still out when its own first call went
+    assert all(model.unread_at_launch[i] >= 1 for i in range(2, len(TEXTS)))
+    alone = hinter.run(TEXTS, planted.intersectional, attributes=("gender", "race"), order=2, dictionary=DIC,
+                       parser=parser, out=tmp_path / "alone", batch_texts=1)
+    assert [(m.text, m.outcome, m.bias, m.hidden) for m in run.mutants] == [
+        (m.text, m.outcome, m.bias, m.hidden) for m in alone.mutants]
+    stats = [{k: v for k, v in r.store.stats().items() if not k.startswith(("seconds", "usage"))} for r in (run, alone)]
+    assert stats[0] == stats[1] and stats[0]["model_calls"] > 0  # the calls counted once, in their own batch
+
+
+def test_a_text_out_in_an_earlier_call_is_not_asked_again():
+    """Two groups started before either is read (the pipeline's next group): a text the first one sends is not
+    sent by the second, which reads its answer once the first has kept it; counted once."""
+    from hinter.models.base import OutcomeCache
+    from hinter.records import text_key
+    model = Launching()
+    cache = OutcomeCache(model)
+    first = cache.start_repeats(["a", "b"], (0,))
+    second = cache.start_repeats(["b", "c"], (0,))
+    one, two = first()[0], second()[0]
+    assert [o.value for o in one.values()] == ["A", "B"] and [o.value for o in two.values()] == ["B", "C"]
+    assert sorted(t for e, t in model.events if e == "launch") == ["a", "b", "c"] and cache.calls == 3
+    assert two[text_key("b")] is one[text_key("b")]

@@ -261,3 +261,24 @@ def test_trained_weights_alone_rebuild_the_same_classifier(ecthr_classifier, tmp
     texts = ["The applicant complained that his detention was unlawful and the trial unfair."] + TEXTS[:2]
     assert [o.raw for o in a.predict(texts)] == [o.raw for o in b.predict(texts)]
     assert json.loads((rebuilt / "training.json").read_text())["dataset"] == "ecthr"
+
+
+def test_outcomes_made_in_bulk_are_those_of_each_text_alone(imdb_classifier):
+    """A call's single-label outcomes are made in bulk (_outcomes): each equal, field by field and in type, to the
+    Outcome that _decide makes for its row alone, ties (the first highest label) and cut texts' `seen` included."""
+    import numpy as np
+
+    from hinter.models import hf
+    model = hf.HFClassifier(imdb_classifier, device="cpu")
+    logits = np.array([[1.5, -2.25], [-0.125, 3.0], [0.5, 0.5], [-0.0, 0.0], [1e-7, 123456.789]], dtype=np.float32)
+    rows = np.array([3, 0, 4, 1, 2])  # the texts' positions, as the forward batches came
+    seen = [None, 17, None, 0, np.int64(40)]
+    bulk = model._outcomes(logits, rows, seen)
+    ordered = np.empty_like(logits)
+    ordered[rows] = logits
+    alone = [model._decide(row, s) for row, s in zip(ordered.tolist(), seen)]
+    assert bulk == alone and [bulk[1].value, bulk[4].value] == ["Positive", "Positive"]  # ties: the first label
+    for b, a in zip(bulk, alone):
+        assert (b.raw, b.scores, b.seen, b.error) == (a.raw, a.scores, a.seen, a.error)
+        assert [type(v) for _, v in b.scores] == [float, float] and type(b.seen) is type(a.seen)
+        assert hash(b) == hash(a)

@@ -314,6 +314,10 @@ class OutcomeCache:
         # hinter.usage.Meter: counts what each batch sent costs, and stops before one would exceed --budget
         self.meter = meter
         self._memory: dict[str, Outcome] = {}
+        # keys sent and not yet read (start_repeats' calls whose answers _keep has not kept): a call started while
+        # the one before is still out (the pipeline asks its next group before it reads this one's answers) does
+        # not ask them again, and reads them once the call before has kept them
+        self._asking: set[str] = set()
         self.calls = 0  # texts actually sent to the model
         self.errors = 0  # texts whose batch failed every try: recorded as model errors, never as outcomes
         self.retries, self.max_failed_batches, self.backoff_s = retries, max_failed_batches, backoff_s
@@ -353,13 +357,14 @@ class OutcomeCache:
         model's own work happens in between: the answers are kept (and counted) when read."""
         by_key = {text_key(t): t for t in texts} if keys is None else {keys[t]: t for t in texts}
         wanted = {k + (f"#{r}" if r else ""): t for r in repeats for k, t in by_key.items()}
-        missing = [k for k in wanted if k not in self._memory]
+        missing = [k for k in wanted if k not in self._memory and k not in self._asking]
         if missing and self.store is not None:
             # read as the task reads them: an answer stored before its task was checked is unparseable all the same
             # (an answer that reads as an error now, e.g. with a score that is not finite, is asked again)
             self._memory.update((k, o) for k, o in ((k, readable(o, self.labels)) for k, o in
                                 self.store.cached_outcomes(self.model.fingerprint, missing).items()) if not o.error)
             missing = [k for k in missing if k not in self._memory]
+        self._asking.update(missing)
         bs = max(1, self.model.batch_size)
         key_chunks = [missing[i:i + bs] for i in range(0, len(missing), bs)]
         text_chunks = [[wanted[k] for k in keys] for keys in key_chunks]
@@ -388,6 +393,13 @@ class OutcomeCache:
 
     def _keep(self, by_key, repeats, key_chunks, text_chunks, results, progress) -> list[dict[str, Outcome]]:
         """start_repeats' second step: each call's answers read, counted, kept and stored."""
+        try:
+            return self._read(by_key, repeats, key_chunks, text_chunks, results, progress)
+        finally:  # kept, or never to be (a failed call): a later call asks them again
+            for keys in key_chunks:
+                self._asking.difference_update(keys)
+
+    def _read(self, by_key, repeats, key_chunks, text_chunks, results, progress) -> list[dict[str, Outcome]]:
         meter = self.meter
         results = iter(results)
         for keys, texts_sent in zip(key_chunks, text_chunks):

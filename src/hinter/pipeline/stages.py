@@ -228,8 +228,15 @@ def texts_to_ask(batch: TextBatch, verdicts: Verdicts, config: RunConfig, select
     views: dict[int, tuple[str, str, list]] = {}
     for i, (m, v) in enumerate(zip(batch.mutants, verdicts.valid)):
         if (v or config.query_discarded) and (selected is None or i in selected):
-            views[i] = (windowed(m.original, m.edits, window_bounds(len(m.original), m.edits, config.window))
-                        if config.window is not None else (m.original, m.text, m.edits))
+            edits = m.edits
+            if config.window is not None:
+                views[i] = windowed(m.original, edits, window_bounds(len(m.original), edits, config.window))
+            else:  # m.text built from these edits and kept as its cached_property keeps it (judge reads it), without
+                # the property's lock and a second pass over the replacements: a text asked is built here
+                text = m.__dict__.get("text")
+                if text is None:
+                    text = m.__dict__["text"] = apply_replacements(m.original, edits)
+                views[i] = (m.original, text, edits)
             asked_mutants[m.text_id] += views[i][:2]
     texts = [t for text_id, rec in batch.texts for t in dict.fromkeys([rec.text, *sorted(asked_mutants[text_id])])]
     return texts, views
@@ -255,7 +262,9 @@ def start_asking(items: Sequence[tuple[TextBatch, Verdicts, set[int] | None]], c
     """`ask_together` in two steps (OutcomeCache.start_repeats): the texts to ask gathered and, with a model that
     `launches_ahead`, sent; the function returned waits for the answers. In between the pipeline judges and
     stores the group before, while a GPU answers this one."""
-    calls, errors = cache.calls, cache.errors
+    # the calls and errors this group's answers add, counted when they are read: the pipeline may start the next
+    # group before this one is read (_asked)
+    before = [cache.calls, cache.errors]
     texts: list[str] = []
     views = []
     for batch, verdicts, selected in items:
@@ -269,12 +278,14 @@ def start_asking(items: Sequence[tuple[TextBatch, Verdicts, set[int] | None]], c
     derived = ({mutant: (original, edits) for batch_views in views for original, mutant, edits in batch_views.values()}
                if getattr(cache.model, "reads_edits", False) else None)
     keys = {t: text_key(t) for t in texts}
-    answered = cache.start_repeats(texts, range(n), progress=lambda _: report("model", cache.calls - calls,
+    answered = cache.start_repeats(texts, range(n), progress=lambda _: report("model", cache.calls - before[0],
                                                                               n * len(texts)), derived=derived,
                                    keys=keys)
 
     def finish() -> list[Asked]:
+        before[:] = cache.calls, cache.errors
         per_repeat = answered()
+        calls, errors = before
         answers = {k: tuple(a[k] for a in per_repeat) for k in per_repeat[0]}
         modal = {k: _modal(a) for k, a in answers.items()}  # once per text asked, not once per mutant
         return [Asked(answers, v, keys, modal, cache.calls - calls, cache.errors - errors) if k == 0 else
@@ -490,15 +501,18 @@ def _asked(groups: Iterator[list[tuple[TextBatch, Verdicts, float]]], cache: Out
         for group in groups:
             yield group, *answered(start(group))
         return
+    # the next group is sent before this one's answers are read, not after: its texts gathered and its calls
+    # queued behind this group's, so that the GPU does not wait for the driver between two groups (reading the
+    # last call's answers, storing them, gathering the next group's texts and keys); the cache asks a text out in
+    # this group's calls once (OutcomeCache._asking)
     group = next(groups, None)
     started = start(group) if group is not None else None
     while group is not None:
-        asks, seconds = answered(started)
         following = next(groups, None)
-        if following is not None:
-            started = start(following)
+        started_next = start(following) if following is not None else None
+        asks, seconds = answered(started)
         yield group, asks, seconds
-        group = following
+        group, started = following, started_next
 
 
 def _run_batches(batches, source, sink, config, cache, total, done, report, plan, decide, again, next_batch) -> None:

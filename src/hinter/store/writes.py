@@ -39,10 +39,15 @@ class Writes:
 
     def save_outcomes(self, model: str, items: Sequence[tuple[str, Outcome]]) -> None:
         with self.db:
+            if not items:
+                return
+            no = self._model_no(model)  # once a call, not once a text; each answer encoded once
+            rows = []
+            for k, o in items:
+                value = o.encode()
+                rows.append((no, hash_key(k), value, raw_column(o.raw, value), scores_to_json(o.scores), o.seen))
             self.db.executemany("INSERT OR REPLACE INTO outcomes (model, text_hash, outcome, raw, scores, seen) "
-                                "VALUES (?, ?, ?, ?, ?, ?)",
-                                [(self._model_no(model), hash_key(k), o.encode(), raw_column(o.raw, o.encode()),
-                                  scores_to_json(o.scores), o.seen) for k, o in items])
+                                "VALUES (?, ?, ?, ?, ?, ?)", rows)
 
     def outcome_count(self) -> int:
         """How many texts the model answered, from the outcome cache (the same after a crash and resume)."""
