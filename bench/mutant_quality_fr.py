@@ -12,6 +12,8 @@ reading them, and drawn whole at its first reading (version fresh<N>-first-readi
     # every mutant kept on the fresh texts (versions before-fresh, after-fresh-first-reading: the code before the
     # object-clitic fix, after-fresh)
     python bench/mutant_quality_fr.py draw --version after-fresh --sources french_texts_fresh --n 1000
+    # the later fresh sets alike (versions fresh2, fresh3; their first readings fresh2-first-reading, ...)
+    python bench/mutant_quality_fr.py draw --version fresh3 --sources french_texts_fresh3 --n 1000
     # after-md: the same draw with the agreement carried on fr_core_news_md's parse (french_parser_compare.use)
     # the table, from the labelled file
     python bench/mutant_quality_fr.py table

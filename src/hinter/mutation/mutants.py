@@ -156,17 +156,19 @@ def _same_lemma(a: str, b: str) -> bool:
 
 
 def self_comparison(text: str, replacement: Replacement, words: Sequence[tuple[str, Span]],
-                    sentences: Sequence[Span]) -> str | None:
+                    sentences: Sequence[Span], changed: Sequence[Span] = ()) -> str | None:
     """Why `replacement` makes its sentence compare a group with itself, None when it does not: its new word is
-    already there as another word of the same attribute ("Les femmes sont moins payées que les hommes" ->
-    "Les hommes ... que les hommes"; "Les Noirs et les Arabes ... que les Blancs" -> "Les Blancs et les Arabes ...
-    que les Blancs"). `words`: the (word, span) of the text's dictionary words of the replacement's attribute;
-    `sentences`: the text's sentence spans. Language-neutral: the same word up to case and a plural ending."""
-    own = set(replacement.spans)
+    already there as another word of the same attribute, which the mutant leaves ("Les femmes sont moins payées que
+    les hommes" -> "Les hommes ... que les hommes"; "Les Noirs et les Arabes ... que les Blancs" -> "Les Blancs et
+    les Arabes ... que les Blancs"). `words`: the (word, span) of the text's dictionary words of the replacement's
+    attribute; `sentences`: the text's sentence spans; `changed`: the spans the mutant edits (a pronoun it carries
+    along is no longer there: "He told her" -> "She told him"). Language-neutral: the same word up to case and a
+    plural ending."""
     for s, e in replacement.spans:
         a, b = next(((a, b) for a, b in sentences if a <= s and e <= b), (0, len(text)))
         for word, span in words:
-            if span not in own and a <= span[0] and span[1] <= b and _same_lemma(word, replacement.replacement):
+            if a <= span[0] and span[1] <= b and not _overlap((span,), changed) and \
+                    _same_lemma(word, replacement.replacement):
                 return f"{SELF_COMPARISON}: {replacement.word!r} -> {replacement.replacement!r} beside " \
                        f"{text[span[0]:span[1]]!r} in the same sentence"
     return None
@@ -251,16 +253,18 @@ def generate(text_id: int, text: str, dictionary: Dictionary, attributes: tuple[
                 extra = [x for r in combo for x in carried.get(id(r), ())]
                 if repair:
                     extra += [x for x in repairs(text, combo, parse) if not any(_overlap(x.spans, y.spans) for y in extra)]
-                same = next((w for r in combo if (w := self_comparison(text, r, words_of[r.attribute], sentences))),
-                            None)
-                if same is not None:  # discarded: nothing more to carry
-                    gen.uninflected[len(gen.mutants)] = same
-                    gen.self_compared.add(len(gen.mutants))
-                elif carry is not None:  # the agreement overrides a replaced word's span (records.edits)
+                if carry is not None:  # the agreement overrides a replaced word's span (records.edits)
                     agreement, why = carry(text, combo, docs)
                     if why is not None:
                         gen.uninflected[len(gen.mutants)] = why
                     extra += [x for x in agreement if not any(_overlap(x.spans, y.spans) for y in extra)]
+                if len(gen.mutants) not in gen.uninflected:
+                    changed = [sp for x in (*combo, *extra) for sp in x.spans]
+                    same = next((w for r in combo if (w := self_comparison(text, r, words_of[r.attribute], sentences,
+                                                                           changed))), None)
+                    if same is not None:
+                        gen.uninflected[len(gen.mutants)] = same
+                        gen.self_compared.add(len(gen.mutants))
                 for x in extra:
                     gen.repairs[x.source_group] = gen.repairs.get(x.source_group, 0) + len(x.spans)
                 gen.mutants.append(Mutant(text_id, combo + tuple(extra), text))
