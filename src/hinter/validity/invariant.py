@@ -25,10 +25,12 @@ SentencePair = tuple[str, str]
 # `agreement` only in a language with grammatical gender (--language fr, docs/languages.md): a word whose gender or
 # number no longer agrees with its head (checked first: such a sentence's tags are garbled too, and the reason should
 # name the cause); `inflection`, decided at mutation: a word that had to follow the change and could not (French: a
-# word it cannot inflect; English: a pronoun whose person the mutant may leave unchanged, languages/english.py).
+# word it cannot inflect; English: a pronoun whose person the mutant may leave unchanged, languages/english.py);
+# `self_comparison`, decided at mutation in every language: the new word is already in the sentence as another word
+# of the same attribute, so the sentence compares a group with itself (mutation.mutants.self_comparison).
 SENTENCE_COUNT, POS, DEPS, TOO_LONG, GRAMMAR = "sentence_count", "pos", "deps", "too_long", "grammar"
-AGREEMENT, INFLECTION = "agreement", "inflection"
-DISCARD_REASONS = (SENTENCE_COUNT, POS, DEPS, TOO_LONG, GRAMMAR, AGREEMENT, INFLECTION)
+AGREEMENT, INFLECTION, SELF_COMPARISON = "agreement", "inflection", "self_comparison"
+DISCARD_REASONS = (SENTENCE_COUNT, POS, DEPS, TOO_LONG, GRAMMAR, AGREEMENT, INFLECTION, SELF_COMPARISON)
 
 
 def tolerant_compare(s1: Sequence[str], s2: Sequence[str]) -> bool:

