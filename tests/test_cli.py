@@ -137,19 +137,33 @@ def test_the_interrupt_message_names_the_real_run_folder(tmp_path):
         app.RUN_FOLDER[:] = saved
 
 
+# `hinter run` through the command line's entry point, in a process of its own; then what it imported
+PROBE = """import sys
+from hinter.cli.main import main
+sys.argv = ["hinter", "run", "--dataset", %r, "--model", "python:planted:intersectional", "--attributes", "gender",
+            "--out", %r]
+try:
+    main()
+except SystemExit as e:
+    assert not e.code, e.code
+import thinc.compat
+print("thinc saw torch:", thinc.compat.has_torch, "torch imported:", "torch" in sys.modules)
+try:
+    import torch
+except ImportError:
+    print("torch importable: no")
+else:
+    print("torch importable: yes")
+"""
+
+
 def test_a_command_that_parses_loads_no_gpu_library_and_a_model_can_still_import_one(tmp_path):
     """thinc (spaCy's) imports torch when it is installed, about 1.5 s of CPU for nothing at the start of every
     command that parses: the command line hides it while thinc loads (hinter.cli.main.ThincOnTheCPU). A later
     import, as an hf model makes, still finds it."""
     data = write_jsonl(tmp_path / "d.jsonl", [{"text": "A white man walked in. The film was fine."}])
     script = tmp_path / "probe.py"
-    script.write_text(
-        "import sys\nfrom hinter.cli.main import main\n"
-        f"sys.argv = ['hinter', 'run', '--dataset', {str(data)!r}, '--model', 'python:planted:intersectional',"
-        f" '--attributes', 'gender', '--out', {str(tmp_path / 'out')!r}]\n"
-        "try:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
-        "import thinc.compat\nprint('thinc saw torch:', thinc.compat.has_torch, 'torch imported:', 'torch' in sys.modules)\n"
-        "try:\n    import torch\nexcept ImportError:\n    print('torch importable: no')\nelse:\n    print('torch importable: yes')\n")
+    script.write_text(PROBE % (str(data), str(tmp_path / "out")))
     r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=environment(), timeout=300)
     assert r.returncode == 0, r.stderr
     assert "thinc saw torch: False torch imported: False" in r.stdout, r.stdout

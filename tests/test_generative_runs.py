@@ -112,7 +112,8 @@ def test_a_killed_generative_run_resumes_with_no_generation_repeated_and_the_sam
     out, calls = tmp_path / "killed", tmp_path / "calls.log"
 
     def start(session, last):
-        env = {"HINTER_TEST_CALLS": calls, "HINTER_TEST_SESSION": session, **({"HINTER_TEST_FAST": "1"} if last else {})}
+        env = {"HINTER_TEST_CALLS": calls, "HINTER_TEST_SESSION": session,
+               **({"HINTER_TEST_FAST": "1"} if last else {})}
         return cli.start(*run_args(world, "letters", out), env=env, text=False)
 
     import random
