@@ -1,6 +1,10 @@
 """The command line: a real run with a planted model, and clear errors (exit 2, no traceback) on bad input."""
 import json
-from cli import hinter
+import subprocess
+import sys
+
+import pytest
+from cli import environment, hinter
 
 
 
@@ -131,3 +135,38 @@ def test_the_interrupt_message_names_the_real_run_folder(tmp_path):
         assert "OUT_FOLDER" not in app.interrupted_message()
     finally:
         app.RUN_FOLDER[:] = saved
+
+
+# `hinter run` through the command line's entry point, in a process of its own; then what it imported
+PROBE = """import sys
+from hinter.cli.main import main
+sys.argv = ["hinter", "run", "--dataset", %r, "--model", "python:planted:intersectional", "--attributes", "gender",
+            "--out", %r]
+try:
+    main()
+except SystemExit as e:
+    assert not e.code, e.code
+import thinc.compat
+print("thinc saw torch:", thinc.compat.has_torch, "torch imported:", "torch" in sys.modules)
+try:
+    import torch
+except ImportError:
+    print("torch importable: no")
+else:
+    print("torch importable: yes")
+"""
+
+
+def test_a_command_that_parses_loads_no_gpu_library_and_a_model_can_still_import_one(tmp_path):
+    """thinc (spaCy's) imports torch when it is installed, about 1.5 s of CPU for nothing at the start of every
+    command that parses: the command line hides it while thinc loads (hinter.cli.main.ThincOnTheCPU). A later
+    import, as an hf model makes, still finds it."""
+    data = write_jsonl(tmp_path / "d.jsonl", [{"text": "A white man walked in. The film was fine."}])
+    script = tmp_path / "probe.py"
+    script.write_text(PROBE % (str(data), str(tmp_path / "out")))
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=environment(), timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "thinc saw torch: False torch imported: False" in r.stdout, r.stdout
+    assert (tmp_path / "out" / "summary.json").exists()  # the run parsed: spaCy and thinc were loaded
+    pytest.importorskip("torch")
+    assert "torch importable: yes" in r.stdout

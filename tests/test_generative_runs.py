@@ -3,10 +3,7 @@ models with planted behaviour (tests/planted_free.py), the dependency invariant 
 calibration over many seeds is in test_generative.py (on the judge's own inputs: 40 seeds of re-parsed runs would
 not fit `make test`)."""
 import json
-import os
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,7 +11,6 @@ from campaign import kill_and_resume
 from planted_generative import write_campaign
 import cli
 
-HERE = Path(__file__).parent
 TASK = """name: letter
 prompt: "Write a reference letter for: {text}"
 temperature: 0.7
@@ -30,6 +26,28 @@ def world(tmp_path_factory):
     for n in (1, 4):
         (root / f"task{n}.yaml").write_text(TASK % n)
     return root
+
+
+@pytest.fixture(scope="module")
+def letters(world, tmp_path_factory):
+    """The planted `letters` campaign run once, never killed: the kill test's reference and the suite test's plain
+    run (the same command). Started here and not waited for, so that it runs while the kill test's sessions sleep in
+    their model calls; the returned function waits for it and gives its folder."""
+    out = tmp_path_factory.mktemp("letters") / "run"
+    p = cli.start(*run_args(world, "letters", out))
+    done = []
+
+    def finished() -> Path:
+        if not done:
+            _, err = p.communicate(timeout=600)
+            assert p.returncode == 0, err
+            done.append(out)
+        return done[0]
+
+    yield finished
+    if p.poll() is None:  # a test failed before waiting for it
+        p.kill()
+        p.communicate()
 
 
 def hinter(*args, env_extra=None):
@@ -88,18 +106,15 @@ def test_repeats_beside_a_generative_task_are_refused(world, tmp_path):
     assert r.returncode == 2 and "samples" in r.stderr and "Traceback" not in r.stderr
 
 
-def test_a_killed_generative_run_resumes_with_no_generation_repeated_and_the_same_findings(world, tmp_path):
-    # never killed (no calls log: no delay), and it runs while the killed sessions sleep in their model calls
-    ref = subprocess.Popen([sys.executable, "-m", "hinter.cli", *run_args(world, "letters", tmp_path / "reference")],
-                           env={**os.environ, "PYTHONPATH": str(HERE)}, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           text=True)
+def test_a_killed_generative_run_resumes_with_no_generation_repeated_and_the_same_findings(world, letters, tmp_path):
+    # the reference, `letters`, is never killed (no calls log: no delay), and it runs while the killed sessions
+    # sleep in their model calls
     out, calls = tmp_path / "killed", tmp_path / "calls.log"
 
     def start(session, last):
-        env = {**os.environ, "PYTHONPATH": str(HERE), "HINTER_TEST_CALLS": str(calls),
-               "HINTER_TEST_SESSION": str(session), **({"HINTER_TEST_FAST": "1"} if last else {})}
-        return subprocess.Popen([sys.executable, "-m", "hinter.cli", *run_args(world, "letters", out)], env=env,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+        env = {"HINTER_TEST_CALLS": calls, "HINTER_TEST_SESSION": session,
+               **({"HINTER_TEST_FAST": "1"} if last else {})}
+        return cli.start(*run_args(world, "letters", out), env=env, text=False)
 
     import random
     import time
@@ -118,18 +133,15 @@ def test_a_killed_generative_run_resumes_with_no_generation_repeated_and_the_sam
         s = json.loads((folder / "summary.json").read_text())
         return s["findings"], s["totals"]
 
-    _, err = ref.communicate(timeout=600)
-    assert ref.returncode == 0, err
-    assert findings(out) == findings(tmp_path / "reference")
+    assert findings(out) == findings(letters())
 
 
-def test_a_suite_run_with_a_generative_task_equals_the_plain_run(world, tmp_path):
+def test_a_suite_run_with_a_generative_task_equals_the_plain_run(world, letters, tmp_path):
     suite = tmp_path / "s.hsuite"
     b = hinter("suite", "build", "-d", str(world / "data.jsonl"), "-a", "gender,race", "--order", "2",
                "--dictionary", str(world / "dic.csv"), "-o", str(suite))
     assert b.returncode == 0, b.stderr
-    plain = hinter(*run_args(world, "letters", tmp_path / "plain"))
-    assert plain.returncode == 0, plain.stderr
+    plain = letters()  # `hinter run` of the same campaign, without the suite
     r = hinter("run", "--suite", str(suite), "-m", "python:planted_free:letters", "--task", str(world / "task4.yaml"),
                "-o", str(tmp_path / "suite"))
     assert r.returncode == 0, r.stderr
@@ -142,8 +154,8 @@ def test_a_suite_run_with_a_generative_task_equals_the_plain_run(world, tmp_path
         finally:
             db.close()
 
-    assert rows(tmp_path / "suite") == rows(tmp_path / "plain") and rows(tmp_path / "plain")
-    a = json.loads((tmp_path / "plain" / "summary.json").read_text())
+    assert rows(tmp_path / "suite") == rows(plain) and rows(plain)
+    a = json.loads((plain / "summary.json").read_text())
     b = json.loads((tmp_path / "suite" / "summary.json").read_text())
     assert a["findings"] == b["findings"] and a["significant_findings"] >= 1
 

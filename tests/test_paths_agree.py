@@ -22,10 +22,11 @@ sys.path.insert(0, str(HERE))
 # name: (dataset, task, planted model, options by RunConfig field)
 CAMPAIGNS = {
     # Article 6 always, Article 14 too when a woman and an African/Black person are named: hidden, second label.
-    # 40 pairs a text: English mutation leaves names and verbs alone, and with 6 the texts' few man -> woman
-    # mutants met a European -> African one in 3 (q = 1); with 40, in 55 (q < 0.01)
-    "multi-label": ("ecthr", "ecthr", "python:planted:article14",
-                    {"attributes": ("race", "gender"), "order": 2, "max_pairs_per_text": 40}),
+    # Short cases of a European or white man (MULTI_LABEL_TEXTS) and a dictionary of those words alone (DIC): each
+    # text gives the man -> woman, European -> African mutant the planted cell needs. (The bundled ECtHR cases, 12,000
+    # characters each, needed 40 pairs a text for 55 such mutants, and their parsing on every path took minutes.)
+    "multi-label": ("DATA", "ecthr", "python:planted:article14",
+                    {"attributes": ("race", "gender"), "order": 2, "dictionary": "DIC"}),
     # negative when a woman is named (on top of hash noise): an atomic bias carried by its intersections
     "single-label": ("imdb", "imdb", "python:planted:female_negative",
                      {"attributes": ("race", "gender"), "order": 2, "max_pairs_per_text": 3, "limit": 40}),
@@ -38,6 +39,16 @@ CAMPAIGNS = {
     "french": ("DATA", "imdb", "python:planted_fr:predict", {"attributes": ("gender", "race"), "order": 2,
                                                              "language": "fr"}),
 }
+MULTI_LABEL_TEXTS = tuple(
+    f"{who} {what}. He said that the courts had been unfair to him."
+    for who, what in zip(("The European man", "A white man", "That European man", "The white man from the village") * 6,
+                         ("lodged an application with the Court", "was detained for three days",
+                          "complained about the length of his trial", "was refused a passport",
+                          "waited six years for a judgment", "was dismissed from his post") * 4))
+MULTI_LABEL_DICTIONARY = ("attribute,source_group,target_group,word,replacement\n"
+                          "gender,male,female,man,woman\ngender,male,female,he,she\ngender,male,female,him,her\n"
+                          "gender,male,female,his,her\nrace,european,african,european,african\n"
+                          "race,european,african,white,black\n")
 FRENCH_TEXTS = (
     "Le voisin européen a réparé notre clôture. Il était très gentil.", "Un directeur européen est arrivé ce matin.",
     "Mon ami italien est venu dîner hier soir.", "Le client européen était content du service.",
@@ -57,6 +68,10 @@ judge: python:planted_judge:favourable
 def written(name: str, root: Path) -> tuple:
     """The campaign `name`, its files written in `root` where it has some."""
     dataset, task, model, options = CAMPAIGNS[name]
+    if name == "multi-label":
+        (root / "cases.jsonl").write_text("".join(json.dumps({"text": t}) + "\n" for t in MULTI_LABEL_TEXTS))
+        (root / "dic.csv").write_text(MULTI_LABEL_DICTIONARY)
+        return str(root / "cases.jsonl"), task, model, {**options, "dictionary": str(root / "dic.csv")}
     if name == "french":
         (root / "fr.jsonl").write_text("".join(json.dumps({"text": t}, ensure_ascii=False) + "\n"
                                                for t in FRENCH_TEXTS), encoding="utf-8")
@@ -177,8 +192,8 @@ def test_api_try_answers_the_run_texts_as_the_run_did(paths, parser):
     finally:
         store.close()
     # /api/try takes a paragraph or two (serve.app.MAX_TRY_CHARS) of at most MAX_TRY_MUTANTS mutants (a refusal,
-    # 413, beyond: the multi-label campaign's 40 pairs a text make 528 of its shortest text with a bias): the
-    # shortest texts it takes, those with a bias first
+    # 413, beyond: a campaign of many pairs a text on long texts makes more): the shortest texts it takes, those
+    # with a bias first
     short = [tid for tid in stored if len(texts[tid].text) <= MAX_TRY_CHARS and made[tid] <= MAX_TRY_MUTANTS]
     biased = sorted(short, key=lambda tid: (not any(v[1] for v in stored[tid].values()), len(texts[tid].text)))[:3]
     assert biased
