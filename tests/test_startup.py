@@ -42,7 +42,7 @@ def tiny_bert(tmp_path_factory):
 def fresh_start(monkeypatch):
     """No early start begun yet in this process (as a new process), none left behind."""
     monkeypatch.setattr(startup, "_early", None)
-    monkeypatch.delenv(startup.EARLY_ENV, raising=False)
+    monkeypatch.setenv(startup.EARLY_ENV, "1")  # opt-in
     yield
     if startup._early is not None:
         startup._early.thread.join()

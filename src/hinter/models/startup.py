@@ -6,7 +6,9 @@ as the CLI knows the model is hf: or hf-causal:, while the main thread reads the
 joins it (`join`) before it builds the model. The thread only imports and starts CUDA, it builds nothing: the
 model is then loaded as before, by the main thread, so a run's outcomes are the same; an import that failed in
 the thread is imported again by the load, which raises the error it always did ("needs torch and transformers").
-HINTER_EARLY_START=0 leaves the thread out (the code path before it; bench/startup.py compares the two).
+Opt-in, HINTER_EARLY_START=1: on the H200 (bench/issue43/E.sh, docs/gpu.md) it gained nothing, because
+imports hold the interpreter lock and the main thread has under a second of other work to overlap (first call
+16.8 s with it, 17.1 s without, 15.9 s for the tree before, two runs each); bench/startup.py compares the two.
 
 What loads when: the load's phases (`timed`) go to the run's stats as `seconds_load_*` (the summary's `seconds`),
 and with HINTER_TIMINGS=1 the first model call prints one line to stderr, `hinter startup: {...}` (JSON): the
@@ -80,7 +82,7 @@ def begin(spec: str | None) -> None:
     `spec` names an hf: or hf-causal: model; nothing otherwise, or with HINTER_EARLY_START=0. Only where this
     process forks no worker after it (a suite run: no parser to spread)."""
     global _early
-    if _early is not None or not spec or os.environ.get(EARLY_ENV, "1") == "0":
+    if _early is not None or not spec or os.environ.get(EARLY_ENV, "0") != "1":
         return
     prefix, _, rest = spec.partition(":")
     if prefix not in BACKENDS:
