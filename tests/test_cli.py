@@ -159,7 +159,7 @@ else:
 
 def test_a_command_that_parses_loads_no_gpu_library_and_a_model_can_still_import_one(tmp_path):
     """thinc (spaCy's) imports torch when it is installed, about 1.5 s of CPU for nothing at the start of every
-    command that parses: the command line hides it while thinc loads (hinter.cli.main.ThincOnTheCPU). A later
+    command that parses: each spaCy loader hides it while thinc loads (hinter.languages.parses.import_spacy). A later
     import, as an hf model makes, still finds it."""
     data = write_jsonl(tmp_path / "d.jsonl", [{"text": "A white man walked in. The film was fine."}])
     script = tmp_path / "probe.py"

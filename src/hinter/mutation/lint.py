@@ -327,7 +327,8 @@ def not_a_person_findings(pairs: Sequence[Pair], texts: Iterable[str], parse: Ca
 
 def spacy_parse(model: str | None = None) -> Callable[[list[str]], list]:
     """A parse function for `not_a_person_findings`: spaCy's English pipeline with its entity recogniser."""
-    import spacy
+    from hinter.languages.parses import import_spacy
+    spacy = import_spacy()
     nlp = spacy.load(model or DEFAULT_SPACY_MODEL)
     return lambda sentences: list(nlp.pipe(sentences, batch_size=64))
 

@@ -197,9 +197,8 @@ def build_verdicts(config: RunConfig, texts: Sequence[str | TextRecord], start: 
         processes = (executor.processes if executor is not None else None) or (default_processes() if owned else 1)
         report("load", 0, 1)
         if owned:  # loaded once, here: the workers are forked with it
-            with _cpu_only():
-                parser = SpacyParser(get_language(config.language).spacy_model or DEFAULT_SPACY_MODEL, n_process=1,
-                                     language=config.language)
+            parser = SpacyParser(get_language(config.language).spacy_model or DEFAULT_SPACY_MODEL, n_process=1,
+                                 language=config.language)
         try:
             source = SpreadVerdicts(Mutate(config, d), parser, processes if fork_available() else 1)
             try:
@@ -218,21 +217,6 @@ def build_verdicts(config: RunConfig, texts: Sequence[str | TextRecord], start: 
         sink = start(records, dictionary_settings(d), executor.parser_fingerprint, evaluative_check(d.pairs))
         run_pipeline(text_batches(records, set(), config.batch_texts), ParsedVerdicts(Mutate(config, d), executor.validate),
                      sink, config, total=len(records), report=report)
-
-
-@contextmanager
-def _cpu_only():
-    """spaCy's thinc imports torch and cupy when they are installed, and cupy asks CUDA for its devices: on an H200
-    machine the parser's load took 9.4 s (2.6 s without), and CUDA started in a process about to fork. Its parser
-    runs on the CPU: while it loads, those imports fail as if they were not installed (a later import finds them)."""
-    blocked = [name for name in ("torch", "cupy", "cupyx", "tensorflow", "mxnet") if name not in sys.modules]
-    sys.modules.update(dict.fromkeys(blocked))
-    try:
-        yield
-    finally:
-        for name in blocked:
-            if name in sys.modules and sys.modules[name] is None:
-                del sys.modules[name]
 
 
 class SpreadVerdicts:
@@ -259,8 +243,7 @@ class SpreadVerdicts:
         with_grammar_check(None, mutate.config.grammar)  # before the fork: --grammar's checker loaded once
         preload = get_language(mutate.config.language).preload
         if preload is not None and processes > 1:  # before the fork: mutation's pipeline (English) loaded once
-            with _cpu_only():
-                preload()
+            preload()
         functions = {"plan": self._plan, "text": self._text, "sentences": self._sentences, "cut": self._cut}
         self.pool = ForkedPool(processes, functions) if processes > 1 else None
         self._here = lambda kind, payload: functions[kind](payload)

@@ -42,7 +42,8 @@ def align(s1: Sequence[str], s2: Sequence[str]) -> list[dict]:
 @lru_cache(maxsize=1)
 def _tokenizer():
     # the English tokenizer rules of the parser's pipeline, without loading a model: tokens to show beside tags
-    import spacy
+    from hinter.languages.parses import import_spacy
+    spacy = import_spacy()
     return spacy.blank("en").tokenizer
 
 

