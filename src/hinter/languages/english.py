@@ -279,12 +279,13 @@ def carry(text: str, replacements: Sequence[Replacement], docs) -> tuple[list[Re
             if change is None:
                 continue
             old, new = change
-            # the person's pronouns: from the noun to the next person noun of its gender; one before it in its
-            # sentence may be the same person ("He is a fine actor"), which the mutant cannot tell
+            # the person's pronouns: from the noun to the next person noun of its gender; one before it, in its
+            # sentence or an earlier one, may be the same person named first by a pronoun ("He is a fine actor",
+            # "His stuff ... This guy has a grudge"), which the mutant would leave; not the possessive that
+            # introduces the noun itself ("his son", "her own daughter")
             start = min(s for s, _ in r.spans)
-            sentence = next((a for a, b in docs.spans if a <= start < b), start)
-            before = [m for m in _PRONOUN.finditer(text, sentence, start) if m.group(1).lower() in PRONOUNS[old]
-                      and not _possessive(m, docs)]  # "his wife", "her father": another person's
+            before = [m for m in _PRONOUN.finditer(text, 0, start) if m.group(1).lower() in PRONOUNS[old]
+                      and not generic(text, m.span(1)) and not introduces(text, m, r.spans)]
             if before:
                 return [], f"the {before[0].group(1)!r} before {r.word!r} may be the same person's"
             end = next((b for a, b in docs.spans if a <= start < b), len(text))
@@ -446,13 +447,12 @@ def _not_followed(text: str, docs, r: Replacement, until: int) -> str | None:
     return None
 
 
-def _possessive(m, docs) -> bool:
-    """Whether a pronoun match is a possessive determiner (his, her as PRP$)."""
-    low = m.group(1).lower()
-    if low != "her":
-        return low == "his"
-    tokens = docs.tokens(*m.span(1))
-    return tokens is not None and tokens[0].tag_ == "PRP$"
+def introduces(text: str, m, noun_spans) -> bool:
+    """Whether the pronoun match `m` is a possessive (his, her) before one of `noun_spans` with at most two words
+    between ("his son", "her own twin daughter"): the noun's owner, not the noun's person."""
+    if m.group(1).lower() not in ("his", "her"):
+        return False
+    return any(a >= m.end() and re.fullmatch(r"\s+(?:[\w'’-]+\s+){0,2}", text[m.end():a]) for a, _ in noun_spans)
 
 
 # ---- occurrences that are not about a group ---------------------------------------------------------------------
