@@ -24,8 +24,10 @@ CAMPAIGNS = {
     # Article 6 always, Article 14 too when a woman and an African/Black person are named: hidden, second label.
     # 40 pairs a text: English mutation leaves names and verbs alone, and with 6 the texts' few man -> woman
     # mutants met a European -> African one in 3 (q = 1); with 40, in 55 (q < 0.01)
+    # The cases' race words are mostly on things ("Moldovan prisons"), left alone by default since issue 40: this
+    # campaign replaces every occurrence (--any-occurrence), so every path is also checked on that option
     "multi-label": ("ecthr", "ecthr", "python:planted:article14",
-                    {"attributes": ("race", "gender"), "order": 2, "max_pairs_per_text": 40}),
+                    {"attributes": ("race", "gender"), "order": 2, "max_pairs_per_text": 40, "person_only": False}),
     # negative when a woman is named (on top of hash noise): an atomic bias carried by its intersections
     "single-label": ("imdb", "imdb", "python:planted:female_negative",
                      {"attributes": ("race", "gender"), "order": 2, "max_pairs_per_text": 3, "limit": 40}),
@@ -77,8 +79,13 @@ def fr_parser():
 
 
 def flags(options: dict) -> list[str]:
+    from hinter.config import option_fields
+    switches = {f.name: f for f in option_fields() if isinstance(f.default, bool)}
     out = []
     for k, v in options.items():
+        if k in switches:  # a switch's flag turns its default over (--any-occurrence: person_only False)
+            out += [switches[k].metadata["flag"]] if v != switches[k].default else []
+            continue
         out += [f"--{k.replace('_', '-')}", ",".join(v) if isinstance(v, tuple) else str(v)]
     return out
 

@@ -339,7 +339,8 @@ _LIST_GOES_ON = re.compile(r"\s*(?:,|and\b|or\b)")
 
 
 @lru_cache(maxsize=4096)
-def _plural(noun: str) -> str:
+def plural_noun(noun: str) -> str:
+    """A noun's plural (lemminflect; else + s)."""
     from lemminflect import getInflection
     forms = getInflection(noun, tag="NNS")
     return forms[0] if forms else noun + "s"
@@ -353,7 +354,7 @@ def partner_words(r: Replacement) -> frozenset[str]:
     groups = (r.source_group, r.target_group)
     if r.attribute == "gender" and set(groups) == {"male", "female"}:
         new = groups[1]
-        words |= set(PRONOUNS[new]) | PERSON_NOUNS[new] | {_plural(w) for w in PERSON_NOUNS[new]}
+        words |= set(PRONOUNS[new]) | PERSON_NOUNS[new] | {plural_noun(w) for w in PERSON_NOUNS[new]}
     return frozenset(words)
 
 

@@ -15,7 +15,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Callable, Sequence
 
-from hinter.languages.english import full_pipeline
+from hinter.languages.english import PERSON_NOUNS, full_pipeline
+from hinter.languages.english import plural_noun as plural
 from hinter.records import Span
 from hinter.validity.sentences import sentence_spans
 
@@ -49,6 +50,18 @@ def person_nouns() -> frozenset[str]:
             for line in f.read_text(encoding="utf-8").splitlines():
                 words.update(c.strip().lower() for c in line.split(";") if c.strip())
     return frozenset(words)
+
+
+@lru_cache(maxsize=1)
+def _person_words() -> frozenset[str]:
+    nouns = {w for ws in PERSON_NOUNS.values() for w in ws}
+    return frozenset(PRONOUNS | nouns | {plural(w) for w in nouns})
+
+
+def is_person_word(word: str) -> bool:
+    """Whether a dictionary word names a person by itself, with no parse to read: a personal pronoun (he, her) or a
+    singular or plural gendered person noun (languages.english.PERSON_NOUNS: man, women, actress)."""
+    return word.lower() in _person_words()
 
 
 def driver_nlp():
@@ -107,9 +120,11 @@ class PersonFilter:
         parsed once for both); without it, the sentences holding a span (validity's sentence splitter) are parsed
         here, each once."""
         if docs is not None:
-            docs.prefetch([span for spans in spans_by_word.values() for span in spans])
-            return {word: tuple(((s, e), _person_at(docs.tokens(s, e), docs.at(s, e)[0] is None)) for s, e in spans)
-                    for word, spans in spans_by_word.items()}
+            # a pronoun or a gendered person noun is a person whatever its parse says: its sentence is not parsed for
+            # it (most of a text's occurrences; the language's rules still parse where they need to)
+            docs.prefetch([span for word, spans in spans_by_word.items() if not is_person_word(word) for span in spans])
+            return {word: tuple(((s, e), is_person_word(word) or _person_at(docs.tokens(s, e), docs.at(s, e)[0] is None))
+                                for s, e in spans) for word, spans in spans_by_word.items()}
         sentences = sentence_spans(text)
         where: dict[Span, int] = {}
         for spans in spans_by_word.values():
