@@ -6,8 +6,11 @@ about a person's group here (issue 40). Pure functions over the original text an
   puts it before every replaced word whose original article agreed ("a British man" -> "an Asian man"); the
   audit's renderings use it too.
 - `carry`: a mutant that changes a singular person noun's gender (actor -> actress) changes the pronouns after it,
-  up to the next person noun of the old gender; one of the old gender before it in its sentence discards the
-  mutant ("He is a fine actor": the same person, or not). A mutant that changes a third-person pronoun's gender (he -> she) changes every other pronoun of that
+  up to the next person noun of the old gender; one of the old gender before it, in any sentence, discards the
+  mutant ("He is a fine actor", "His stuff ... This guy": the same person, or not), and so does another person of
+  the gender before one of its pronouns (`ambiguous_pronoun`: "The actor met my father. He was tired."). A mutant
+  whose word is coordinated with the word it becomes is discarded (`coordinated_partner`: "men or women" ->
+  "women or women"). A mutant that changes a third-person pronoun's gender (he -> she) changes every other pronoun of that
   gender in the text to the same person's other forms (him/his/himself <-> her/her or hers/herself; "her" and
   "his" read by their tag: PRP$ a determiner, else an object or a possessive pronoun). A pair of dictionary words
   names the person by one word everywhere in the text, so every pronoun of the gender is taken as the same
