@@ -1,7 +1,7 @@
 """English mutant quality (issue 40 item 3): a seeded random sample of the kept mutants of campaigns on the bundled
 review and legal samples, for a reader to label grammatical or not and right in meaning or not.
 
-    python bench/mutant_quality.py draw VERSION [--out bench/data/english_quality_VERSION.jsonl] [--person-only]
+    python bench/mutant_quality.py draw VERSION [--out bench/data/english_quality_VERSION.jsonl] [--any-occurrence]
     python bench/mutant_quality.py sample before after [--n 240] [--csv bench/data/english_quality_sample.csv]
     python bench/mutant_quality.py table [--csv bench/data/english_quality_sample.csv]
 
@@ -37,7 +37,7 @@ SHARES = {"imdb": 0.65, "ecthr": 0.25, "ledgar": 0.1, "scotus": 0.25}
 FIELDS = ("version", "dataset", "text_id", "key", "original", "mutant", "grammatical", "meaning", "error")
 
 
-def draw(version: str, out: Path, person_only: bool = False, held_out: bool = False) -> None:
+def draw(version: str, out: Path, person_only: bool = True, held_out: bool = False) -> None:
     from hinter.datasets import read_dataset
     from hinter.mutation.dictionary import load_dictionary
     from hinter.mutation.mutants import generate
@@ -46,7 +46,7 @@ def draw(version: str, out: Path, person_only: bool = False, held_out: bool = Fa
     d = load_dictionary().restrict(("gender", "race"))
     validator = Validator(SpacyParser())
     person = None
-    if person_only:  # --person-only: a word replaced only where it refers to a person
+    if person_only:  # a word replaced only where it refers to a person (hinter run's default; not --any-occurrence)
         from hinter.mutation.person import PersonFilter
         person = PersonFilter()
     rows, seconds = [], {"mutation": 0.0, "validity": 0.0}
@@ -71,6 +71,11 @@ def draw(version: str, out: Path, person_only: bool = False, held_out: bool = Fa
                              # the sentences only of kept mutants: the sample draws from those
                              **({"original": " ".join(c for c, _ in p or ()), "mutant": " ".join(x for _, x in p or ())}
                                 if early is None and reason is None else {})})
+            seconds.setdefault("person_skipped", 0)
+            seconds["person_skipped"] += gen.person_skipped
+            for why in gen.uninflected.values():  # the mutants discarded at mutation, by rule
+                seconds.setdefault(f"discarded.{_rule(why)}", 0)
+                seconds[f"discarded.{_rule(why)}"] += 1
             for rule, n in getattr(gen, "not_mutated", {}).items():
                 seconds.setdefault(f"not_mutated.{rule}", 0)
                 seconds[f"not_mutated.{rule}"] += n
@@ -79,6 +84,19 @@ def draw(version: str, out: Path, person_only: bool = False, held_out: bool = Fa
     print(json.dumps({"version": version, "mutants": len(rows), "kept": sum(r["kept"] for r in rows),
                       "gender": len(gender), "gender_kept": sum(r["kept"] for r in gender),
                       "reasons": Counter(r["reason"] for r in rows if not r["kept"]), **seconds}))
+
+
+def _rule(why: str) -> str:
+    """The rule of languages.english.carry that discarded a mutant, from the start of its reason."""
+    from hinter.languages.english import EITHER_REASON, PARTNER_REASON
+
+    for start, rule in ((PARTNER_REASON, "coordinated with its replacement"),
+                        (EITHER_REASON, "another person's pronoun"), ("the male pronouns may", "pronoun, person noun"),
+                        ("the female pronouns may", "pronoun, person noun"), ("the pronouns after", "not followed"),
+                        ("the '", "pronoun before the noun"), ("cannot read", "pronoun unread")):
+        if why.startswith(start):
+            return rule
+    return "other"
 
 
 def _rank(row: dict) -> str:
@@ -136,7 +154,9 @@ def main() -> None:
     d = sub.add_parser("draw")
     d.add_argument("version")
     d.add_argument("--out", type=Path)
-    d.add_argument("--person-only", action="store_true", help="as hinter run --person-only")
+    d.add_argument("--any-occurrence", action="store_true", help="as hinter run --any-occurrence: every occurrence "
+                   "replaced, not only those that refer to a person (the runs before the person filter became the "
+                   "default were drawn so, or with --person-only)")
     d.add_argument("--held-out", action="store_true", help="the texts of HELD_OUT instead (read by no rule's author)")
     s = sub.add_parser("sample")
     s.add_argument("versions", nargs="+")
@@ -146,7 +166,8 @@ def main() -> None:
     t.add_argument("--csv", type=Path, default=DATA / "english_quality_sample.csv")
     args = ap.parse_args()
     if args.command == "draw":
-        draw(args.version, args.out or DATA / f"english_quality_{args.version}.jsonl", args.person_only, args.held_out)
+        draw(args.version, args.out or DATA / f"english_quality_{args.version}.jsonl", not args.any_occurrence,
+             args.held_out)
     elif args.command == "sample":
         sample(args.versions, args.n, args.csv)
     else:

@@ -25,8 +25,9 @@ CAMPAIGNS = {
     # Short cases of a European or white man (MULTI_LABEL_TEXTS) and a dictionary of those words alone (DIC): each
     # text gives the man -> woman, European -> African mutant the planted cell needs. (The bundled ECtHR cases, 12,000
     # characters each, needed 40 pairs a text for 55 such mutants, and their parsing on every path took minutes.)
+    # It replaces every occurrence (--any-occurrence, person_only False), so every path is checked on that option too.
     "multi-label": ("DATA", "ecthr", "python:planted:article14",
-                    {"attributes": ("race", "gender"), "order": 2, "dictionary": "DIC"}),
+                    {"attributes": ("race", "gender"), "order": 2, "dictionary": "DIC", "person_only": False}),
     # negative when a woman is named (on top of hash noise): an atomic bias carried by its intersections
     "single-label": ("imdb", "imdb", "python:planted:female_negative",
                      {"attributes": ("race", "gender"), "order": 2, "max_pairs_per_text": 3, "limit": 40}),
@@ -92,8 +93,13 @@ def fr_parser():
 
 
 def flags(options: dict) -> list[str]:
+    from hinter.config import option_fields
+    switches = {f.name: f for f in option_fields() if isinstance(f.default, bool)}
     out = []
     for k, v in options.items():
+        if k in switches:  # a switch's flag turns its default over (--any-occurrence: person_only False)
+            out += [switches[k].metadata["flag"]] if v != switches[k].default else []
+            continue
         out += [f"--{k.replace('_', '-')}", ",".join(v) if isinstance(v, tuple) else str(v)]
     return out
 

@@ -1,6 +1,6 @@
 """`hinter serve`'s try-a-sentence is the run's own pipeline: for a text of the run, POST /api/try returns exactly
 the mutants, verdicts, reasons and outcomes the run stored for it, whatever the run's options (identity packs,
---person-only --repair, --window, --validity reference, --repeats, --grammar). Real runs of the CLI (spaCy, a planted python:
+the person filter (the default) and --any-occurrence, --repair, --window, --validity reference, --repeats, --grammar). Real runs of the CLI (spaCy, a planted python:
 model), then the API in process (Starlette's TestClient)."""
 import json
 from pathlib import Path
@@ -14,14 +14,14 @@ LONG = ("The festival opened with a parade through the old town, then three hour
         "remembered. The food stalls were busy, the music was loud and the weather held until the evening. "
         "Late at night a white man and his wife sang on the stage, and the crowd cheered for them.")
 TEXTS = [
-    "The black cat sat next to a white woman. She smiled at the man.",  # person-only: the cat is left alone
+    "The black cat sat next to a white woman. She smiled at the man.",  # the cat is left alone but with --any-occurrence
     "An African man met Maryam at the station. She waved at him and the girl.",  # repair a/an; the names pack
     LONG,  # --window: the model reads a slice around the change
     "My husband and the African actor laughed all night; the white boy cried.",
 ]
 RUNS = {
     "packs": ("--packs", "names", "--attributes", "gender,name,race"),
-    "person-repair": ("--person-only", "--repair"),
+    "any-repair": ("--any-occurrence", "--repair"),  # the other runs replace a person's occurrences only
     "window": ("--window", "120"),
     "reference": ("--validity", "reference"),
     "repeats": ("--repeats", "3"),
@@ -95,9 +95,15 @@ def test_each_option_made_a_difference(runs):
         finally:
             store.close()
     assert any(m.attributes == "name" for m in stats["packs"][1])
-    person = stats["person-repair"][1]
-    assert person and not any("white cat" in m.text for m in person)
-    assert any(r.attribute == "repair" for m in person for r in m.replacements)
+    # by default a word is replaced where it refers to a person only ("black cat" stays); --any-occurrence replaces
+    # every occurrence, as the paper does
+    skipped = {name: json.loads((folder / "summary.json").read_text()).get("person_only_skipped")
+               for name, folder in runs.items()}
+    assert skipped["any-repair"] is None and skipped["window"] > 0
+    assert not any("white cat" in m.text for name in RUNS if name != "any-repair" for m in stats[name][1])
+    every = stats["any-repair"][1]
+    assert stats["any-repair"][0]["config"].get("person_only") is None  # recorded as the runs before the default
+    assert any(r.attribute == "repair" for m in every for r in m.replacements)
     assert any(m.discard_reason == "too_long" or m.changed_sentences is not None for m in stats["reference"][1])
     assert stats["window"][0]["window"] == 120 and stats["repeats"][0]["repeats"] == 3
     assert len(stats["repeats"][2]) == len(TEXTS) and all(len(a) == 3 for a in stats["repeats"][2])

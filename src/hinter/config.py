@@ -8,7 +8,7 @@ apart: it never changes a result, so a run may be continued on another executor.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -52,12 +52,15 @@ STAGES = (DATASET, MUTATION, VALIDITY, MODEL)  # in pipeline order
 
 
 def option(default: Any, flag: str, help: str, stage: str, *, short: str | None = None, when_set: bool = False,
-           invert: bool = False, compare: bool = True) -> Any:
+           invert: bool = False, compare: bool = True, absent: Any = MISSING) -> Any:
     """A RunConfig field that owns its option: the flag and help of the CLI, the stage it acts in, and how it is
     recorded (`when_set`: only when not at its default, so a run made before the option records the same config).
-    `invert`: the flag sets the field to False (--no-jobs for include_occupational)."""
+    `invert`: the flag sets the field to False (--no-jobs for include_occupational). `absent`: with `when_set`, what
+    a recorded config without the field was made with, when the default changed since (person_only: False before
+    it became the default); the field is then recorded whenever it differs from that."""
     return field(default=default, compare=compare, metadata={
-        "flag": flag, "short": short, "help": help, "stage": stage, "when_set": when_set, "invert": invert})
+        "flag": flag, "short": short, "help": help, "stage": stage, "when_set": when_set, "invert": invert,
+        "absent": default if absent is MISSING else absent})
 
 
 @dataclass(frozen=True)
@@ -117,10 +120,13 @@ class RunConfig:
         "--attributes like the built-in ones. Example: --packs names,religion -a name,religion,race", MUTATION,
         when_set=True)
     person_only: bool = option(
-        False, "--person-only", "Replace a word only where it refers to a person (a person noun, pronoun or name, "
-        "or a word describing one: 'a black woman', not 'a black coat'; 'the Spanish director', not 'speaks "
-        "Spanish'), from a spaCy parse of the original sentence. Matches skipped: person_only_skipped in "
-        "summary.json.", MUTATION, when_set=True)
+        True, "--any-occurrence", "Replace every occurrence of a dictionary word, as the paper does, not only those "
+        "that refer to a person. By default (English) a word is replaced only where it refers to a person (a person "
+        "noun, pronoun or name, or a word describing one: 'a black woman', not 'a black coat' or 'Turkish law'; 'the "
+        "Spanish director', not 'speaks Spanish'), from the parse of the original sentence; the occurrences left "
+        "alone are counted as person_only_skipped in summary.json. This option reproduces the paper's behaviour and "
+        "lowers mutant precision (docs/languages.md). Languages whose words the person filter does not read (fr) "
+        "replace every occurrence either way.", MUTATION, when_set=True, invert=True, absent=False)
     repair: bool = option(
         False, "--repair", "Fix the grammar a replacement broke, before the invariant judges the mutant: a/an ('a "
         "Asian man' -> 'an Asian man'), and a determiner's or verb's number when the replacement changes number "
@@ -249,22 +255,30 @@ class RunConfig:
     def recorded(self) -> dict:
         """The config as the run folder records it (JSON), from which `from_recorded` rebuilds it."""
         return {f.name: (list(v) if isinstance(v := getattr(self, f.name), tuple) else v)
-                for f in dataclasses.fields(self) if f.compare and (f.name not in RECORDED_ONLY_WHEN_SET or getattr(self, f.name) != f.default)}
+                for f in dataclasses.fields(self) if f.compare and (f.name not in RECORDED_ONLY_WHEN_SET
+                                                                    or getattr(self, f.name) != f.metadata["absent"])}
 
     @classmethod
     def from_recorded(cls, d: dict) -> "RunConfig":
-        """The config `recorded()` wrote; options added since the run was recorded take their defaults."""
-        return cls(**{f.name: d[f.name] for f in dataclasses.fields(cls) if f.name in d})
+        """The config `recorded()` wrote; options added since the run was recorded take their defaults, an option
+        recorded only when set its value when absent (option's `absent`: person_only False)."""
+        return cls(**{f.name: d[f.name] if f.name in d else f.metadata["absent"] for f in dataclasses.fields(cls)
+                      if f.name in d or f.name in RECORDED_ONLY_WHEN_SET})
 
     @classmethod
     def from_legacy_cli(cls, c: dict) -> "RunConfig":
         """A run recorded before RunConfig (settings key "cli"): the command's options under the names of their
-        flags (--no-jobs: no_jobs, which sets include_occupational to False)."""
+        flags (--no-jobs: no_jobs, which sets include_occupational to False), or of the field where the flag was
+        renamed since (person_only, now --any-occurrence)."""
         values = {}
         for f in dataclasses.fields(cls):
             key = f.metadata["flag"].lstrip("-").replace("-", "_")
             if key in c:
                 values[f.name] = (not c[key]) if f.metadata["invert"] else c[key]
+            elif f.name in c:
+                values[f.name] = c[f.name]
+            elif f.metadata["when_set"]:
+                values[f.name] = f.metadata["absent"]
         return cls(**values)
 
     def read_dataset(self):
@@ -304,7 +318,7 @@ def describe_differences(previous: dict, current: dict, labels: tuple[str, str] 
     differ = [k for k in sorted(set(previous) | set(current)) if previous.get(k) != current.get(k)]
     options = [k for k in differ if k.startswith("config.") or (k in OPTION_NAMES and k not in DERIVED_NAMES)]
     # an option recorded only off its default: unrecorded reads as the default
-    unset_as = {f.name: f.default for f in option_fields() if f.metadata["when_set"]}
+    unset_as = {f.name: f.metadata["absent"] for f in option_fields() if f.metadata["when_set"]}
     return [f"{OPTION_NAMES.get(k.removeprefix('config.'), k)}: "
             f"{show(previous.get(k, unset_as.get(k.removeprefix('config.'))))} {was}, "
             f"{show(current.get(k, unset_as.get(k.removeprefix('config.'))))} {now}" for k in options] or \

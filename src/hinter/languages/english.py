@@ -6,8 +6,11 @@ about a person's group here (issue 40). Pure functions over the original text an
   puts it before every replaced word whose original article agreed ("a British man" -> "an Asian man"); the
   audit's renderings use it too.
 - `carry`: a mutant that changes a singular person noun's gender (actor -> actress) changes the pronouns after it,
-  up to the next person noun of the old gender; one of the old gender before it in its sentence discards the
-  mutant ("He is a fine actor": the same person, or not). A mutant that changes a third-person pronoun's gender (he -> she) changes every other pronoun of that
+  up to the next person noun of the old gender; one of the old gender before it, in any sentence, discards the
+  mutant ("He is a fine actor", "His stuff ... This guy": the same person, or not), and so does another person of
+  the gender before one of its pronouns (`ambiguous_pronoun`: "The actor met my father. He was tired."). A mutant
+  whose word is coordinated with the word it becomes is discarded (`coordinated_partner`: "men or women" ->
+  "women or women"). A mutant that changes a third-person pronoun's gender (he -> she) changes every other pronoun of that
   gender in the text to the same person's other forms (him/his/himself <-> her/her or hers/herself; "her" and
   "his" read by their tag: PRP$ a determiner, else an object or a possessive pronoun). A pair of dictionary words
   names the person by one word everywhere in the text, so every pronoun of the gender is taken as the same
@@ -261,6 +264,11 @@ def carry(text: str, replacements: Sequence[Replacement], docs) -> tuple[list[Re
     taken = [s for r in replacements for s in r.spans]
     found: dict[tuple[str, str, str, str], list] = {}
     for r in replacements:
+        for span in r.spans:
+            partner = coordinated_partner(text, span, partner_words(r))
+            if partner is not None:
+                return [], f"{PARTNER_REASON} {text[span[0]:span[1]]!r} and {partner!r}"
+    for r in replacements:
         change = pronoun_change(r)
         if change is not None:
             old, new = change
@@ -274,12 +282,13 @@ def carry(text: str, replacements: Sequence[Replacement], docs) -> tuple[list[Re
             if change is None:
                 continue
             old, new = change
-            # the person's pronouns: from the noun to the next person noun of its gender; one before it in its
-            # sentence may be the same person ("He is a fine actor"), which the mutant cannot tell
+            # the person's pronouns: from the noun to the next person noun of its gender; one before it, in its
+            # sentence or an earlier one, may be the same person named first by a pronoun ("He is a fine actor",
+            # "His stuff ... This guy has a grudge"), which the mutant would leave; not the possessive that
+            # introduces the noun itself ("his son", "her own daughter")
             start = min(s for s, _ in r.spans)
-            sentence = next((a for a, b in docs.spans if a <= start < b), start)
-            before = [m for m in _PRONOUN.finditer(text, sentence, start) if m.group(1).lower() in PRONOUNS[old]
-                      and not _possessive(m, docs)]  # "his wife", "her father": another person's
+            before = [m for m in _PRONOUN.finditer(text, 0, start) if m.group(1).lower() in PRONOUNS[old]
+                      and not generic(text, m.span(1)) and not introduces(text, m, r.spans)]
             if before:
                 return [], f"the {before[0].group(1)!r} before {r.word!r} may be the same person's"
             end = next((b for a, b in docs.spans if a <= start < b), len(text))
@@ -301,6 +310,13 @@ def carry(text: str, replacements: Sequence[Replacement], docs) -> tuple[list[Re
                 why = _not_followed(text, docs, r, later[-1].start())
                 if why:
                     return [], why
+            # a pronoun of the gender after the noun, followed or not, with another person of that gender before it
+            # (between, or before the noun): it may be either person's, which the mutant cannot tell
+            after = [m for m in _PRONOUN.finditer(text, start) if m.group(1).lower() in PRONOUNS[old]
+                     and not generic(text, m.span(1))]
+            either = ambiguous_pronoun(text, docs, r.spans, old, after)
+            if either is not None:
+                return [], f"{EITHER_REASON} {either[0]!r} or {r.word!r} (the {either[1]!r} after it)"
         docs.prefetch([m.span(1) for m in olds if m.group(1).lower() == "her"])
         for m in olds:
             span = m.span(1)
@@ -316,6 +332,96 @@ def carry(text: str, replacements: Sequence[Replacement], docs) -> tuple[list[Re
     out += [r for r in article_repairs(text, replacements)
             if not any(a < e and s < b for a, b in r.spans for s, e in taken)]
     return out, None
+
+
+# The starts of the reasons of the discards at mutation, for counting them by rule (bench/mutant_quality.py).
+PARTNER_REASON = "the word and the one it becomes are coordinated:"
+EITHER_REASON = "the pronoun may be another person's:"
+_COORDINATOR = r"(?:\s*(?:,\s*)?(?:and/or|and|or|nor|&|/|versus|vs\.?|as well as)\s+|\s*[/&-]\s*)"
+_LIST_GOES_ON = re.compile(r"\s*(?:,|and\b|or\b)")
+
+
+@lru_cache(maxsize=4096)
+def plural_noun(noun: str) -> str:
+    """A noun's plural (lemminflect; else + s)."""
+    from lemminflect import getInflection
+    forms = getInflection(noun, tag="NNS")
+    return forms[0] if forms else noun + "s"
+
+
+def partner_words(r: Replacement) -> frozenset[str]:
+    """The lower-cased words that, coordinated with an occurrence of `r`'s word, make its mutant say the same thing
+    twice ("men or women" -> "women or women"): its replacement, and for a change of gender the other gender's
+    pronouns and person nouns (singular and plural: "man or woman" by man -> lady is "lady or woman")."""
+    words = {r.replacement.lower()}
+    groups = (r.source_group, r.target_group)
+    if r.attribute == "gender" and set(groups) == {"male", "female"}:
+        new = groups[1]
+        words |= set(PRONOUNS[new]) | PERSON_NOUNS[new] | {plural_noun(w) for w in PERSON_NOUNS[new]}
+    return frozenset(words)
+
+
+def coordinated_partner(text: str, span, partners: frozenset[str]) -> str | None:
+    """The word of `partners` joined to the occurrence at `span` by and, or, nor, a slash or a hyphen, before or
+    after it, with at most one word between ("men or women", "women and men", "husband and wife", "black and white
+    men", "man-woman", "men and young women"), or by a comma in a list that goes on ("men, women and children"; not
+    an apposition, "a lawyer, Ms Khamzayev"), else None: replaced, the two would be the same."""
+    start, end = span
+    ahead = re.match(_COORDINATOR + r"([\w'’]+)(?:[ \t]+([\w'’]+))?", text[end:end + 60])
+    behind = re.search(r"(?<![\w'’-])([\w'’]+)" + _COORDINATOR + r"(?:([\w'’-]+)[ \t]+)?$",
+                       text[max(0, start - 60):start])
+    in_list = re.match(r",[ \t]+([\w'’]+)", text[end:end + 40])  # ", women" then ", and" or "or"
+    if in_list and _LIST_GOES_ON.match(text, end + in_list.end()):
+        ahead = ahead or in_list
+    comma_behind = re.search(r"(?<![\w'’-])([\w'’]+),[ \t]+$", text[max(0, start - 40):start])
+    if comma_behind and _LIST_GOES_ON.match(text, end):
+        behind = behind or comma_behind
+    for m in (ahead, behind):
+        for word in (m.groups() if m else ()):
+            if word is not None and word.lower() in partners:
+                return word
+    return None
+
+
+# Words that begin a sentence or a capitalised run without being a name (no parse asked for them).
+_NOT_NAMES = frozenset("i it we they you he she his her him my our their its what who how why where when which this "
+                       "that these those there here the a an and but or so if then in on at as for of to with by "
+                       "from after before while yet also however".split()) | _NOT_A_NOUN_START
+
+
+def ambiguous_pronoun(text: str, docs, noun_spans, gender: str, pronouns) -> tuple[str, str] | None:
+    """(another person, the pronoun) when one of `pronouns` (of `gender`, after the mutant's noun at `noun_spans`) may
+    be another person's than the noun's, else None. A pronoun is the noun's when the noun comes before it in its own
+    sentence and no other person does ("Then the man tells the story of his brother": the man's); otherwise when no
+    other person of the gender comes anywhere before it, between the noun and it or before the noun ("My father met
+    the actor. He was tired.", "The actor called his brother, who said he would come": either's)."""
+    others = other_persons(text, docs, noun_spans, gender, pronouns[-1].start()) if pronouns else []
+    for m in pronouns:
+        a = next((x for x, y in docs.spans if x <= m.start() < y), 0)
+        start = a if any(a <= x < m.start() for x, _ in noun_spans) else 0
+        other = next((word for where, word in others if start <= where < m.start()), None)
+        if other is not None:
+            return other, m.group(1)
+    return None
+
+
+def other_persons(text: str, docs, noun_spans, gender: str, until: int) -> list[tuple[int, str]]:
+    """(where, who) of the other persons of `gender` named in text[:until] than the one at `noun_spans` (the mutant's
+    noun, every occurrence), in the order of the text: a singular person noun of the gender (PERSON_NOUNS: "his
+    father", "Mr. Smith") or a name (a PERSON entity in the parse, whatever its gender: the parse does not tell it;
+    not the noun's own name right after it, "the actor Paul Koslo", "Mr. Freeze")."""
+    inside = lambda a: any(x <= a < y for x, y in noun_spans)  # noqa: E731
+    own = lambda a: any(re.match(r"\.?[ \t,:]*$" if text[x:y].lower() in HONORIFICS else r"[ \t,:]*$", text[y:a])
+                        for x, y in noun_spans if y <= a)  # noqa: E731
+    found = [(m.start(), m.group(1)) for m in _PERSON_NOUN[gender].finditer(text, 0, until) if not inside(m.start())]
+    names = [m for m in _NAME.finditer(text, 0, until) if not inside(m.start()) and not own(m.start())
+             and not (len(m.group(0).split()) == 1 and m.group(0).lower() in _NOT_NAMES)]
+    docs.prefetch([m.span() for m in names])
+    for m in names:
+        tokens = docs.tokens(m.start(), m.end())
+        if tokens is not None and any(t.ent_type_ == "PERSON" for t in tokens):
+            found.append((m.start(), m.group(0)))
+    return sorted(found)
 
 
 def _person_noun(text: str, gender: str) -> str | None:
@@ -345,13 +451,12 @@ def _not_followed(text: str, docs, r: Replacement, until: int) -> str | None:
     return None
 
 
-def _possessive(m, docs) -> bool:
-    """Whether a pronoun match is a possessive determiner (his, her as PRP$)."""
-    low = m.group(1).lower()
-    if low != "her":
-        return low == "his"
-    tokens = docs.tokens(*m.span(1))
-    return tokens is not None and tokens[0].tag_ == "PRP$"
+def introduces(text: str, m, noun_spans) -> bool:
+    """Whether the pronoun match `m` is a possessive (his, her) before one of `noun_spans` with at most two words
+    between ("his son", "her own twin daughter"): the noun's owner, not the noun's person."""
+    if m.group(1).lower() not in ("his", "her"):
+        return False
+    return any(a >= m.end() and re.fullmatch(r"\s+(?:[\w'’-]+\s+){0,2}", text[m.end():a]) for a, _ in noun_spans)
 
 
 # ---- occurrences that are not about a group ---------------------------------------------------------------------

@@ -113,7 +113,7 @@ def _matches(text: str, dictionary: Dictionary, attributes: tuple[str, ...], per
              if any(p.attribute in attributes for p in by_word[w])}
     if person is not None and found:
         kept = {}
-        for word, marks in person.keep(text, found).items():
+        for word, marks in person.keep(text, found, docs).items():
             kept[word] = tuple(span for span, ok in marks if ok)
             for span, ok in marks:
                 if not ok:
@@ -224,6 +224,8 @@ def generate(text_id: int, text: str, dictionary: Dictionary, attributes: tuple[
     if lang.sentence_docs is not None and (lang.carry is not None or lang.skip is not None):
         docs = lang.sentence_docs(text, sentence_spans(text))
     by_attribute: dict[str, list[Replacement]] = defaultdict(list)
+    if person is not None and not lang.person_filter:  # its words and parse are English's
+        person = None
     found = _matches(text, dictionary, attributes, person, gen, lang.skip, docs)
     for pair, spans in found:
         by_attribute[pair.attribute].append(_replacement(pair, spans))

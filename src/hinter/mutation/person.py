@@ -1,11 +1,12 @@
-"""--person-only: does an occurrence of a dictionary word refer to a person? Decided on a spaCy parse of the
-original sentence: the word is (or holds) a person noun, a personal pronoun or a PERSON entity, or it modifies one
+"""The person filter (RunConfig.person_only: the default in English; --any-occurrence turns it off): does an
+occurrence of a dictionary word refer to a person? Decided on a spaCy parse of the original sentence: the word is (or holds) a person noun, a personal pronoun or a PERSON entity, or it modifies one
 ("a black woman", "the Spanish director", "black and white men"), or it is said of one ("she is black"). "She wore
 a black coat" and "he speaks Spanish" are not about a person's race.
 
 Person nouns: the built-in dictionary's gender word lists (its job lists included: "director", "nurse"), the
-words and replacements of every gender pair, and a short list of general ones. Runs on the driver (mutation),
-with its own spaCy pipeline loaded on first use: a run without --person-only never loads it.
+words and replacements of every gender pair, and a short list of general ones. Runs on the driver (mutation), on
+the parse English's rules made of the same sentences (languages.english.ParsedSentences: one parse per sentence);
+given no such parse it parses with the same pipeline (driver_nlp), loaded on first use.
 """
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Callable, Sequence
 
-from hinter.languages.english import full_pipeline
+from hinter.languages.english import PERSON_NOUNS, full_pipeline
+from hinter.languages.english import plural_noun as plural
 from hinter.records import Span
 from hinter.validity.sentences import sentence_spans
 
@@ -48,6 +50,18 @@ def person_nouns() -> frozenset[str]:
             for line in f.read_text(encoding="utf-8").splitlines():
                 words.update(c.strip().lower() for c in line.split(";") if c.strip())
     return frozenset(words)
+
+
+@lru_cache(maxsize=1)
+def _person_words() -> frozenset[str]:
+    nouns = {w for ws in PERSON_NOUNS.values() for w in ws}
+    return frozenset(PRONOUNS | nouns | {plural(w) for w in nouns})
+
+
+def is_person_word(word: str) -> bool:
+    """Whether a dictionary word names a person by itself, with no parse to read: a personal pronoun (he, her) or a
+    singular or plural gendered person noun (languages.english.PERSON_NOUNS: man, women, actress)."""
+    return word.lower() in _person_words()
 
 
 def driver_nlp():
@@ -99,27 +113,38 @@ class PersonFilter:
             self._parse = lambda ss: list(nlp.pipe(ss))
         return self._parse(sentences)
 
-    def keep(self, text: str, spans_by_word: dict[str, tuple[Span, ...]]) -> dict[str, tuple[tuple[Span, bool], ...]]:
-        """For each word, each of its spans with True where it refers to a person. Only the sentences holding a
-        span are parsed (validity's sentence splitter), each once."""
-
+    def keep(self, text: str, spans_by_word: dict[str, tuple[Span, ...]],
+             docs=None) -> dict[str, tuple[tuple[Span, bool], ...]]:
+        """For each word, each of its spans with True where it refers to a person. `docs`: the original's sentences
+        as the language's rules parsed them (languages.english.ParsedSentences: the same pipeline, each sentence
+        parsed once for both); without it, the sentences holding a span (validity's sentence splitter) are parsed
+        here, each once."""
+        if docs is not None:
+            # a pronoun or a gendered person noun is a person whatever its parse says: its sentence is not parsed for
+            # it (most of a text's occurrences; the language's rules still parse where they need to)
+            docs.prefetch([span for word, spans in spans_by_word.items() if not is_person_word(word) for span in spans])
+            return {word: tuple(((s, e), is_person_word(word) or _person_at(docs.tokens(s, e), docs.at(s, e)[0] is None))
+                                for s, e in spans) for word, spans in spans_by_word.items()}
         sentences = sentence_spans(text)
         where: dict[Span, int] = {}
         for spans in spans_by_word.values():
             for s, e in spans:
                 where[(s, e)] = next((k for k, (a, b) in enumerate(sentences) if a <= s and e <= b), -1)
         needed = sorted({k for k in where.values() if k >= 0})
-        docs = dict(zip(needed, self.parse([text[sentences[k][0]:sentences[k][1]] for k in needed])))
+        parsed = dict(zip(needed, self.parse([text[sentences[k][0]:sentences[k][1]] for k in needed])))
         out = {}
         for word, spans in spans_by_word.items():
             marks = []
             for s, e in spans:
                 k = where[(s, e)]
-                if k < 0:  # a word across a sentence break: keep it, as without the option
-                    marks.append(((s, e), True))
-                    continue
-                doc, base = docs[k], sentences[k][0]
-                tokens = doc.char_span(s - base, e - base, alignment_mode="expand")
-                marks.append(((s, e), tokens is None or refers_to_person(tokens)))
+                tokens = None if k < 0 else parsed[k].char_span(s - sentences[k][0], e - sentences[k][0],
+                                                                alignment_mode="expand")
+                marks.append(((s, e), _person_at(tokens, k < 0)))
             out[word] = tuple(marks)
         return out
+
+
+def _person_at(tokens, across_sentences: bool) -> bool:
+    """Whether an occurrence is kept: a word across a sentence break, or not on token boundaries, is kept (as without
+    the filter); else whether its tokens refer to a person."""
+    return across_sentences or tokens is None or refers_to_person(tokens)

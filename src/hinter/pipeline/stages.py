@@ -16,6 +16,7 @@ from hinter.analysis.adaptive import Answered, tested_of
 from hinter.config import RunConfig
 from hinter.mutation.dictionary import Dictionary, load_dictionary, with_packs
 from hinter.errors import InputError
+from hinter.languages import get_language
 from hinter.executor.base import with_grammar_check
 from hinter.pipeline.gcpause import per_batch
 from hinter.generative.judge import judge_of
@@ -116,8 +117,9 @@ class Mutate:
 
     def __init__(self, config: RunConfig, dictionary: Dictionary):
         self.config, self.dictionary = config, dictionary
-        # --person-only: its own spaCy pipeline on the driver, loaded on first use (never without the option)
-        if config.person_only:
+        # a word replaced only where it refers to a person (the default; --any-occurrence: every one), for a
+        # language the filter reads; it reads the parse the language's rules made (one parse per sentence)
+        if config.person_only and get_language(config.language).person_filter:
             self.person = PersonFilter()
         else:
             self.person = None
