@@ -9,8 +9,8 @@ about a person's group here (issue 40). Pure functions over the original text an
   up to the next person noun of the old gender; one of the old gender before it, in any sentence, discards the
   mutant ("He is a fine actor", "His stuff ... This guy": the same person, or not), and so does another person of
   the gender before one of its pronouns (`ambiguous_pronoun`: "The actor met my father. He was tired."). A mutant
-  whose word is coordinated with the word it becomes is discarded (`coordinated_partner`: "men or women" ->
-  "women or women"). A mutant that changes a third-person pronoun's gender (he -> she) changes every other pronoun of that
+  whose new word is already in its sentence ("men or women" -> "women or women") is discarded for every language
+  (mutation.mutants.self_comparison). A mutant that changes a third-person pronoun's gender (he -> she) changes every other pronoun of that
   gender in the text to the same person's other forms (him/his/himself <-> her/her or hers/herself; "her" and
   "his" read by their tag: PRP$ a determiner, else an object or a possessive pronoun). A pair of dictionary words
   names the person by one word everywhere in the text, so every pronoun of the gender is taken as the same
@@ -264,11 +264,6 @@ def carry(text: str, replacements: Sequence[Replacement], docs) -> tuple[list[Re
     taken = [s for r in replacements for s in r.spans]
     found: dict[tuple[str, str, str, str], list] = {}
     for r in replacements:
-        for span in r.spans:
-            partner = coordinated_partner(text, span, partner_words(r))
-            if partner is not None:
-                return [], f"{PARTNER_REASON} {text[span[0]:span[1]]!r} and {partner!r}"
-    for r in replacements:
         change = pronoun_change(r)
         if change is not None:
             old, new = change
@@ -335,10 +330,7 @@ def carry(text: str, replacements: Sequence[Replacement], docs) -> tuple[list[Re
 
 
 # The starts of the reasons of the discards at mutation, for counting them by rule (bench/mutant_quality.py).
-PARTNER_REASON = "the word and the one it becomes are coordinated:"
 EITHER_REASON = "the pronoun may be another person's:"
-_COORDINATOR = r"(?:\s*(?:,\s*)?(?:and/or|and|or|nor|&|/|versus|vs\.?|as well as)\s+|\s*[/&-]\s*)"
-_LIST_GOES_ON = re.compile(r"\s*(?:,|and\b|or\b)")
 
 
 @lru_cache(maxsize=4096)
@@ -347,40 +339,6 @@ def plural_noun(noun: str) -> str:
     from lemminflect import getInflection
     forms = getInflection(noun, tag="NNS")
     return forms[0] if forms else noun + "s"
-
-
-def partner_words(r: Replacement) -> frozenset[str]:
-    """The lower-cased words that, coordinated with an occurrence of `r`'s word, make its mutant say the same thing
-    twice ("men or women" -> "women or women"): its replacement, and for a change of gender the other gender's
-    pronouns and person nouns (singular and plural: "man or woman" by man -> lady is "lady or woman")."""
-    words = {r.replacement.lower()}
-    groups = (r.source_group, r.target_group)
-    if r.attribute == "gender" and set(groups) == {"male", "female"}:
-        new = groups[1]
-        words |= set(PRONOUNS[new]) | PERSON_NOUNS[new] | {plural_noun(w) for w in PERSON_NOUNS[new]}
-    return frozenset(words)
-
-
-def coordinated_partner(text: str, span, partners: frozenset[str]) -> str | None:
-    """The word of `partners` joined to the occurrence at `span` by and, or, nor, a slash or a hyphen, before or
-    after it, with at most one word between ("men or women", "women and men", "husband and wife", "black and white
-    men", "man-woman", "men and young women"), or by a comma in a list that goes on ("men, women and children"; not
-    an apposition, "a lawyer, Ms Khamzayev"), else None: replaced, the two would be the same."""
-    start, end = span
-    ahead = re.match(_COORDINATOR + r"([\w'’]+)(?:[ \t]+([\w'’]+))?", text[end:end + 60])
-    behind = re.search(r"(?<![\w'’-])([\w'’]+)" + _COORDINATOR + r"(?:([\w'’-]+)[ \t]+)?$",
-                       text[max(0, start - 60):start])
-    in_list = re.match(r",[ \t]+([\w'’]+)", text[end:end + 40])  # ", women" then ", and" or "or"
-    if in_list and _LIST_GOES_ON.match(text, end + in_list.end()):
-        ahead = ahead or in_list
-    comma_behind = re.search(r"(?<![\w'’-])([\w'’]+),[ \t]+$", text[max(0, start - 40):start])
-    if comma_behind and _LIST_GOES_ON.match(text, end):
-        behind = behind or comma_behind
-    for m in (ahead, behind):
-        for word in (m.groups() if m else ()):
-            if word is not None and word.lower() in partners:
-                return word
-    return None
 
 
 # Words that begin a sentence or a capitalised run without being a name (no parse asked for them).
