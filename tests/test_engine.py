@@ -279,25 +279,15 @@ def test_a_run_through_a_launching_model_stores_every_answer(parser, tmp_path):
     assert ("predict", TEXTS[1]) in model.events  # its failed launch asked again
 
 
-def test_the_next_groups_texts_are_sent_before_this_group_is_stored(parser, tmp_path):
-    """A launching model (hf: on CUDA) answers the next batch while the pipeline judges and stores this one: each
-    batch's first call is launched while the batch before it is not yet in the store. A fatal error at that
-    launch is raised only once the batch before is stored, so nothing answered is lost."""
-    from hinter.errors import ModelError
+def _planted_launching(at_original):
+    """A launching model answering as planted.intersectional, calling `at_original(model, i)` when the first call
+    of TEXTS[i]'s batch (its original) is launched."""
     from hinter.models.base import normalise
-    db = tmp_path / "run" / "run.sqlite"
 
     class Planted(Launching):
-        def __init__(self, fatal_at=None):
-            super().__init__()
-            self.stored_at_launch, self.fatal_at = {}, fatal_at
-
         def submit(self, texts):
-            if texts[0] in TEXTS:  # a batch's first call: its original
-                self.stored_at_launch[TEXTS.index(texts[0])] = sqlite3.connect(db).execute(
-                    "SELECT count(*) FROM texts").fetchone()[0] if db.exists() else 0
-                if TEXTS.index(texts[0]) == self.fatal_at:
-                    raise ModelError("the model's weights are gone", fatal=True)
+            if texts[0] in TEXTS:
+                at_original(self, TEXTS.index(texts[0]))
             read = super().submit(texts)
             return lambda: [normalise(o) for o in planted.intersectional(texts)] if read() else []
 
@@ -305,20 +295,43 @@ def test_the_next_groups_texts_are_sent_before_this_group_is_stored(parser, tmp_
             super().predict(texts)
             return planted.intersectional(texts)
 
-    model = Planted()
-    run = hinter.run(TEXTS, model, attributes=("gender", "race"), order=2, dictionary=DIC, parser=parser,
-                     out=tmp_path / "run", batch_texts=1)
+    return Planted()
+
+
+def _same_as_one_call_at_a_time(run, parser, out):
+    """The run's mutants answered as by planted.intersectional asked one call at a time; that run."""
+    alone = hinter.run(TEXTS, planted.intersectional, attributes=("gender", "race"), order=2, dictionary=DIC,
+                       parser=parser, out=out, batch_texts=1)
+    assert [(m.text, m.outcome, m.bias, m.hidden) for m in run.mutants] == [
+        (m.text, m.outcome, m.bias, m.hidden) for m in alone.mutants]
+    return alone
+
+
+def test_the_next_groups_texts_are_sent_before_this_group_is_stored(parser, tmp_path):
+    """A launching model (hf: on CUDA) answers the next batch while the pipeline judges and stores this one: each
+    batch's first call is launched while the batch before it is not yet in the store. A fatal error at that
+    launch is raised only once the batch before is stored, so nothing answered is lost."""
+    from hinter.errors import ModelError
+    db = tmp_path / "run" / "run.sqlite"
+
+    stored_at_launch, fatal_at = {}, []
+
+    def at_original(model, i):
+        stored_at_launch[i] = sqlite3.connect(db).execute("SELECT count(*) FROM texts").fetchone()[0] \
+            if db.exists() else 0
+        if i in fatal_at:
+            raise ModelError("the model's weights are gone", fatal=True)
+
+    run = hinter.run(TEXTS, _planted_launching(at_original), attributes=("gender", "race"), order=2, dictionary=DIC,
+                     parser=parser, out=tmp_path / "run", batch_texts=1)
     assert run.store.stats()["model_errors"] == 0 and any(m.hidden for m in run.mutants)
     # text i's call went out while text i-1 was still being judged: i-1 texts stored, not i (the first text was
     # answered before the run, by the determinism probe)
-    assert model.stored_at_launch == {i: i - 1 for i in range(1, len(TEXTS))}
-    # the same answers as a model asked one call at a time
-    alone = hinter.run(TEXTS, planted.intersectional, attributes=("gender", "race"), order=2, dictionary=DIC,
-                       parser=parser, out=tmp_path / "alone", batch_texts=1)
-    assert [(m.text, m.outcome, m.bias, m.hidden) for m in run.mutants] == [
-        (m.text, m.outcome, m.bias, m.hidden) for m in alone.mutants]
+    assert stored_at_launch == {i: i - 1 for i in range(1, len(TEXTS))}
+    _same_as_one_call_at_a_time(run, parser, tmp_path / "alone")
 
-    model = Planted(fatal_at=2)
+    fatal_at.append(2)
+    model = _planted_launching(at_original)
     with pytest.raises(ModelError, match="weights are gone"):
         hinter.run(TEXTS, model, attributes=("gender", "race"), order=2, dictionary=DIC, parser=parser,
                    out=tmp_path / "run", batch_texts=1, overwrite=True)
@@ -329,33 +342,17 @@ def test_the_next_groups_calls_go_out_before_this_groups_answers_are_read(parser
     """With a launching model (hf: on CUDA) the pipeline sends a group's calls before it reads the group before's
     answers, so that the GPU does not wait between groups for the driver (reading and storing the last call,
     gathering the next texts); the rows are those of a model asked one call at a time."""
-    from hinter.models.base import normalise
+    unread_at_launch = {}
 
-    class Planted(Launching):
-        def __init__(self):
-            super().__init__()
-            self.unread_at_launch = {}
+    def at_original(model, i):
+        events = [e for e, _ in model.events]
+        unread_at_launch[i] = events.count("launch") - events.count("read")
 
-        def submit(self, texts):
-            if texts[0] in TEXTS:  # a batch's first call: its original
-                events = [e for e, _ in self.events]
-                self.unread_at_launch[TEXTS.index(texts[0])] = events.count("launch") - events.count("read")
-            read = super().submit(texts)
-            return lambda: [normalise(o) for o in planted.intersectional(texts)] if read() else []
-
-        def predict(self, texts):
-            super().predict(texts)
-            return planted.intersectional(texts)
-
-    model = Planted()
-    run = hinter.run(TEXTS, model, attributes=("gender", "race"), order=2, dictionary=DIC, parser=parser,
-                     out=tmp_path / "run", batch_texts=1)
+    run = hinter.run(TEXTS, _planted_launching(at_original), attributes=("gender", "race"), order=2, dictionary=DIC,
+                     parser=parser, out=tmp_path / "run", batch_texts=1)
     # each batch after the first: a call of the batch before still out when its own first call went
-    assert all(model.unread_at_launch[i] >= 1 for i in range(2, len(TEXTS)))
-    alone = hinter.run(TEXTS, planted.intersectional, attributes=("gender", "race"), order=2, dictionary=DIC,
-                       parser=parser, out=tmp_path / "alone", batch_texts=1)
-    assert [(m.text, m.outcome, m.bias, m.hidden) for m in run.mutants] == [
-        (m.text, m.outcome, m.bias, m.hidden) for m in alone.mutants]
+    assert all(unread_at_launch[i] >= 1 for i in range(2, len(TEXTS)))
+    alone = _same_as_one_call_at_a_time(run, parser, tmp_path / "alone")
     stats = [{k: v for k, v in r.store.stats().items() if not k.startswith(("seconds", "usage"))} for r in (run, alone)]
     assert stats[0] == stats[1] and stats[0]["model_calls"] > 0  # the calls counted once, in their own batch
 
