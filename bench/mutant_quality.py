@@ -2,7 +2,9 @@
 review and legal samples, for a reader to label grammatical or not and right in meaning or not.
 
     python bench/mutant_quality.py draw VERSION [--out bench/data/english_quality_VERSION.jsonl] [--any-occurrence]
+                                        [--held-out | --held-out2]
     python bench/mutant_quality.py sample before after [--n 240] [--csv bench/data/english_quality_sample.csv]
+                                          [--held-out2]
     python bench/mutant_quality.py table [--csv bench/data/english_quality_sample.csv]
 
 `draw` runs the campaigns with the hinter on PYTHONPATH (run it once on the commit before the change, once after):
@@ -13,7 +15,16 @@ both versions (a mutant's rank is a hash of its dataset, text and key) and keeps
 (imdb 65%, ecthr 25%, ledgar 10%: ledgar has few) into one CSV; a row whose original and mutant sentences equal a row already
 labelled keeps its label (labels survive a redraw). `label` columns: grammatical (1/0), meaning (1/0: the person
 or group changed as the pair says, nothing else), error (what is wrong). `table` prints the precision (share
-grammatical and right in meaning) per version, and the share of gender mutants kept.
+grammatical and right in meaning) per version, and the share of gender mutants kept, then by dataset.
+
+Held-out sets (texts no rule's author read): `--held-out` (HELD_OUT), and `--held-out2` (HELD_OUT2: imdb 400-700,
+ledgar 400-700, scotus 24-60, eurlex 0-60 from ../shared/data, and bench/data/english_texts_fresh.txt, 30 texts
+written after the rules, one a line); `sample --held-out2` keeps every kept mutant of the fresh texts and spreads
+the rest over imdb (half) and scotus, eurlex, ledgar (a sixth each, a short one's place taken by the others):
+
+    python bench/mutant_quality.py draw held-out2 --held-out2
+    python bench/mutant_quality.py sample held-out2 --held-out2 --n 210 --csv bench/data/english_quality_held_out2.csv
+    python bench/mutant_quality.py table --csv bench/data/english_quality_held_out2.csv
 """
 from __future__ import annotations
 
@@ -32,13 +43,31 @@ CAMPAIGNS = (("imdb", 200), ("ledgar", 200), ("ecthr", None))
 # --held-out: texts nobody read while writing the rules (dataset, first, end), from ../shared/data's larger samples
 # (their first 200 are the bundled ones): the next 200 reviews and clauses, and 20 Supreme Court opinions
 SHARED = ROOT.parent / "shared" / "data"
+# each held-out set: its texts as (dataset, first, end) and, for `sample`, each dataset's share of the rows (None: all
+# its kept mutants; the shares are of the rows left after those)
 HELD_OUT = (("imdb", 200, 400), ("ledgar", 200, 400), ("scotus", 4, 24))
+# --held-out2, read by nobody before the measure: the next 300 reviews and clauses, 36 opinions, 60 EU acts, and
+# 30 texts written after the rules (FRESH, one a line)
+HELD_OUT2 = (("imdb", 400, 700), ("ledgar", 400, 700), ("scotus", 24, 60), ("eurlex", 0, 60), ("fresh", 0, 30))
+FRESH = DATA / "english_texts_fresh.txt"
 SHARES = {"imdb": 0.65, "ecthr": 0.25, "ledgar": 0.1, "scotus": 0.25}
+SHARES2 = {"fresh": None, "imdb": 0.5, "scotus": 1 / 6, "eurlex": 1 / 6, "ledgar": 1 / 6}
 FIELDS = ("version", "dataset", "text_id", "key", "original", "mutant", "grammatical", "meaning", "error")
 
 
-def draw(version: str, out: Path, person_only: bool = True, held_out: bool = False) -> None:
+def _texts(name: str, first: int, end: int | None, held_out: bool) -> list[tuple[int, str]]:
+    """(text id, text) of a dataset's texts first..end: a held-out set's from ../shared/data (or FRESH, a text a
+    line), the bundled sample's otherwise."""
     from hinter.datasets import read_dataset
+
+    if name == "fresh":
+        texts = [line.strip() for line in FRESH.read_text(encoding="utf-8").splitlines() if line.strip()]
+    else:
+        texts = [r.text for r in read_dataset(SHARED / name / "sample.jsonl" if held_out else name, limit=end).records]
+    return list(enumerate(texts))[first:end]
+
+
+def draw(version: str, out: Path, person_only: bool = True, held_out: tuple | None = None) -> None:
     from hinter.mutation.dictionary import load_dictionary
     from hinter.mutation.mutants import generate
     from hinter.validity import SpacyParser, Validator, changed_sentence_pairs, sentence_spans
@@ -50,17 +79,19 @@ def draw(version: str, out: Path, person_only: bool = True, held_out: bool = Fal
         from hinter.mutation.person import PersonFilter
         person = PersonFilter()
     rows, seconds = [], {"mutation": 0.0, "validity": 0.0}
-    for name, first, end in (HELD_OUT if held_out else [(name, 0, limit) for name, limit in CAMPAIGNS]):
-        records = read_dataset(SHARED / name / "sample.jsonl" if held_out else name, limit=end).records
-        for tid, rec in enumerate(records):
-            if tid < first:
-                continue
+    for name, first, end in (held_out or [(name, 0, limit) for name, limit in CAMPAIGNS]):
+        for tid, text in _texts(name, first, end, held_out is not None):
             t0 = time.perf_counter()
-            gen = generate(tid, rec.text, d, ("gender", "race"), 1, 2, 3, person=person)
+            try:
+                gen = generate(tid, text, d, ("gender", "race"), 1, 2, 3, person=person)
+            except Exception as e:  # a rule's crash on one text: counted and named, the measure goes on
+                seconds.setdefault("crashed", []).append(f"{name} {tid}: {type(e).__name__} {e}")
+                print(f"{name} text {tid} crashed the mutation: {type(e).__name__}: {e}", file=sys.stderr)
+                continue
             seconds["mutation"] += time.perf_counter() - t0
-            spans = sentence_spans(rec.text)
-            sentences = [rec.text[a:b] for a, b in spans]
-            pairs = [changed_sentence_pairs(rec.text, spans, sentences, m.edits) for m in gen.mutants]
+            spans = sentence_spans(text)
+            sentences = [text[a:b] for a, b in spans]
+            pairs = [changed_sentence_pairs(text, spans, sentences, m.edits) for m in gen.mutants]
             t0 = time.perf_counter()
             reasons = validator.reasons(pairs)
             seconds["validity"] += time.perf_counter() - t0
@@ -104,7 +135,7 @@ def _rank(row: dict) -> str:
     return hashlib.sha256(f"{row['dataset']}:{row['text_id']}:{row['key']}".encode()).hexdigest()
 
 
-def sample(versions: list[str], n: int, path: Path) -> None:
+def sample(versions: list[str], n: int, path: Path, shares: dict | None = None) -> None:
     labelled = {}
     if path.exists():
         for r in csv.DictReader(path.open(encoding="utf-8")):
@@ -113,16 +144,32 @@ def sample(versions: list[str], n: int, path: Path) -> None:
     out = []
     for version in versions:
         rows = [json.loads(line) for line in (DATA / f"english_quality_{version}.jsonl").open(encoding="utf-8")]
-        for name, share in SHARES.items():
-            kept = sorted((r for r in rows if r["dataset"] == name and r["kept"]), key=_rank)
-            for r in kept[:round(n * share)]:
-                g, m, e = labelled.get((r["original"], r["mutant"]), ("", "", ""))
-                out.append((version, name, r["text_id"], r["key"], r["original"], r["mutant"], g, m, e))
+        for name, r in _pick(rows, n, shares or SHARES):
+            g, m, e = labelled.get((r["original"], r["mutant"]), ("", "", ""))
+            out.append((version, name, r["text_id"], r["key"], r["original"], r["mutant"], g, m, e))
     with path.open("w", encoding="utf-8", newline="") as f:
         w = csv.writer(f)
         w.writerow(FIELDS)
         w.writerows(out)
-    print(f"{len(out)} rows, {sum(1 for r in out if r[6] == '')} unlabelled -> {path}")
+    print(f"{len(out)} rows ({Counter(r[1] for r in out)}), {sum(1 for r in out if r[6] == '')} unlabelled -> {path}")
+
+
+def _pick(rows: list[dict], n: int, shares: dict) -> list[tuple[str, dict]]:
+    """(dataset, row) of the kept mutants drawn, in each dataset's seeded order: all of a dataset whose share is
+    None; then each other dataset's share of the n rows left; with `shares` summing to 1 (held-out sets), a dataset
+    short of its share leaves its place to the others' next rows (in the same seeded order), so n are drawn where
+    there are n."""
+    kept = {name: sorted((r for r in rows if r["dataset"] == name and r["kept"]), key=_rank) for name in shares}
+    take = {name: len(kept[name]) for name, share in shares.items() if share is None}
+    left = n - sum(take.values())
+    for name, share in shares.items():
+        if share is not None:
+            take[name] = min(len(kept[name]), round(left * share))
+    if abs(sum(s for s in shares.values() if s is not None) - 1) < 1e-9:
+        spare = sorted((r for name in shares for r in kept[name][take[name]:]), key=_rank)
+        for r in spare[:max(0, n - sum(take.values()))]:
+            take[r["dataset"]] += 1
+    return [(name, r) for name in shares for r in kept[name][:take[name]]]
 
 
 def table(path: Path) -> None:
@@ -132,8 +179,7 @@ def table(path: Path) -> None:
     print("|---|---|---|---|---|---|---|---|")
     for version in dict.fromkeys(r["version"] for r in rows):
         vs = [r for r in rows if r["version"] == version and r["grammatical"] != ""]
-        drawn = [json.loads(line) for line in (DATA / f"english_quality_{version}.jsonl").open(encoding="utf-8")]
-        gender = [r for r in drawn if r["attribute"] == "gender"]
+        gender = [r for r in _drawn(version) if r["attribute"] == "gender"]
         good = sum(r["grammatical"] == "1" and r["meaning"] == "1" for r in vs)
 
         def precision(attribute):
@@ -144,9 +190,36 @@ def table(path: Path) -> None:
               f"{sum(r['meaning'] == '1' for r in vs)} | {good / max(1, len(vs)):.3f} | {precision('gender')} | "
               f"{precision('race')} | "
               f"{sum(r['kept'] for r in gender)} of {len(gender)} ({sum(r['kept'] for r in gender) / max(1, len(gender)):.0%}) |")
-    errors = Counter((r["version"], r["error"]) for r in rows if r["grammatical"] != "" and r["error"])
-    for (version, error), k in sorted(errors.items()):
-        print(f"{version}: {k} x {error}")
+    if len({r["dataset"] for r in rows}) > 1:  # the same by dataset
+        print()
+        print("| version | dataset | labelled | precision | gender precision | race precision | gender kept |")
+        print("|---|---|---|---|---|---|---|")
+        for version, name in dict.fromkeys((r["version"], r["dataset"]) for r in rows):
+            vs = [r for r in rows if r["version"] == version and r["dataset"] == name and r["grammatical"] != ""]
+            gender = [r for r in _drawn(version) if r["attribute"] == "gender" and r["dataset"] == name]
+            kept = sum(r["kept"] for r in gender)
+            print(f"| {version} | {name} | {len(vs)} | {_precision(vs)} | "
+                  f"{_precision([r for r in vs if r['key'].startswith('gender:')])} | "
+                  f"{_precision([r for r in vs if r['key'].startswith('race:')])} | "
+                  f"{kept} of {len(gender)} ({kept / max(1, len(gender)):.0%}) |")
+    # the errors by kind (an error reads "kind (the case)"), then each case
+    labelled = [r for r in rows if r["grammatical"] != "" and r["error"]]
+    kinds = Counter((r["version"], r["error"].split(" (")[0]) for r in labelled)
+    for (version, kind), k in sorted(kinds.items(), key=lambda x: (x[0][0], -x[1], x[0][1])):
+        print(f"{version}: {k} x {kind}")
+        cases = Counter(r["error"] for r in labelled if r["version"] == version and r["error"].split(" (")[0] == kind)
+        for error, n in sorted(cases.items()):
+            if error != kind:
+                print(f"    {n} x {error[len(kind):].strip()}")
+
+
+def _drawn(version: str) -> list[dict]:
+    return [json.loads(line) for line in (DATA / f"english_quality_{version}.jsonl").open(encoding="utf-8")]
+
+
+def _precision(rows: list[dict]) -> str:
+    ok = sum(r["grammatical"] == "1" and r["meaning"] == "1" for r in rows)
+    return f"{ok / len(rows):.3f} ({ok} of {len(rows)})" if rows else "-"
 
 
 def main() -> None:
@@ -159,18 +232,22 @@ def main() -> None:
                    "replaced, not only those that refer to a person (the runs before the person filter became the "
                    "default were drawn so, or with --person-only)")
     d.add_argument("--held-out", action="store_true", help="the texts of HELD_OUT instead (read by no rule's author)")
+    d.add_argument("--held-out2", action="store_true", help="the texts of HELD_OUT2 instead (read by nobody before "
+                   "the measure, FRESH written after the rules)")
     s = sub.add_parser("sample")
     s.add_argument("versions", nargs="+")
     s.add_argument("--n", type=int, default=230)
     s.add_argument("--csv", type=Path, default=DATA / "english_quality_sample.csv")
+    s.add_argument("--held-out2", action="store_true", help="draw with SHARES2 (every kept mutant of FRESH, then "
+                   "imdb half the rest)")
     t = sub.add_parser("table")
     t.add_argument("--csv", type=Path, default=DATA / "english_quality_sample.csv")
     args = ap.parse_args()
     if args.command == "draw":
         draw(args.version, args.out or DATA / f"english_quality_{args.version}.jsonl", not args.any_occurrence,
-             args.held_out)
+             HELD_OUT2 if args.held_out2 else HELD_OUT if args.held_out else None)
     elif args.command == "sample":
-        sample(args.versions, args.n, args.csv)
+        sample(args.versions, args.n, args.csv, SHARES2 if args.held_out2 else None)
     else:
         table(args.csv)
 
