@@ -40,8 +40,10 @@ def noisy(tmp_path_factory):
     # checked over many seeds in test_findings.py); what this tests is the prose of a run without findings
     seed = os.environ.get("HINTER_TEST_SEED")
     os.environ["HINTER_TEST_SEED"] = "2"  # seed 1 gave no hidden cell once English left names and verbs alone
+    # every occurrence and 4 pairs a text: since English replaces only a person's words, the 60 reviews at 2 pairs
+    # give 8 valid intersectional mutants, too few for the noise to hide one (19 here, 2 of them hidden)
     try:
-        return campaign(tmp_path_factory, "python:planted:noisy")
+        return campaign(tmp_path_factory, "python:planted:noisy", *IMDB[:-1], "4", "--any-occurrence")
     finally:
         os.environ.pop("HINTER_TEST_SEED") if seed is None else os.environ.update(HINTER_TEST_SEED=seed)
 

@@ -29,7 +29,9 @@ def run_bytes(out: Path) -> int:
 
 def test_bytes_per_mutant_on_a_bundled_campaign(parser, tmp_path):
     texts = [r.text for r in load_dataset("imdb", limit=40)]
-    run = hinter.run(texts, planted.by_hash, attributes=("race", "gender"), order=2, parser=parser, out=tmp_path)
+    # every occurrence (--any-occurrence): the campaign's size, not mutation's choices, is what this measures
+    run = hinter.run(texts, planted.by_hash, attributes=("race", "gender"), order=2, parser=parser, out=tmp_path,
+                     person_only=False)
     n = sum(1 for _ in run.store.mutants())
     valid = sum(m.valid for m in run.store.mutants())
     run.store.close()  # checkpoints the write-ahead log into run.sqlite
