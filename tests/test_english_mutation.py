@@ -281,3 +281,14 @@ def test_a_pronoun_before_the_noun_in_any_sentence_discards_it_but_not_its_own_p
         assert "before" in discarded[key]
     else:
         assert texts[key] == mutant and key not in discarded
+
+
+@pytest.mark.parametrize("text", ["It was a fine showcase).Her acting was great.",
+                                  "She said it was a fine showcase).Her acting was great."])
+def test_a_pronoun_joined_to_its_neighbours_by_the_tokenizer_is_unread_not_a_crash(text):
+    # imdb 7273_4: spaCy reads "showcase).Her" as one token; its role is unknown, so no her -> his/him is applied
+    # and a she -> he mutant that would carry it is discarded with its reason (a KeyError before)
+    texts, discarded, _ = mutants(text, ("gender",))
+    assert "her>his" not in texts and "her>him" not in texts
+    if text.startswith("She"):
+        assert discarded["she>he"] == "cannot read the pronoun 'Her'"

@@ -212,15 +212,16 @@ def gendered_noun_change(r: Replacement, docs) -> tuple[str, str] | None:
     return groups
 
 
-def pronoun_form(token, new_gender: str) -> str:
+def pronoun_form(token, new_gender: str) -> str | None:
     """The other gender's form of a pronoun token, by its role: "his" as a determiner (tag PRP$) is "her", as a
-    possessive pronoun ("it is his") "hers"; "her" as a determiner "his", as an object "him"."""
+    possessive pronoun ("it is his") "hers"; "her" as a determiner "his", as an object "him". None: the token is
+    not exactly a pronoun (the tokenizer joined it to its neighbours, "showcase).Her"): its role is unread."""
     low = token.lower_
     if low == "his":
         return "her" if token.tag_ == "PRP$" else "hers"
     if low == "her":
         return "his" if token.tag_ == "PRP$" else "him"
-    return _OTHER[low]
+    return _OTHER.get(low)
 
 
 _NOT_A_NOUN_START = frozenset(
@@ -250,7 +251,8 @@ def new_form(text: str, span, docs, new_gender: str) -> str | None:
 
 def fits_form(token, word: str, replacement: str) -> bool:
     """Whether a pronoun pair (his -> her, his -> hers, her -> his, her -> him) is the right one for this
-    occurrence ("his" in "his way" takes "her", in "it is his" "hers")."""
+    occurrence ("his" in "his way" takes "her", in "it is his" "hers"); not where the parse did not read the
+    pronoun as a token of its own (neither pair is known to fit)."""
     low = word.lower()
     if low not in ("his", "her") or token is None:
         return True
