@@ -274,6 +274,13 @@ def carry(text: str, replacements: Sequence[Replacement], docs) -> tuple[list[Re
             noun = _person_noun(text, old)
             if noun is not None:
                 return [], f"the {old} pronouns may be those of {noun!r}, which the mutant leaves"
+            # a person named before a pronoun the mutant changes may be whom it means ("Jet Li ... his stunts",
+            # "Maria told her brother"): a named person keeps their gender, unless the mutant changes the name too
+            last = max([m.start(1) for m in olds] + [a for a, _ in r.spans])
+            names = [s for x in replacements if x is not r for s in x.spans]
+            name = named_person(text, docs, last, names)
+            if name is not None:
+                return [], f"{NAMED_REASON} {name!r}"
         else:
             change = noun_change(r) or gendered_noun_change(r, docs)
             if change is None:
@@ -333,6 +340,36 @@ def carry(text: str, replacements: Sequence[Replacement], docs) -> tuple[list[Re
 
 # The starts of the reasons of the discards at mutation, for counting them by rule (bench/mutant_quality.py).
 EITHER_REASON = "the pronoun may be another person's:"
+NAMED_REASON = "the pronouns may be a named person's:"
+
+
+@lru_cache(maxsize=1)
+def first_names() -> frozenset[str]:
+    """The first names of the names pack (data/packs/names/pairs.csv: its words and replacements, every gender)."""
+    from importlib import resources
+
+    root = resources.files("hinter") / "data" / "packs" / "names" / "pairs.csv"
+    lines = root.read_text(encoding="utf-8").splitlines()[1:]
+    return frozenset(c.strip() for line in lines for c in line.split(",")[3:5] if c.strip())
+
+
+def named_person(text: str, docs, until: int, changed=()) -> str | None:
+    """The first person named in text[:until] (a PERSON entity in the parse, or a first name of the names pack written
+    with a capital), other than a name at `changed` (spans the mutant replaces), else None. The sentences are parsed
+    in the text's order, a few at a time, up to the first name found."""
+    candidates = [m for m in _NAME.finditer(text, 0, until)
+                  if not (len(m.group(0).split()) == 1 and m.group(0).lower() in _NOT_NAMES)
+                  and not any(a < m.end() and m.start() < b for a, b in changed)]
+    for k in range(0, len(candidates), 8):
+        batch = candidates[k:k + 8]
+        docs.prefetch([m.span() for m in batch])
+        for m in batch:
+            if any(w in first_names() for w in m.group(0).split()):
+                return m.group(0)
+            tokens = docs.tokens(m.start(), m.end())
+            if tokens is not None and any(t.ent_type_ == "PERSON" for t in tokens):
+                return m.group(0)
+    return None
 
 
 @lru_cache(maxsize=4096)
