@@ -313,3 +313,28 @@ def test_a_pronoun_mutant_after_a_named_person_is_discarded(text, key, name):
 def test_a_pronoun_mutant_with_no_name_before_its_pronouns_is_kept(text, key, mutant):
     texts, discarded, _ = mutants(text, ("gender",))
     assert texts[key] == mutant and key not in discarded
+
+
+TITLES = Dictionary(PAIRS + (Pair("gender", "male", "female", "Mr", "Mrs"),
+                             Pair("gender", "female", "male", "Mrs", "Mr")), "english-titles")
+
+
+@pytest.mark.parametrize("text, reason", [
+    ("THE COMMISSION OF THE EUROPEAN COMMUNITIES,\nHaving regard to the Treaty,", "name in capitals"),
+    ("Mr. Cosby and his wife recaptured the chemistry.", "title of a named person"),
+    ("The house keeper is called Mrs. Grubach, as in the novel.", "title of a named person"),
+    ("It remains one of my favorites along with Oh Mr Porter.", "title of a named person")])
+def test_an_institutions_name_in_capitals_and_a_named_persons_title_are_left_alone(text, reason):
+    gen = generate(0, text, TITLES, ("race", "gender"), 1)
+    assert not any(k.split(":", 2)[2] in ("European>African", "Mr>Mrs", "Mrs>Mr") for m in gen.mutants for k in m.key)
+    assert gen.not_mutated[reason] >= 1
+
+
+@pytest.mark.parametrize("text, key, mutant", [
+    ("The Mr was late. A European woman came.", "European>African", "The Mr was late. An African woman came."),
+    ("Yes, Mrs, said the boy.", "Mrs>Mr", "Yes, Mr, said the boy."),
+    ("AN EUROPEAN woman came.", "European>African", "AN AFRICAN woman came.")])
+def test_a_title_with_no_name_and_a_word_in_capitals_alone_are_mutated(text, key, mutant):
+    gen = generate(0, text, TITLES, ("race", "gender"), 1)
+    texts = {"|".join(m.key).split(":", 2)[2]: m.text for m in gen.mutants}
+    assert texts[key] == mutant

@@ -574,6 +574,12 @@ def skipped_occurrences(text: str, occurrences, docs) -> list[str | None]:
         if pair.attribute != "race" and title_or_name(text, span, pair.word):
             out[i] = "name"
             continue
+        if in_capitals_run(text, span):
+            out[i] = "name in capitals"
+            continue
+        if pair.word.lower() in HONORIFICS and _NAMED_AFTER.match(text, span[1]):
+            out[i] = "title of a named person"
+            continue
         if pair.word.lower() in _OTHER or pair.word.lower() in ("his", "her"):
             if generic(text, span):
                 out[i] = "generic pronoun"
@@ -594,6 +600,25 @@ def skipped_occurrences(text: str, occurrences, docs) -> list[str | None]:
         if out[i] is None and pair.occupational and in_compound(tokens):
             out[i] = "compound"
     return out
+
+
+# A title's person is named when a capitalised word follows it ("Mr. Cosby", "Mrs Grubach", "Oh Mr Porter"): a
+# named person keeps their gender, so the title is left alone.
+_NAMED_AFTER = re.compile(r"\.?[ \t]+[A-Z][\w'’-]")
+_CAPITALS_WORD = re.compile(r"[A-Z][A-Z'’-]*")
+
+
+def in_capitals_run(text: str, span) -> bool:
+    """Whether the occurrence at `span` is written in capitals among at least two more words in capitals (spaces
+    between): a heading or an institution's name ("THE COMMISSION OF THE EUROPEAN COMMUNITIES"), not about a
+    person's group."""
+    start, end = span
+    if not _CAPITALS_WORD.fullmatch(text[start:end].replace(" ", "")):
+        return False
+    left = re.search(r"(?:[A-Z][A-Z'’-]*[ \t]+)*$", text[max(0, start - 200):start])
+    right = re.match(r"(?:[ \t]+[A-Z][A-Z'’-]*(?![\w]))*", text[end:end + 200])
+    words = len(left.group(0).split()) + len(right.group(0).split()) + len(text[start:end].split())
+    return words >= 3 and not re.search(r"[\w]$", text[max(0, start - 200):start - len(left.group(0))] or " ")
 
 
 def in_compound(tokens) -> bool:
