@@ -338,3 +338,21 @@ def test_a_title_with_no_name_and_a_word_in_capitals_alone_are_mutated(text, key
     gen = generate(0, text, TITLES, ("race", "gender"), 1)
     texts = {"|".join(m.key).split(":", 2)[2]: m.text for m in gen.mutants}
     assert texts[key] == mutant
+
+
+@pytest.mark.parametrize("text, key, noun", [
+    ("She visited her aunt. She was kind to everyone.", "she>he", "aunt"),
+    ("The film shows her companion aunt, and the character she plays is a Bedouin.", "her>his", "aunt"),
+    ("He called his father, and he was angry.", "he>she", "father")])
+def test_a_pronoun_after_a_person_noun_a_possessive_introduces_may_be_that_persons(text, key, noun):
+    # "her aunt" is someone else than "her"'s person, but a pronoun after the aunt may be hers (held-out2, imdb 540)
+    _, discarded, _ = mutants(text, ("gender",))
+    assert noun in discarded[key]
+
+
+@pytest.mark.parametrize("text, key, mutant", [
+    ("She visited her aunt.", "she>he", "He visited his aunt."),
+    ("He called his father.", "he>she", "She called her father.")])
+def test_a_possessive_before_its_person_noun_with_no_pronoun_after_is_kept(text, key, mutant):
+    texts, discarded, _ = mutants(text, ("gender",))
+    assert texts[key] == mutant and key not in discarded

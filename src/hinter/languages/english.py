@@ -271,7 +271,7 @@ def carry(text: str, replacements: Sequence[Replacement], docs) -> tuple[list[Re
             old, new = change
             olds = [m for m in _PRONOUN.finditer(text) if m.group(1).lower() in PRONOUNS[old]
                     and not generic(text, m.span(1))]
-            noun = _person_noun(text, old)
+            noun = _person_noun(text, old, [m.start(1) for m in olds])
             if noun is not None:
                 return [], f"the {old} pronouns may be those of {noun!r}, which the mutant leaves"
             # a person named before a pronoun the mutant changes may be whom it means ("Jet Li ... his stunts",
@@ -421,12 +421,14 @@ def other_persons(text: str, docs, noun_spans, gender: str, until: int) -> list[
     return sorted(found)
 
 
-def _person_noun(text: str, gender: str) -> str | None:
-    """A singular person noun of `gender` (PERSON_NOUNS) in the text, other than one a possessive of that gender
-    introduces ("his father": someone else), else None."""
+def _person_noun(text: str, gender: str, pronouns: Sequence[int] = ()) -> str | None:
+    """A singular person noun of `gender` (PERSON_NOUNS) in the text, else None; one a possessive of that gender
+    introduces ("his father", "her companion aunt") is someone else than the possessive's person, but a pronoun
+    after it (at one of `pronouns`, starts) may be its ("...her companion aunt ... the character she plays")."""
     possessive = "his" if gender == "male" else "her"
     for m in _PERSON_NOUN[gender].finditer(text):
-        if not re.search(rf"\b{possessive}\s+(?:[\w-]+\s+)?$", text[max(0, m.start() - 30):m.start()], re.I):
+        if not re.search(rf"\b{possessive}\s+(?:[\w-]+\s+)?$", text[max(0, m.start() - 30):m.start()], re.I) \
+                or any(p >= m.end() for p in pronouns):
             return m.group(1)
     return None
 
