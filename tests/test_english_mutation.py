@@ -321,6 +321,8 @@ TITLES = Dictionary(PAIRS + (Pair("gender", "male", "female", "Mr", "Mrs"),
 
 @pytest.mark.parametrize("text, reason", [
     ("THE COMMISSION OF THE EUROPEAN COMMUNITIES,\nHaving regard to the Treaty,", "name in capitals"),
+    ("The request may be accepted\nTHE COMMISSION OF THE EUROPEAN COMMUNITIES\n,\nHaving regard to it,",
+     "name in capitals"),
     ("Mr. Cosby and his wife recaptured the chemistry.", "title of a named person"),
     ("The house keeper is called Mrs. Grubach, as in the novel.", "title of a named person"),
     ("It remains one of my favorites along with Oh Mr Porter.", "title of a named person")])

@@ -617,10 +617,12 @@ def in_capitals_run(text: str, span) -> bool:
     start, end = span
     if not _CAPITALS_WORD.fullmatch(text[start:end].replace(" ", "")):
         return False
-    left = re.search(r"(?:[A-Z][A-Z'’-]*[ \t]+)*$", text[max(0, start - 200):start])
+    before = text[max(0, start - 200):start]
+    left = re.search(r"(?:[A-Z][A-Z'’-]*[ \t]+)*\Z", before)
     right = re.match(r"(?:[ \t]+[A-Z][A-Z'’-]*(?![\w]))*", text[end:end + 200])
     words = len(left.group(0).split()) + len(right.group(0).split()) + len(text[start:end].split())
-    return words >= 3 and not re.search(r"[\w]$", text[max(0, start - 200):start - len(left.group(0))] or " ")
+    # \Z, not $: "$" also matches before a final newline ("accepted\nTHE COMMISSION ...")
+    return words >= 3 and not re.search(r"\w\Z", before[:len(before) - len(left.group(0))])
 
 
 def in_compound(tokens) -> bool:
