@@ -260,7 +260,6 @@ def test_a_pronoun_that_may_be_another_persons_discards_the_nouns_mutant(text, k
 @pytest.mark.parametrize("text, key, mutant", [
     ("The actor arrived late. He said his car broke down.", "actor>actress",
      "The actress arrived late. She said her car broke down."),
-    ("The actor Paul Koslo arrived. He smiled.", "actor>actress", "The actress Paul Koslo arrived. She smiled."),
     ("The actress left her keys. She never came back.", "actress>actor",
      "The actor left his keys. He never came back.")])
 def test_a_nouns_pronouns_with_no_other_person_follow_it(text, key, mutant):
@@ -358,3 +357,26 @@ def test_a_pronoun_after_a_person_noun_a_possessive_introduces_may_be_that_perso
 def test_a_possessive_before_its_person_noun_with_no_pronoun_after_is_kept(text, key, mutant):
     texts, discarded, _ = mutants(text, ("gender",))
     assert texts[key] == mutant and key not in discarded
+
+
+ACTORS = Dictionary(PAIRS + (Pair("gender", "male", "female", "actors", "actresses"),
+                             Pair("gender", "male", "female", "brother", "sister")), "english-actors")
+
+
+@pytest.mark.parametrize("text, key, name", [
+    ("How can such good actors like Jean Rochefort and Carole Bouquet be in such a film?", "actors>actresses",
+     "Jean Rochefort"),
+    ("The actor Paul Koslo arrived. He smiled.", "actor>actress", "Paul Koslo"),
+    ("The actress Jacqueline Bisset is fine.", "actress>actor", "Jacqueline Bisset"),
+    ("The episode with Hilton's brother, George Browne, is classic.", "brother>sister", "George Browne")])
+def test_a_gender_noun_in_a_sentence_that_names_a_person_is_discarded(text, key, name):
+    # the noun may name that person, who keeps their gender (held-out2: "name left in the old gender", 26 rows)
+    gen = generate(0, text, ACTORS, ("gender",), 1)
+    why = {"|".join(m.key).split(":", 2)[2]: gen.uninflected.get(i) for i, m in enumerate(gen.mutants)}
+    assert why[key] == f"the noun may name a named person: {name!r} ({key.split('>')[0]!r})"
+
+
+def test_a_gender_noun_with_no_name_in_its_sentence_is_kept():
+    gen = generate(0, "Jane Fonda left. The actors were tired.", ACTORS, ("gender",), 1)
+    assert [m.text for i, m in enumerate(gen.mutants) if i not in gen.uninflected] == \
+        ["Jane Fonda left. The actresses were tired."]

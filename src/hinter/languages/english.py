@@ -267,6 +267,10 @@ def carry(text: str, replacements: Sequence[Replacement], docs) -> tuple[list[Re
     found: dict[tuple[str, str, str, str], list] = {}
     for r in replacements:
         change = pronoun_change(r)
+        # a gender word in a sentence that names someone ("actors like Jean Rochefort", "Hilton's brother, George",
+        # "actress Jacqueline Bisset") may be that person, who keeps their gender (checked after the other rules)
+        named = f"{NAMED_NOUN_REASON} {name!r} ({r.word!r})" if change is None and r.attribute == "gender" and \
+            (name := named_in_sentence(text, docs, r.spans, taken)) is not None else None
         if change is not None:
             old, new = change
             olds = [m for m in _PRONOUN.finditer(text) if m.group(1).lower() in PRONOUNS[old]
@@ -284,6 +288,8 @@ def carry(text: str, replacements: Sequence[Replacement], docs) -> tuple[list[Re
         else:
             change = noun_change(r) or gendered_noun_change(r, docs)
             if change is None:
+                if named:
+                    return [], named
                 continue
             old, new = change
             # the person's pronouns: from the noun to the next person noun of its gender; one before it, in its
@@ -321,6 +327,8 @@ def carry(text: str, replacements: Sequence[Replacement], docs) -> tuple[list[Re
             either = ambiguous_pronoun(text, docs, r.spans, old, after)
             if either is not None:
                 return [], f"{EITHER_REASON} {either[0]!r} or {r.word!r} (the {either[1]!r} after it)"
+            if named:
+                return [], named
         docs.prefetch([m.span(1) for m in olds if m.group(1).lower() == "her"])
         for m in olds:
             span = m.span(1)
@@ -341,6 +349,22 @@ def carry(text: str, replacements: Sequence[Replacement], docs) -> tuple[list[Re
 # The starts of the reasons of the discards at mutation, for counting them by rule (bench/mutant_quality.py).
 EITHER_REASON = "the pronoun may be another person's:"
 NAMED_REASON = "the pronouns may be a named person's:"
+NAMED_NOUN_REASON = "the noun may name a named person:"
+
+
+def named_in_sentence(text: str, docs, spans, changed=()) -> str | None:
+    """A PERSON entity in a sentence holding one of `spans`, other than one at `changed` (spans the mutant replaces:
+    a names-pack name), else None."""
+    docs.prefetch(list(spans))
+    for s, e in spans:
+        doc, base = docs.at(s, e)
+        if doc is None:
+            continue
+        for ent in doc.ents:
+            a, b = base + ent.start_char, base + ent.end_char
+            if ent.label_ == "PERSON" and not any(x < b and a < y for x, y in changed):
+                return ent.text
+    return None
 
 
 @lru_cache(maxsize=1)
