@@ -119,11 +119,16 @@ def draw(version: str, out: Path, person_only: bool = True, held_out: tuple | No
 
 def _rule(why: str) -> str:
     """The rule of languages.english.carry that discarded a mutant, from the start of its reason."""
+    from hinter.languages import english
     from hinter.languages.english import EITHER_REASON
     from hinter.mutation.mutants import SELF_COMPARISON
 
+    # a commit before the named-person rule has no NAMED_REASON (draw runs on the commit before a change too)
+    named = getattr(english, "NAMED_REASON", None) or "\0"
+    named_noun = getattr(english, "NAMED_NOUN_REASON", None) or "\0"
     for start, rule in ((SELF_COMPARISON, "new word already in its sentence"),
-                        (EITHER_REASON, "another person's pronoun"), ("the male pronouns may", "pronoun, person noun"),
+                        (EITHER_REASON, "another person's pronoun"), (named, "pronoun, named person"),
+                        (named_noun, "noun, named person"), ("the male pronouns may", "pronoun, person noun"),
                         ("the female pronouns may", "pronoun, person noun"), ("the pronouns after", "not followed"),
                         ("the '", "pronoun before the noun"), ("cannot read", "pronoun unread")):
         if why.startswith(start):

@@ -260,7 +260,6 @@ def test_a_pronoun_that_may_be_another_persons_discards_the_nouns_mutant(text, k
 @pytest.mark.parametrize("text, key, mutant", [
     ("The actor arrived late. He said his car broke down.", "actor>actress",
      "The actress arrived late. She said her car broke down."),
-    ("The actor Paul Koslo arrived. He smiled.", "actor>actress", "The actress Paul Koslo arrived. She smiled."),
     ("The actress left her keys. She never came back.", "actress>actor",
      "The actor left his keys. He never came back.")])
 def test_a_nouns_pronouns_with_no_other_person_follow_it(text, key, mutant):
@@ -281,3 +280,103 @@ def test_a_pronoun_before_the_noun_in_any_sentence_discards_it_but_not_its_own_p
         assert "before" in discarded[key]
     else:
         assert texts[key] == mutant and key not in discarded
+
+
+@pytest.mark.parametrize("text", ["It was a fine showcase).Her acting was great.",
+                                  "She said it was a fine showcase).Her acting was great."])
+def test_a_pronoun_joined_to_its_neighbours_by_the_tokenizer_is_unread_not_a_crash(text):
+    # imdb 7273_4: spaCy reads "showcase).Her" as one token; its role is unknown, so no her -> his/him is applied
+    # and a she -> he mutant that would carry it is discarded with its reason (a KeyError before)
+    texts, discarded, _ = mutants(text, ("gender",))
+    assert "her>his" not in texts and "her>him" not in texts
+    if text.startswith("She"):
+        assert discarded["she>he"] == "cannot read the pronoun 'Her'"
+
+
+@pytest.mark.parametrize("text, key, name", [
+    ("Maria told her brother that she would come.", "her>his", "Maria"),
+    ("Maria told her brother that she would come.", "she>he", "Maria"),
+    ("Jet Li is great. His fight stunts are fun.", "his>her", "Jet Li"),
+    ("In the film, Tom Cruise plays a pilot. He flies well.", "he>she", "Tom Cruise"),
+    ("Justice Thomas wrote that he disagreed.", "he>she", "Justice Thomas")])
+def test_a_pronoun_mutant_after_a_named_person_is_discarded(text, key, name):
+    # a named person keeps their gender: the pronoun may be theirs (held-out2: 46 such rows wrong)
+    _, discarded, _ = mutants(text, ("gender",))
+    assert discarded[key] == f"the pronouns may be a named person's: {name!r}"
+
+
+@pytest.mark.parametrize("text, key, mutant", [
+    ("He said Maria was late.", "he>she", "She said Maria was late."),
+    ("She loved the film. Her favourite scene was the end.", "she>he",
+     "He loved the film. His favourite scene was the end.")])
+def test_a_pronoun_mutant_with_no_name_before_its_pronouns_is_kept(text, key, mutant):
+    texts, discarded, _ = mutants(text, ("gender",))
+    assert texts[key] == mutant and key not in discarded
+
+
+TITLES = Dictionary(PAIRS + (Pair("gender", "male", "female", "Mr", "Mrs"),
+                             Pair("gender", "female", "male", "Mrs", "Mr")), "english-titles")
+
+
+@pytest.mark.parametrize("text, reason", [
+    ("THE COMMISSION OF THE EUROPEAN COMMUNITIES,\nHaving regard to the Treaty,", "name in capitals"),
+    ("The request may be accepted\nTHE COMMISSION OF THE EUROPEAN COMMUNITIES\n,\nHaving regard to it,",
+     "name in capitals"),
+    ("Mr. Cosby and his wife recaptured the chemistry.", "title of a named person"),
+    ("The house keeper is called Mrs. Grubach, as in the novel.", "title of a named person"),
+    ("It remains one of my favorites along with Oh Mr Porter.", "title of a named person")])
+def test_an_institutions_name_in_capitals_and_a_named_persons_title_are_left_alone(text, reason):
+    gen = generate(0, text, TITLES, ("race", "gender"), 1)
+    assert not any(k.split(":", 2)[2] in ("European>African", "Mr>Mrs", "Mrs>Mr") for m in gen.mutants for k in m.key)
+    assert gen.not_mutated[reason] >= 1
+
+
+@pytest.mark.parametrize("text, key, mutant", [
+    ("The Mr was late. A European woman came.", "European>African", "The Mr was late. An African woman came."),
+    ("Yes, Mrs, said the boy.", "Mrs>Mr", "Yes, Mr, said the boy."),
+    ("AN EUROPEAN woman came.", "European>African", "AN AFRICAN woman came.")])
+def test_a_title_with_no_name_and_a_word_in_capitals_alone_are_mutated(text, key, mutant):
+    gen = generate(0, text, TITLES, ("race", "gender"), 1)
+    texts = {"|".join(m.key).split(":", 2)[2]: m.text for m in gen.mutants}
+    assert texts[key] == mutant
+
+
+@pytest.mark.parametrize("text, key, noun", [
+    ("She visited her aunt. She was kind to everyone.", "she>he", "aunt"),
+    ("The film shows her companion aunt, and the character she plays is a Bedouin.", "her>his", "aunt"),
+    ("He called his father, and he was angry.", "he>she", "father")])
+def test_a_pronoun_after_a_person_noun_a_possessive_introduces_may_be_that_persons(text, key, noun):
+    # "her aunt" is someone else than "her"'s person, but a pronoun after the aunt may be hers (held-out2, imdb 540)
+    _, discarded, _ = mutants(text, ("gender",))
+    assert noun in discarded[key]
+
+
+@pytest.mark.parametrize("text, key, mutant", [
+    ("She visited her aunt.", "she>he", "He visited his aunt."),
+    ("He called his father.", "he>she", "She called her father.")])
+def test_a_possessive_before_its_person_noun_with_no_pronoun_after_is_kept(text, key, mutant):
+    texts, discarded, _ = mutants(text, ("gender",))
+    assert texts[key] == mutant and key not in discarded
+
+
+ACTORS = Dictionary(PAIRS + (Pair("gender", "male", "female", "actors", "actresses"),
+                             Pair("gender", "male", "female", "brother", "sister")), "english-actors")
+
+
+@pytest.mark.parametrize("text, key, name", [
+    ("How can such good actors like Jean Rochefort and Carole Bouquet be in such a film?", "actors>actresses",
+     "Jean Rochefort"),
+    ("The actor Paul Koslo arrived. He smiled.", "actor>actress", "Paul Koslo"),
+    ("The actress Jacqueline Bisset is fine.", "actress>actor", "Jacqueline Bisset"),
+    ("The episode with Hilton's brother, George Browne, is classic.", "brother>sister", "George Browne")])
+def test_a_gender_noun_in_a_sentence_that_names_a_person_is_discarded(text, key, name):
+    # the noun may name that person, who keeps their gender (held-out2: "name left in the old gender", 26 rows)
+    gen = generate(0, text, ACTORS, ("gender",), 1)
+    why = {"|".join(m.key).split(":", 2)[2]: gen.uninflected.get(i) for i, m in enumerate(gen.mutants)}
+    assert why[key] == f"the noun may name a named person: {name!r} ({key.split('>')[0]!r})"
+
+
+def test_a_gender_noun_with_no_name_in_its_sentence_is_kept():
+    gen = generate(0, "Jane Fonda left. The actors were tired.", ACTORS, ("gender",), 1)
+    assert [m.text for i, m in enumerate(gen.mutants) if i not in gen.uninflected] == \
+        ["Jane Fonda left. The actresses were tired."]

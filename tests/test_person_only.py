@@ -33,6 +33,8 @@ def person():
     ("The black and white men sang.", "white", True),   # conj of a modifier of a person noun
     ("The actor is black.", "black", True),              # said of a person
     ("Mark drank black coffee.", "black", False),
+    # an institution's name (an ORG entity): "Communities" in it names no one
+    ("Decision of the Commission of the European Communities on imports.", "european", False),
 ])
 def test_occurrences_about_a_person_are_kept(person, text, word, kept):
     start = text.lower().index(word)

@@ -212,15 +212,16 @@ def gendered_noun_change(r: Replacement, docs) -> tuple[str, str] | None:
     return groups
 
 
-def pronoun_form(token, new_gender: str) -> str:
+def pronoun_form(token, new_gender: str) -> str | None:
     """The other gender's form of a pronoun token, by its role: "his" as a determiner (tag PRP$) is "her", as a
-    possessive pronoun ("it is his") "hers"; "her" as a determiner "his", as an object "him"."""
+    possessive pronoun ("it is his") "hers"; "her" as a determiner "his", as an object "him". None: the token is
+    not exactly a pronoun (the tokenizer joined it to its neighbours, "showcase).Her"): its role is unread."""
     low = token.lower_
     if low == "his":
         return "her" if token.tag_ == "PRP$" else "hers"
     if low == "her":
         return "his" if token.tag_ == "PRP$" else "him"
-    return _OTHER[low]
+    return _OTHER.get(low)
 
 
 _NOT_A_NOUN_START = frozenset(
@@ -250,7 +251,8 @@ def new_form(text: str, span, docs, new_gender: str) -> str | None:
 
 def fits_form(token, word: str, replacement: str) -> bool:
     """Whether a pronoun pair (his -> her, his -> hers, her -> his, her -> him) is the right one for this
-    occurrence ("his" in "his way" takes "her", in "it is his" "hers")."""
+    occurrence ("his" in "his way" takes "her", in "it is his" "hers"); not where the parse did not read the
+    pronoun as a token of its own (neither pair is known to fit)."""
     low = word.lower()
     if low not in ("his", "her") or token is None:
         return True
@@ -265,16 +267,29 @@ def carry(text: str, replacements: Sequence[Replacement], docs) -> tuple[list[Re
     found: dict[tuple[str, str, str, str], list] = {}
     for r in replacements:
         change = pronoun_change(r)
+        # a gender word in a sentence that names someone ("actors like Jean Rochefort", "Hilton's brother, George",
+        # "actress Jacqueline Bisset") may be that person, who keeps their gender (checked after the other rules)
+        named = f"{NAMED_NOUN_REASON} {name!r} ({r.word!r})" if change is None and r.attribute == "gender" and \
+            (name := named_in_sentence(text, docs, r.spans, taken)) is not None else None
         if change is not None:
             old, new = change
             olds = [m for m in _PRONOUN.finditer(text) if m.group(1).lower() in PRONOUNS[old]
                     and not generic(text, m.span(1))]
-            noun = _person_noun(text, old)
+            noun = _person_noun(text, old, [m.start(1) for m in olds])
             if noun is not None:
                 return [], f"the {old} pronouns may be those of {noun!r}, which the mutant leaves"
+            # a person named before a pronoun the mutant changes may be whom it means ("Jet Li ... his stunts",
+            # "Maria told her brother"): a named person keeps their gender, unless the mutant changes the name too
+            last = max([m.start(1) for m in olds] + [a for a, _ in r.spans])
+            names = [s for x in replacements if x is not r for s in x.spans]
+            name = named_person(text, docs, last, names)
+            if name is not None:
+                return [], f"{NAMED_REASON} {name!r}"
         else:
             change = noun_change(r) or gendered_noun_change(r, docs)
             if change is None:
+                if named:
+                    return [], named
                 continue
             old, new = change
             # the person's pronouns: from the noun to the next person noun of its gender; one before it, in its
@@ -312,6 +327,8 @@ def carry(text: str, replacements: Sequence[Replacement], docs) -> tuple[list[Re
             either = ambiguous_pronoun(text, docs, r.spans, old, after)
             if either is not None:
                 return [], f"{EITHER_REASON} {either[0]!r} or {r.word!r} (the {either[1]!r} after it)"
+            if named:
+                return [], named
         docs.prefetch([m.span(1) for m in olds if m.group(1).lower() == "her"])
         for m in olds:
             span = m.span(1)
@@ -331,6 +348,52 @@ def carry(text: str, replacements: Sequence[Replacement], docs) -> tuple[list[Re
 
 # The starts of the reasons of the discards at mutation, for counting them by rule (bench/mutant_quality.py).
 EITHER_REASON = "the pronoun may be another person's:"
+NAMED_REASON = "the pronouns may be a named person's:"
+NAMED_NOUN_REASON = "the noun may name a named person:"
+
+
+def named_in_sentence(text: str, docs, spans, changed=()) -> str | None:
+    """A PERSON entity in a sentence holding one of `spans`, other than one at `changed` (spans the mutant replaces:
+    a names-pack name), else None."""
+    docs.prefetch(list(spans))
+    for s, e in spans:
+        doc, base = docs.at(s, e)
+        if doc is None:
+            continue
+        for ent in doc.ents:
+            a, b = base + ent.start_char, base + ent.end_char
+            if ent.label_ == "PERSON" and not any(x < b and a < y for x, y in changed):
+                return ent.text
+    return None
+
+
+@lru_cache(maxsize=1)
+def first_names() -> frozenset[str]:
+    """The first names of the names pack (data/packs/names/pairs.csv: its words and replacements, every gender)."""
+    from importlib import resources
+
+    root = resources.files("hinter") / "data" / "packs" / "names" / "pairs.csv"
+    lines = root.read_text(encoding="utf-8").splitlines()[1:]
+    return frozenset(c.strip() for line in lines for c in line.split(",")[3:5] if c.strip())
+
+
+def named_person(text: str, docs, until: int, changed=()) -> str | None:
+    """The first person named in text[:until] (a PERSON entity in the parse, or a first name of the names pack written
+    with a capital), other than a name at `changed` (spans the mutant replaces), else None. The sentences are parsed
+    in the text's order, a few at a time, up to the first name found."""
+    candidates = [m for m in _NAME.finditer(text, 0, until)
+                  if not (len(m.group(0).split()) == 1 and m.group(0).lower() in _NOT_NAMES)
+                  and not any(a < m.end() and m.start() < b for a, b in changed)]
+    for k in range(0, len(candidates), 8):
+        batch = candidates[k:k + 8]
+        docs.prefetch([m.span() for m in batch])
+        for m in batch:
+            if any(w in first_names() for w in m.group(0).split()):
+                return m.group(0)
+            tokens = docs.tokens(m.start(), m.end())
+            if tokens is not None and any(t.ent_type_ == "PERSON" for t in tokens):
+                return m.group(0)
+    return None
 
 
 @lru_cache(maxsize=4096)
@@ -382,12 +445,14 @@ def other_persons(text: str, docs, noun_spans, gender: str, until: int) -> list[
     return sorted(found)
 
 
-def _person_noun(text: str, gender: str) -> str | None:
-    """A singular person noun of `gender` (PERSON_NOUNS) in the text, other than one a possessive of that gender
-    introduces ("his father": someone else), else None."""
+def _person_noun(text: str, gender: str, pronouns: Sequence[int] = ()) -> str | None:
+    """A singular person noun of `gender` (PERSON_NOUNS) in the text, else None; one a possessive of that gender
+    introduces ("his father", "her companion aunt") is someone else than the possessive's person, but a pronoun
+    after it (at one of `pronouns`, starts) may be its ("...her companion aunt ... the character she plays")."""
     possessive = "his" if gender == "male" else "her"
     for m in _PERSON_NOUN[gender].finditer(text):
-        if not re.search(rf"\b{possessive}\s+(?:[\w-]+\s+)?$", text[max(0, m.start() - 30):m.start()], re.I):
+        if not re.search(rf"\b{possessive}\s+(?:[\w-]+\s+)?$", text[max(0, m.start() - 30):m.start()], re.I) \
+                or any(p >= m.end() for p in pronouns):
             return m.group(1)
     return None
 
@@ -535,6 +600,12 @@ def skipped_occurrences(text: str, occurrences, docs) -> list[str | None]:
         if pair.attribute != "race" and title_or_name(text, span, pair.word):
             out[i] = "name"
             continue
+        if in_capitals_run(text, span):
+            out[i] = "name in capitals"
+            continue
+        if pair.word.lower() in HONORIFICS and _NAMED_AFTER.match(text, span[1]):
+            out[i] = "title of a named person"
+            continue
         if pair.word.lower() in _OTHER or pair.word.lower() in ("his", "her"):
             if generic(text, span):
                 out[i] = "generic pronoun"
@@ -555,6 +626,27 @@ def skipped_occurrences(text: str, occurrences, docs) -> list[str | None]:
         if out[i] is None and pair.occupational and in_compound(tokens):
             out[i] = "compound"
     return out
+
+
+# A title's person is named when a capitalised word follows it ("Mr. Cosby", "Mrs Grubach", "Oh Mr Porter"): a
+# named person keeps their gender, so the title is left alone.
+_NAMED_AFTER = re.compile(r"\.?[ \t]+[A-Z][\w'’-]")
+_CAPITALS_WORD = re.compile(r"[A-Z][A-Z'’-]*")
+
+
+def in_capitals_run(text: str, span) -> bool:
+    """Whether the occurrence at `span` is written in capitals among at least two more words in capitals (spaces
+    between): a heading or an institution's name ("THE COMMISSION OF THE EUROPEAN COMMUNITIES"), not about a
+    person's group."""
+    start, end = span
+    if not _CAPITALS_WORD.fullmatch(text[start:end].replace(" ", "")):
+        return False
+    before = text[max(0, start - 200):start]
+    left = re.search(r"(?:[A-Z][A-Z'’-]*[ \t]+)*\Z", before)
+    right = re.match(r"(?:[ \t]+[A-Z][A-Z'’-]*(?![\w]))*", text[end:end + 200])
+    words = len(left.group(0).split()) + len(right.group(0).split()) + len(text[start:end].split())
+    # \Z, not $: "$" also matches before a final newline ("accepted\nTHE COMMISSION ...")
+    return words >= 3 and not re.search(r"\w\Z", before[:len(before) - len(left.group(0))])
 
 
 def in_compound(tokens) -> bool:

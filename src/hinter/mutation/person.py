@@ -70,8 +70,15 @@ def driver_nlp():
     return full_pipeline()
 
 
+# Entities that name an institution or a work, not a person: "the European Communities" (ORG), "the Race
+# Relations Act" (LAW); a person noun inside one ("Communities") names no one.
+NOT_PERSON_ENTITIES = frozenset(("ORG", "LAW", "FAC", "WORK_OF_ART", "EVENT", "PRODUCT"))
+
+
 def _is_person(token, nouns: frozenset[str]) -> bool:
     low = token.lower_
+    if token.ent_type_ in NOT_PERSON_ENTITIES:
+        return False
     if token.ent_type_ == "PERSON" or (token.pos_ == "PRON" and low in PRONOUNS):
         return True
     if token.pos_ in ("NOUN", "PROPN") and (low in nouns or token.lemma_.lower() in nouns):
