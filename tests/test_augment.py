@@ -29,8 +29,8 @@ TEXTS = [TextRecord(SHOP.format("white man"), "r0", "negative"),
          TextRecord("Nothing to see here. The plot was thin.", "r1", "positive"),  # no dictionary word
          TextRecord("The boy liked it. It was big.", "r2", "positive"),
          TextRecord(SHOP.format("white woman"), "r3", "positive"),  # r0's gender mutant; its own mutants are r0's
-         TextRecord("The man bought a white car. It was fast.", "r4", "negative")]
-CAR = "The {} bought a {} car. It was fast."
+         TextRecord("The white man bought a car. It was fast.", "r4", "negative")]
+CAR = "The {1} {0} bought a car. It was fast."  # a person's race: a car's is left alone (issue 40)
 # Every row expected with the default selection: (text, label, source_id, kind, groups).
 EXPECTED = [
     (SHOP.format("white man"), "negative", "r0", "original", ()),
@@ -45,9 +45,9 @@ EXPECTED = [
     (CAR.format("man", "white"), "negative", "r4", "original", ()),
     (CAR.format("woman", "white"), "negative", "r4", "atomic", ("gender:male>female",)),
     (CAR.format("man", "black"), "negative", "r4", "atomic", ("race:european>african",)),
-    ("The man bought an asian car. It was fast.", "negative", "r4", "atomic", ("race:european>asian",)),
+    (CAR.format("man", "asian"), "negative", "r4", "atomic", ("race:european>asian",)),
     (CAR.format("woman", "black"), "negative", "r4", "intersectional", ("gender:male>female", "race:european>african")),
-    ("The woman bought an asian car. It was fast.", "negative", "r4", "intersectional",
+    (CAR.format("woman", "asian"), "negative", "r4", "intersectional",
      ("gender:male>female", "race:european>asian")),
 ]
 

@@ -16,7 +16,9 @@ from cli import hinter as hinter_cli
 # female_negative: flips whenever a woman is named (an atomic gender bias, which its pairs with race carry)
 MODELS = ["python:planted:by_hash", "python:planted:female_negative"]
 DATASETS = ["imdb", "ledgar"]
-OPTIONS = ["--limit", "12", "--attributes", "race,gender", "--max-pairs-per-text", "3", "--task", "imdb"]
+# every occurrence: with a person's words alone, 12 texts a dataset test too few mutants for the tables' checks
+OPTIONS = ["--limit", "12", "--attributes", "race,gender", "--max-pairs-per-text", "3", "--task", "imdb",
+           "--any-occurrence"]
 
 
 def read(path: Path) -> list[dict]:
@@ -159,17 +161,19 @@ def test_a_study_run_again_continues_and_other_options_are_refused(study):
     # the same study from a study file (lists and options as YAML; [gender, race] is the flag's race,gender)
     plan = study.parent / "study.yaml"
     plan.write_text(f"models: {json.dumps(MODELS)}\ndatasets: [imdb]\nlimit: 12\nattributes: [gender, race]\n"
-                    "max_pairs_per_text: 3\ntask: imdb\n")
+                    "max_pairs_per_text: 3\ntask: imdb\nperson_only: false\n")
     r = hinter_cli("study", "--study", str(plan), "--datasets", "ledgar", "--out", str(study))
     assert r.returncode == 0, r.stderr
     assert r.stderr.count("reused") == len(DATASETS)  # no suite built again
     assert {p: p.read_bytes() for p in sorted(study.glob("rq*.csv"))} == before
     assert {(d, m): summary(study, d, m)["model_calls"] for d in DATASETS for m in MODELS} == calls
 
-    r = hinter_cli("study", "--models", *MODELS, "--datasets", *DATASETS, *OPTIONS[:-4], "--task", "imdb",
+    r = hinter_cli("study", "--models", *MODELS, "--datasets", *DATASETS, *OPTIONS[:-5], "--task", "imdb",
                    "--max-pairs-per-text", "1", "--out", str(study))
     assert r.returncode != 0
     assert "other options" in r.stderr and "--max-pairs-per-text: 3 before, 1 now" in r.stderr
+    # a flag left out is at its default: --any-occurrence given before, not now
+    assert "--any-occurrence: True before, False now" in r.stderr
 
 
 def test_a_study_file_lists_models_datasets_and_options(tmp_path):

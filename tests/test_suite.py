@@ -20,7 +20,7 @@ from hinter.pipeline.suite import load_suite
 import planted
 import cli
 
-# every occurrence: with only a person's words the first 12 reviews give 20 mutants, too few for the checks below
+# every occurrence: with only a person's words the first 12 reviews give about 20 mutants, few for the checks below
 CAMPAIGN = ["--dataset", "imdb", "--limit", "12", "--attributes", "race,gender", "--order", "2",
             "--max-pairs-per-text", "2", "--seed", "3", "--any-occurrence"]
 MODEL = ["--model", "python:planted:by_hash", "--task", "imdb"]
@@ -177,8 +177,11 @@ def test_bad_suite_files_are_clear_errors(built, tmp_path):
     (tmp_path / "flipped.suite").write_bytes(bytes(flipped))
     assert "truncated or damaged" in error(tmp_path / "flipped.suite").message
     # a whole gzip stream whose content was changed (a mutant's verdict) or lost its last lines
-    changed = _rewrite(good, tmp_path / "changed.suite",
-                       lambda ls: [ls[0], ls[1].replace(b',1,null]', b',0,null]', 1), *ls[2:]])
+    def first_verdict_flipped(lines):
+        at = next(i for i, line in enumerate(lines) if i and b',1,null]' in line)  # a text with a valid mutant
+        return [line.replace(b',1,null]', b',0,null]', 1) if i == at else line for i, line in enumerate(lines)]
+
+    changed = _rewrite(good, tmp_path / "changed.suite", first_verdict_flipped)
     assert "truncated or damaged" in error(changed).message
     assert "truncated or damaged" in error(_rewrite(good, tmp_path / "short.suite", lambda ls: ls[:-2])).message
 

@@ -323,9 +323,10 @@ def test_a_large_campaign_asks_first_in_a_terminal_and_a_no_asks_nothing(tmp_pat
     import pty
     import subprocess
     import sys
-    words = ["man", "woman", "boy", "girl", "white", "black"]
-    rows = [{"text": f"The {words[i % 6]} and the {words[(i + 1) % 6]} met the {words[(i + 2) % 6]} on day {i}."}
-            for i in range(3000)]
+    # one person a sentence: "The man and the woman" would compare a group with itself once mutated (discarded)
+    words = ["man", "woman", "boy", "girl", "white man", "black woman"]
+    rows = [{"text": f"The {words[i % 6]} came. The {words[(i + 1) % 6]} left. The {words[(i + 2) % 6]} stayed on "
+                     f"day {i}."} for i in range(3000)]
     (tmp_path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     master, slave = pty.openpty()
     proc = subprocess.Popen([sys.executable, "-m", "hinter.cli", "run", "-d", str(tmp_path / "data.jsonl"), "-m",

@@ -319,9 +319,16 @@ def describe_differences(previous: dict, current: dict, labels: tuple[str, str] 
     options = [k for k in differ if k.startswith("config.") or (k in OPTION_NAMES and k not in DERIVED_NAMES)]
     # an option recorded only off its default: unrecorded reads as the default
     unset_as = {f.name: f.metadata["absent"] for f in option_fields() if f.metadata["when_set"]}
-    return [f"{OPTION_NAMES.get(k.removeprefix('config.'), k)}: "
-            f"{show(previous.get(k, unset_as.get(k.removeprefix('config.'))))} {was}, "
-            f"{show(current.get(k, unset_as.get(k.removeprefix('config.'))))} {now}" for k in options] or \
+    # a flag that sets its field to False (--any-occurrence: person_only) is shown as the flag: True where given
+    inverted = {f.name for f in option_fields() if f.metadata["invert"]}
+
+    def side(values: dict, k: str) -> str:
+        name = k.removeprefix("config.")
+        v = values.get(k, unset_as.get(name))
+        return show(not v if name in inverted and isinstance(v, bool) else v)
+
+    return [f"{OPTION_NAMES.get(k.removeprefix('config.'), k)}: {side(previous, k)} {was}, {side(current, k)} {now}"
+            for k in options] or \
            [f"{DERIVED_NAMES.get(k, k)}: {show(previous.get(k))} {was}, {show(current.get(k))} {now}" for k in differ]
 
 

@@ -226,8 +226,11 @@ def _check_folder(out: Path, plan: StudyPlan) -> dict:
     previous = json.loads(record.read_text(encoding="utf-8"))
     old, new = previous.get("plan", {}).get("options", {}), plan.recorded()["options"]
     if old != new:
-        differ = describe_differences({f"config.{k}": v for k, v in old.items()},
-                                      {f"config.{k}": v for k, v in new.items()}, ("before", "now"))
+        # a plan's options are those given: one not given is at its default (not a run recorded before it existed)
+        given = set(old) | set(new)
+        defaults = {f.name: f.default for f in option_fields() if f.name in given}
+        differ = describe_differences({f"config.{k}": old.get(k, defaults.get(k)) for k in given},
+                                      {f"config.{k}": new.get(k, defaults.get(k)) for k in given}, ("before", "now"))
         raise InputError(f"{out} holds a study with other options ({'; '.join(differ)})", where="--out",
                          fix="Give the same options to continue it, or another --out folder.")
     return previous
