@@ -96,7 +96,8 @@ def test_any_occurrence_is_the_flag_and_a_config_recorded_without_the_field_read
         RunConfig(person_only=False).recorded()
     assert RunConfig.from_recorded(RunConfig().recorded()) == RunConfig()
     assert RunConfig.from_legacy_cli({"attributes": "gender"}).person_only is False
-    assert describe_differences({}, {"config.person_only": True}) == ["--any-occurrence: False before, True now"]
+    # shown as the flag: an old run replaced every occurrence (--any-occurrence in effect), this one does not
+    assert describe_differences({}, {"config.person_only": True}) == ["--any-occurrence: True before, False now"]
 
 
 def test_the_filter_reads_the_parse_english_made_and_french_replaces_every_occurrence():
