@@ -12,7 +12,9 @@ from hinter.analysis.findings import ALPHA, analyse
 from cli import hinter
 
 # up to 6 pairs per text and attribute: several mutants per text and cell, of which --adaptive asks three
-CAMPAIGN = ("run", "--dataset", "imdb", "--limit", "60", "-a", "gender,race", "--max-pairs-per-text", "6",
+# 200 reviews: English keeps a person's words only and refuses a mutant whose pronouns or noun may be a named
+# person's, so 60 reviews left too few valid gender mutants for the planted bias to hold up
+CAMPAIGN = ("run", "--dataset", "imdb", "--limit", "200", "-a", "gender,race", "--max-pairs-per-text", "6",
             "--task", "imdb")
 
 

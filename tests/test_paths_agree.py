@@ -29,8 +29,10 @@ CAMPAIGNS = {
     "multi-label": ("DATA", "ecthr", "python:planted:article14",
                     {"attributes": ("race", "gender"), "order": 2, "dictionary": "DIC", "person_only": False}),
     # negative when a woman is named (on top of hash noise): an atomic bias carried by its intersections
+    # 200 reviews: English keeps a person's words only, and refuses a mutant whose pronouns or noun may be a named
+    # person's, so 40 reviews kept 23 valid atomic mutants, too few for the planted bias to hold up
     "single-label": ("imdb", "imdb", "python:planted:female_negative",
-                     {"attributes": ("race", "gender"), "order": 2, "max_pairs_per_text": 3, "limit": 40}),
+                     {"attributes": ("race", "gender"), "order": 2, "max_pairs_per_text": 2, "limit": 200}),
     # reference letters (tests/planted_generative.py's campaign): colder for a black woman, judged by a planted
     # judge model; DATA, TASK and DIC are files written in the campaign's folder
     "generative": ("DATA", "TASK", "python:planted_free:letters",

@@ -129,9 +129,17 @@ def test_the_label_of_interest_is_the_tasks_first_and_a_score_shift_is_explained
 
 
 def test_every_label_of_a_multi_label_task_is_of_interest(tmp_path_factory):
-    """ECtHR (bundled sample) with a model that adds Article 14 to Article 6 when a woman is named: the task's
-    first label (Article 6) never moves; the multi-label analysis finds Article 14 and says so."""
-    r, out, s, page = campaign(tmp_path_factory, "python:planted:article14_women", "run", "--dataset", "ecthr",
+    """ECtHR's task on 24 short cases of a man, with a model that adds Article 14 to Article 6 when a woman is
+    named: the task's first label (Article 6) never moves; the multi-label analysis finds Article 14 and says so.
+    (The bundled cases name their applicants, "Mr X", whose gender English mutation now leaves alone.)"""
+    cases = tmp_path_factory.mktemp("cases") / "cases.jsonl"
+    cases.write_text("".join(json.dumps({"text": f"{who} {what}. He said that the courts had been unfair to him."})
+                             + "\n" for who, what in zip(
+        ("The man", "A man", "That man", "The young man from the village") * 6,
+        ("lodged an application with the Court", "was detained for three days", "was refused a passport",
+         "complained about the length of his trial", "waited six years for a judgment",
+         "was dismissed from his post") * 4)))
+    r, out, s, page = campaign(tmp_path_factory, "python:planted:article14_women", "run", "--dataset", str(cases),
                                "--task", "ecthr", "-a", "gender,race", "--max-pairs-per-text", "2")
     assert r.returncode == 0, r.stderr
     a = s["findings_analysis"]

@@ -59,8 +59,9 @@ def test_bundled_campaigns_mutants(model):
             for m in rng.sample(mutants, min(12, len(mutants))):
                 derived[m.text] = (record.text, m.edits)
     spliced = check(model, derived)
-    # every mutant spliced, none tokenized whole (about 600 sampled: English mutation leaves names and verbs alone)
-    assert len(derived) > 500 and spliced == len(derived)
+    # every mutant spliced, none tokenized whole (about 490 sampled: English mutation replaces a person's words only
+    # and refuses what it cannot follow through)
+    assert len(derived) > 400 and spliced == len(derived)
 
 
 # Originals with what is hard for a tokenizer near every edit: word pieces, punctuation, accents, CJK, the
