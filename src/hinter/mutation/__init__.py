@@ -1,1 +1,1 @@
-"""Stage 2, mutation: the bias dictionary and its matcher, atomic and intersectional mutants, the edits that follow a replacement, --person-only, and the dictionary's own tools (lint, extract)."""
+"""Stage 2, mutation: the bias dictionary and its matcher, atomic and intersectional mutants, the edits that follow a replacement, the person filter (--any-occurrence turns it off), and the dictionary's own tools (lint, extract)."""

@@ -68,7 +68,7 @@ class Generation:
 
     mutants: list[Mutant] = field(default_factory=list)
     overlaps_skipped: int = 0
-    person_skipped: int = 0  # --person-only: occurrences of dictionary words left alone (not about a person)
+    person_skipped: int = 0  # the person filter: occurrences of dictionary words left alone (not about a person)
     person_examples: list[str] = field(default_factory=list)  # a few of them, in context
     repairs: dict[str, int] = field(default_factory=dict)  # repair edits per kind ("a/an", "number", "pronoun")
     # mutants whose agreement could not be carried (a word the language cannot inflect): index -> why; validity
@@ -210,7 +210,7 @@ def generate(text_id: int, text: str, dictionary: Dictionary, attributes: tuple[
 
     `max_pairs_per_text`: keep a seeded sample of at most that many of the pairs present in this text, per
     attribute (None: all); every intersectional mutant's components stay in the run. `person`
-    (person.PersonFilter, --person-only): replace only occurrences that refer to a person. `repair` (--repair):
+    (person.PersonFilter; the default in English, --any-occurrence turns it off): replace only occurrences that refer to a person. `repair` (--repair):
     add each mutant's a/an and number-agreement repairs (repair.py; `parse(start, end)` gives the sentence's
     spaCy Doc, default: parsed on first need). A pack's name pair that changes gender carries the pronouns along.
     Repairs and pronouns are extra replacements of the mutant (records.REPAIR), outside its key. `language`: what

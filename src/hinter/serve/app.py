@@ -164,7 +164,7 @@ class Heavy:
         return cache
 
     def mutate(self, config, dictionary):
-        """The mutation stage of a run's campaign, kept (its --person-only parser loads once)."""
+        """The mutation stage of a run's campaign, kept (its person filter's parser loads once)."""
         key = (config, id(dictionary))
         if key not in self._mutates:
             self._mutates[key] = Mutate(config, dictionary)

@@ -65,7 +65,7 @@ def try_text(text: str, config: RunConfig, dictionary: Dictionary, cache: Outcom
     (`bias`) and, for intersectional ones, `hidden` and `strictly_hidden`. `dictionary` is the campaign's
     (pipeline.campaign_dictionary); `cache` an OutcomeCache of the loaded model (answers remembered across tries,
     nothing stored); `validator` a validity Validator; `text_id` the text's id in the run (its pair samples are
-    seeded by it). `mutate`: a Mutate stage to reuse (its --person-only parser loads once). ModelError when the
+    seeded by it). `mutate`: a Mutate stage to reuse (its person filter's parser loads once). ModelError when the
     model gives no answer about the original. A generative run's (`generative` true): every version's `answers`
     (every sample) and each judged mutant's `aspects` (aspects_json), as the run stores them."""
     (record,) = campaign_texts(config, [text])
