@@ -3,7 +3,6 @@ pipeline (pipeline.py) over the texts not yet stored, batch by batch into the st
 from __future__ import annotations
 
 import logging
-import sys
 import tempfile
 from collections import Counter
 from contextlib import contextmanager
