@@ -381,19 +381,27 @@ def named_person(text: str, docs, until: int, changed=()) -> str | None:
     """The first person named in text[:until] (a PERSON entity in the parse, or a first name of the names pack written
     with a capital), other than a name at `changed` (spans the mutant replaces), else None. The sentences are parsed
     in the text's order, a few at a time, up to the first name found."""
-    candidates = [m for m in _NAME.finditer(text, 0, until)
-                  if not (len(m.group(0).split()) == 1 and m.group(0).lower() in _NOT_NAMES)
-                  and not any(a < m.end() and m.start() < b for a, b in changed)]
+    candidates = _capitalised_runs(text, until, lambda m: any(a < m.end() and m.start() < b for a, b in changed))
     for k in range(0, len(candidates), 8):
         batch = candidates[k:k + 8]
         docs.prefetch([m.span() for m in batch])
         for m in batch:
-            if any(w in first_names() for w in m.group(0).split()):
-                return m.group(0)
-            tokens = docs.tokens(m.start(), m.end())
-            if tokens is not None and any(t.ent_type_ == "PERSON" for t in tokens):
+            if any(w in first_names() for w in m.group(0).split()) or _tagged_person(docs, m):
                 return m.group(0)
     return None
+
+
+def _capitalised_runs(text: str, until: int, left_out) -> list:
+    """The capitalised runs of text[:until] that may be names (_NAME; not one word of _NOT_NAMES, "The", "He"),
+    but those `left_out(match)` says."""
+    return [m for m in _NAME.finditer(text, 0, until) if not left_out(m)
+            and not (len(m.group(0).split()) == 1 and m.group(0).lower() in _NOT_NAMES)]
+
+
+def _tagged_person(docs, m) -> bool:
+    """Whether the parse tags a token of the run `m` as part of a PERSON entity."""
+    tokens = docs.tokens(m.start(), m.end())
+    return tokens is not None and any(t.ent_type_ == "PERSON" for t in tokens)
 
 
 @lru_cache(maxsize=4096)
@@ -435,13 +443,9 @@ def other_persons(text: str, docs, noun_spans, gender: str, until: int) -> list[
     own = lambda a: any(re.match(r"\.?[ \t,:]*$" if text[x:y].lower() in HONORIFICS else r"[ \t,:]*$", text[y:a])
                         for x, y in noun_spans if y <= a)  # noqa: E731
     found = [(m.start(), m.group(1)) for m in _PERSON_NOUN[gender].finditer(text, 0, until) if not inside(m.start())]
-    names = [m for m in _NAME.finditer(text, 0, until) if not inside(m.start()) and not own(m.start())
-             and not (len(m.group(0).split()) == 1 and m.group(0).lower() in _NOT_NAMES)]
+    names = _capitalised_runs(text, until, lambda m: inside(m.start()) or own(m.start()))
     docs.prefetch([m.span() for m in names])
-    for m in names:
-        tokens = docs.tokens(m.start(), m.end())
-        if tokens is not None and any(t.ent_type_ == "PERSON" for t in tokens):
-            found.append((m.start(), m.group(0)))
+    found += [(m.start(), m.group(0)) for m in names if _tagged_person(docs, m)]
     return sorted(found)
 
 

@@ -77,9 +77,12 @@ class Generation:
     # occurrences of dictionary words left alone by the language's rules (languages.Language.skip: a name, a verb,
     # a language), per reason
     not_mutated: dict[str, int] = field(default_factory=dict)
-    # the indexes in `uninflected` (discarded, with their reason) of the mutants that compare a group with itself
-    # (self_comparison): validity records them as validity.invariant.SELF_COMPARISON
-    self_compared: set[int] = field(default_factory=set)
+
+    @property
+    def self_compared(self) -> set[int]:
+        """The indexes in `uninflected` of the mutants that compare a group with itself (self_comparison's reason):
+        validity records them as validity.invariant.SELF_COMPARISON."""
+        return {i for i, why in self.uninflected.items() if why.startswith(SELF_COMPARISON)}
 
 
 def find_pairs(text: str, dictionary: Dictionary) -> list[tuple[Pair, tuple[Span, ...]]]:
@@ -266,7 +269,6 @@ def generate(text_id: int, text: str, dictionary: Dictionary, attributes: tuple[
                                                                            changed))), None)
                     if same is not None:
                         gen.uninflected[len(gen.mutants)] = same
-                        gen.self_compared.add(len(gen.mutants))
                 for x in extra:
                     gen.repairs[x.source_group] = gen.repairs.get(x.source_group, 0) + len(x.spans)
                 gen.mutants.append(Mutant(text_id, combo + tuple(extra), text))

@@ -22,7 +22,7 @@ from hinter.pipeline.gcpause import per_batch
 from hinter.generative.judge import judge_of
 from hinter.mutation.lint import evaluative_check
 from hinter.models.base import Outcome, OutcomeCache
-from hinter.mutation.mutants import Mutant, components, generate
+from hinter.mutation.mutants import SELF_COMPARISON as SELF_COMPARISON_WHY, Mutant, components, generate
 from hinter.mutation.person import PersonFilter
 from hinter.records import Replacement, TextRecord, apply_replacements, pair_key, text_key
 from hinter.store.rows import AspectRecord, MutantRow, TextRow
@@ -132,12 +132,10 @@ class Mutate:
         counters: Counter = Counter()
         mutants: list[Mutant] = []
         uninflected: dict[int, str] = {}  # mutant index -> why its agreement could not be carried (--language fr)
-        self_compared: set[int] = set()  # mutant indexes whose sentence compares a group with itself
         for text_id, rec in texts:
             gen = generate(text_id, rec.text, self.dictionary, c.attributes, c.order, c.max_pairs_per_text, c.seed,
                            person=self.person, repair=c.repair, language=c.language)
             uninflected.update({len(mutants) + i: why for i, why in gen.uninflected.items()})
-            self_compared.update(len(mutants) + i for i in gen.self_compared)
             mutants.extend(gen.mutants)
             counters["overlaps_skipped"] += gen.overlaps_skipped
             if gen.person_skipped:
@@ -157,9 +155,9 @@ class Mutate:
                 spans = sentence_spans(rec.text)
                 splits[text_id] = (spans, [rec.text[a:b] for a, b in spans])
             pairs = asked = [changed_sentence_pairs(m.original, *splits[m.text_id], m.edits) for m in mutants]
-            if uninflected:  # decided before parsing: not asked of the parser
-                early = [SELF_COMPARISON if i in self_compared else INFLECTION if i in uninflected else None
-                         for i in range(len(mutants))]
+            if uninflected:  # decided before parsing: not asked of the parser; the reason's start says which rule
+                early = [None if i not in uninflected else SELF_COMPARISON
+                         if uninflected[i].startswith(SELF_COMPARISON_WHY) else INFLECTION for i in range(len(mutants))]
                 asked = [None if i in uninflected else p for i, p in enumerate(pairs)]
         batch = TextBatch(start, texts, mutants, [None if p is None else len(p) for p in pairs], early, counters,
                           time.perf_counter() - t0)
