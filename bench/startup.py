@@ -4,10 +4,12 @@ items 2 and 4).
 
 Each try is a fresh process (`python bench/startup.py --child SRC -- run --suite ...`) that wraps the backends'
 first call (HFClassifier.submit, HFCausalLM.predict) to note when it came, in seconds since the process started;
-the parent times the whole process. Variants, one try of each per round, in turn:
-- `early`: this tree (torch's import and CUDA's start in a background thread while the suite is read);
-- `no-early`: this tree with HINTER_EARLY_START=0 (the load as before, by the main thread);
+the parent times the whole process. Variants (--variants), one try of each per round, in turn:
+- `this`: this tree as a user runs it (bytecode kept in hinter's cache where Python may not write it);
+- `no-bytecode`: this tree with HINTER_BYTECODE=0 (every module Python has no bytecode for compiled again);
+- `early`: this tree with HINTER_EARLY_START=1 (torch's import and CUDA's start in a background thread);
 - `baseline`: another tree's src (--baseline-src, e.g. a `git worktree` of main at b09922c), when given.
+One untimed process of `this` runs first (its cold cache's cost is printed).
 This tree's tries also give hinter's own breakdown (HINTER_TIMINGS=1: import, tokenizer, weights, to the
 device, warm-up). Every try's summary.json must be the same but for its `seconds` (outcomes identical): the
 table says so. --first-call-only stops each process at its first call (the start-up alone, e.g. on a slow CPU).
@@ -121,9 +123,14 @@ def make_shape(config_dir: Path, out: Path, causal_like_smollm2: bool = False) -
             shutil.copy(f, out / f.name)
 
 
+# each variant's environment over this process's: the tree as it is, without its bytecode cache, with the early start
+VARIANT_ENV = {"this": {}, "no-bytecode": {"HINTER_BYTECODE": "0"}, "early": {"HINTER_EARLY_START": "1"},
+               "baseline": {}}
+
+
 def one_try(variant: str, src: str, cli: list[str], out: Path, first_only: bool) -> dict:
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HINTER_TIMINGS": "1", "PYTHONUNBUFFERED": "1",
-           "HINTER_EARLY_START": "0" if variant == "no-early" else "1"}
+           **VARIANT_ENV[variant]}
     t0 = time.perf_counter()
     flag = ["--first-call-only"] if first_only else []
     done = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child", src, *flag, "--",
@@ -163,6 +170,8 @@ def main() -> None:
     ap.add_argument("--task", help="--task for the run (a generative suite's, e.g. bios)")
     ap.add_argument("--baseline-src", help="another tree's src folder, run as the `baseline` variant")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--variants", default="this,no-bytecode",
+                    help=f"of {','.join(v for v in VARIANT_ENV if v != 'baseline')}, in each round's order")
     ap.add_argument("--first-call-only", action="store_true", help="stop each process at its first model call")
     ap.add_argument("--out", type=Path, default=Path("/tmp/hinter-startup"))
     args = ap.parse_args()
@@ -172,10 +181,15 @@ def main() -> None:
         print(f"random-weight model in {args.model_dir} ({time.perf_counter() - t0:.1f} s)", flush=True)
     spec = f"{args.prefix}:{args.model_dir.resolve()}" + (f"?{args.options}" if args.options else "")
     cli = ["run", "--suite", str(args.suite.resolve()), "--model", spec, *(["--task", args.task] if args.task else [])]
-    variants = [("early", str(ROOT / "src")), ("no-early", str(ROOT / "src"))]
+    variants = [(v, str(ROOT / "src")) for v in args.variants.split(",")]
     if args.baseline_src:
         variants.append(("baseline", str(Path(args.baseline_src).resolve())))
     rows: list[dict] = []
+    # one process first, not timed with the rest: what a cold cache costs once (hinter compiling the bytecode
+    # Python may not write beside torch's sources); the rounds then start from the warm disk the issue asks
+    cold = one_try("this", str(ROOT / "src"), cli, args.out / "cold", args.first_call_only)
+    print(f"first process (cold bytecode cache): first call at {cold['first_call']:.2f} s, "
+          f"process {cold['wall']:.2f} s; hinter: {cold.get('hinter')}", flush=True)
     for r in range(args.rounds):
         for variant, src in (variants if r % 2 == 0 else variants[::-1]):  # alternated, each order in turn
             row = one_try(variant, src, cli, args.out / f"{variant}-{r}", args.first_call_only)

@@ -113,3 +113,46 @@ def test_a_suite_run_is_the_same_with_the_early_start_and_says_what_loaded_when(
         assert len(texts) == 4 and len(mutants) > 4
         runs[early] = (summary, texts, mutants)
     assert runs["1"] == runs["0"]
+
+
+def _import_in_a_process(tmp_path, env_extra: dict, compiled_beside: bool) -> list:
+    """A fresh Python that may not write bytecode (PYTHONDONTWRITEBYTECODE, as on the lent GPU machines) imports
+    a package of its own after `keep_bytecode`: the bytecode files written under the cache folder."""
+    import compileall
+    import os
+    import subprocess
+    package = tmp_path / "src" / "heavypkg"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("from heavypkg import part\n")
+    (package / "part.py").write_text("VALUE = 42\n")
+    if compiled_beside:  # installed with its bytecode, as pip does by default
+        compileall.compile_dir(package, quiet=1)
+    cache = tmp_path / "cache"
+    env = {k: v for k, v in os.environ.items() if k != "HINTER_BYTECODE"}
+    env.update({"PYTHONDONTWRITEBYTECODE": "1", "HINTER_CACHE": str(cache), **env_extra})
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path / "src"), env.get("PYTHONPATH", "")])
+    done = subprocess.run([sys.executable, "-c", "from hinter.models import startup; "
+                           "print(startup.keep_bytecode('heavypkg')); import heavypkg; print(heavypkg.part.VALUE)"],
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[-1] == "42"
+    return sorted(p.name for p in cache.rglob("*.pyc") if "heavypkg" in str(p))
+
+
+def test_a_package_installed_without_bytecode_is_compiled_once_into_the_cache(tmp_path):
+    assert _import_in_a_process(tmp_path, {}, compiled_beside=False) == [
+        f"__init__.{sys.implementation.cache_tag}.pyc", f"part.{sys.implementation.cache_tag}.pyc"]
+
+
+def test_bytecode_is_left_to_python_where_it_is_installed_or_turned_off(tmp_path):
+    assert _import_in_a_process(tmp_path / "a", {}, compiled_beside=True) == []
+    assert _import_in_a_process(tmp_path / "b", {"HINTER_BYTECODE": "0"}, compiled_beside=False) == []
+
+
+def test_where_bytecode_is_kept():
+    environ = {"HINTER_CACHE": "/c"}
+    assert startup.bytecode_folder(environ, True, None, False) == "/c/bytecode"
+    assert startup.bytecode_folder(environ, False, None, False) is None  # Python writes it as usual
+    assert startup.bytecode_folder(environ, True, "/mine", False) is None  # the user's own prefix
+    assert startup.bytecode_folder(environ, True, None, None) is None  # torch not installed
+    assert startup.bytecode_folder({**environ, "HINTER_BYTECODE": "0"}, True, None, False) is None

@@ -12,6 +12,7 @@ import typer
 
 from hinter.errors import HinterError
 from hinter.files import storage_error
+from hinter.models import startup
 from hinter.cli import commands  # noqa: F401  (each command module registers its command on `app`)
 from hinter.cli.app import RUN_FOLDER, app, console, interrupted_message
 
@@ -69,6 +70,7 @@ def main() -> None:
     signal.signal(signal.SIGINT, _interrupt)
     signal.signal(signal.SIGTERM, _interrupt)
     debug = "--debug" in sys.argv
+    startup.keep_bytecode()  # before any command imports torch
     if debug:
         sys.argv.remove("--debug")
     try:

@@ -13,6 +13,12 @@ imports hold the interpreter lock and the main thread has under a second of othe
 What loads when: the load's phases (`timed`) go to the run's stats as `seconds_load_*` (the summary's `seconds`),
 and with HINTER_TIMINGS=1 the first model call prints one line to stderr, `hinter startup: {...}` (JSON): the
 seconds since the process started at which the model was asked first, and each phase's seconds.
+
+Compiled bytecode kept (`keep_bytecode`): where Python may not write bytecode (PYTHONDONTWRITEBYTECODE, as on the
+lent H200 machines) and torch was installed without it (no .pyc beside its sources), every process compiled
+torch's and sympy's thousands of modules again: 14.3 s to import torch and transformers and start CUDA there, 8.7 s
+with the bytecode kept (docs/gpu.md). The CLI then keeps it in hinter's cache folder, not beside the sources
+(Python's own `sys.pycache_prefix`); HINTER_BYTECODE=0 leaves Python as it was.
 """
 from __future__ import annotations
 
@@ -24,6 +30,7 @@ import time
 from contextlib import contextmanager
 
 EARLY_ENV = "HINTER_EARLY_START"
+BYTECODE_ENV = "HINTER_BYTECODE"
 TIMINGS_ENV = "HINTER_TIMINGS"
 BACKENDS = ("hf", "hf-causal")  # the prefixes whose load imports torch and transformers
 
@@ -75,6 +82,43 @@ class EarlyStart:
             pass
         finally:
             self.seconds = time.perf_counter() - t0
+
+
+def bytecode_folder(environ, dont_write: bool, prefix: str | None, compiled: bool | None) -> str | None:
+    """Where this process should keep compiled bytecode, or None to leave Python as it is: only where Python may
+    not write it (`dont_write`), no prefix was chosen, the heavy package is installed (`compiled` not None) without
+    its bytecode (`compiled` False), and HINTER_BYTECODE is not 0."""
+    if not dont_write or prefix or compiled is not False or environ.get(BYTECODE_ENV, "1") == "0":
+        return None
+    return os.path.join(environ.get("HINTER_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "hinter"),
+                        "bytecode")
+
+
+def _compiled(package: str) -> bool | None:
+    """Whether `package`'s __init__ has bytecode beside it (None: not installed); found without importing it."""
+    import importlib.util
+    try:
+        spec = importlib.util.find_spec(package)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+        return None
+    return os.path.exists(importlib.util.cache_from_source(spec.origin))
+
+
+def keep_bytecode(package: str = "torch") -> str | None:
+    """Keep the bytecode of what this process imports from now on in hinter's cache folder (read there by the next
+    process) where `bytecode_folder` says so: the folder, or None. Called by the CLI before any command imports
+    torch; a library user's process is left alone."""
+    folder = bytecode_folder(os.environ, sys.dont_write_bytecode, sys.pycache_prefix, _compiled(package))
+    if folder is None:
+        return None
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError:  # a read-only home: compile each time, as before
+        return None
+    sys.pycache_prefix, sys.dont_write_bytecode = folder, False
+    return folder
 
 
 def begin(spec: str | None) -> None:
