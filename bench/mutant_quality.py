@@ -73,8 +73,8 @@ def _texts(name: str, first: int, end: int | None, held_out: bool) -> list[tuple
     from hinter.datasets import read_dataset
 
     if name in ("fresh", "fresh3"):
-        texts = [line.strip() for line in (FRESH if name == "fresh" else FRESH3).read_text(encoding="utf-8").splitlines()
-                 if line.strip()]
+        lines = (FRESH if name == "fresh" else FRESH3).read_text(encoding="utf-8").splitlines()
+        texts = [line.strip() for line in lines if line.strip()]
     else:
         texts = [r.text for r in read_dataset(SHARED / name / "sample.jsonl" if held_out else name, limit=end).records]
     return list(enumerate(texts))[first:end]

@@ -686,8 +686,8 @@ def word_sense(text: str, span, word: str, replacement: str, occupational: bool 
     work's maker, whose job the text needs); "not the same role" (governor and governess); "Native American sense"
     ("an Indian chief"); "language" ("an English speaking cast"); "noun for an adjective" (a demonym that is a noun
     where the word has no determiner or a hyphen after it: "he is Frenchwoman", "Faroe Islander-American"; one
-    before its noun, "a Frenchwoman artist", is read from the parse by `skipped_occurrences`); "language's adjective" (Arabic
-    said of people: Arab); "interjection" ("Oh boy", "but man it deserves", "movie dude!")."""
+    before its noun, "a Frenchwoman artist", is read from the parse by `skipped_occurrences`); "language's
+    adjective" (Arabic said of people: Arab); "interjection" ("Oh boy", "but man it deserves", "movie dude!")."""
     start, end = span
     low, new = word.lower(), replacement.lower()
     if occupational and low in WORK_MAKERS and _WORK.search(text):
