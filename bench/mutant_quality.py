@@ -2,9 +2,9 @@
 review and legal samples, for a reader to label grammatical or not and right in meaning or not.
 
     python bench/mutant_quality.py draw VERSION [--out bench/data/english_quality_VERSION.jsonl] [--any-occurrence]
-                                        [--held-out | --held-out2]
+                                        [--held-out | --held-out2 | --held-out3]
     python bench/mutant_quality.py sample before after [--n 240] [--csv bench/data/english_quality_sample.csv]
-                                          [--held-out2]
+                                          [--held-out2 | --held-out3]
     python bench/mutant_quality.py table [--csv bench/data/english_quality_sample.csv]
 
 `draw` runs the campaigns with the hinter on PYTHONPATH (run it once on the commit before the change, once after):
@@ -25,6 +25,12 @@ the rest over imdb (half) and scotus, eurlex, ledgar (a sixth each, a short one'
     python bench/mutant_quality.py draw held-out2 --held-out2
     python bench/mutant_quality.py sample held-out2 --held-out2 --n 210 --csv bench/data/english_quality_held_out2.csv
     python bench/mutant_quality.py table --csv bench/data/english_quality_held_out2.csv
+
+`--held-out3` (HELD_OUT3: imdb 700-1200, ledgar 700-800, scotus 60-200, eurlex 60-120, and
+bench/data/english_texts_fresh3.txt, 40 texts written before their author read the rules), drawn the same way:
+
+    python bench/mutant_quality.py draw held-out3 --held-out3
+    python bench/mutant_quality.py sample held-out3 --held-out3 --n 220 --csv bench/data/english_quality_held_out3.csv
 """
 from __future__ import annotations
 
@@ -50,8 +56,14 @@ HELD_OUT = (("imdb", 200, 400), ("ledgar", 200, 400), ("scotus", 4, 24))
 # 30 texts written after the rules (FRESH, one a line)
 HELD_OUT2 = (("imdb", 400, 700), ("ledgar", 400, 700), ("scotus", 24, 60), ("eurlex", 0, 60), ("fresh", 0, 30))
 FRESH = DATA / "english_texts_fresh.txt"
+# --held-out3, read by nobody before its measure, none of the rows above nor the rule-writing ones: the next 500
+# reviews, the last 100 clauses (ledgar has 800), 140 opinions, 60 EU acts, and 40 texts written before their author
+# read the English rules (FRESH3)
+HELD_OUT3 = (("imdb", 700, 1200), ("ledgar", 700, 800), ("scotus", 60, 200), ("eurlex", 60, 120), ("fresh3", 0, 40))
+FRESH3 = DATA / "english_texts_fresh3.txt"
 SHARES = {"imdb": 0.65, "ecthr": 0.25, "ledgar": 0.1, "scotus": 0.25}
 SHARES2 = {"fresh": None, "imdb": 0.5, "scotus": 1 / 6, "eurlex": 1 / 6, "ledgar": 1 / 6}
+SHARES3 = {"fresh3": None, "imdb": 0.5, "scotus": 1 / 6, "eurlex": 1 / 6, "ledgar": 1 / 6}
 FIELDS = ("version", "dataset", "text_id", "key", "original", "mutant", "grammatical", "meaning", "error")
 
 
@@ -60,8 +72,9 @@ def _texts(name: str, first: int, end: int | None, held_out: bool) -> list[tuple
     line), the bundled sample's otherwise."""
     from hinter.datasets import read_dataset
 
-    if name == "fresh":
-        texts = [line.strip() for line in FRESH.read_text(encoding="utf-8").splitlines() if line.strip()]
+    if name in ("fresh", "fresh3"):
+        lines = (FRESH if name == "fresh" else FRESH3).read_text(encoding="utf-8").splitlines()
+        texts = [line.strip() for line in lines if line.strip()]
     else:
         texts = [r.text for r in read_dataset(SHARED / name / "sample.jsonl" if held_out else name, limit=end).records]
     return list(enumerate(texts))[first:end]
@@ -239,20 +252,24 @@ def main() -> None:
     d.add_argument("--held-out", action="store_true", help="the texts of HELD_OUT instead (read by no rule's author)")
     d.add_argument("--held-out2", action="store_true", help="the texts of HELD_OUT2 instead (read by nobody before "
                    "the measure, FRESH written after the rules)")
+    d.add_argument("--held-out3", action="store_true", help="the texts of HELD_OUT3 instead (read by nobody before "
+                   "the measure, FRESH3 written before its author read the rules)")
     s = sub.add_parser("sample")
     s.add_argument("versions", nargs="+")
     s.add_argument("--n", type=int, default=230)
     s.add_argument("--csv", type=Path, default=DATA / "english_quality_sample.csv")
     s.add_argument("--held-out2", action="store_true", help="draw with SHARES2 (every kept mutant of FRESH, then "
                    "imdb half the rest)")
+    s.add_argument("--held-out3", action="store_true", help="draw with SHARES3 (every kept mutant of FRESH3, then "
+                   "imdb half the rest)")
     t = sub.add_parser("table")
     t.add_argument("--csv", type=Path, default=DATA / "english_quality_sample.csv")
     args = ap.parse_args()
     if args.command == "draw":
         draw(args.version, args.out or DATA / f"english_quality_{args.version}.jsonl", not args.any_occurrence,
-             HELD_OUT2 if args.held_out2 else HELD_OUT if args.held_out else None)
+             HELD_OUT3 if args.held_out3 else HELD_OUT2 if args.held_out2 else HELD_OUT if args.held_out else None)
     elif args.command == "sample":
-        sample(args.versions, args.n, args.csv, SHARES2 if args.held_out2 else None)
+        sample(args.versions, args.n, args.csv, SHARES3 if args.held_out3 else SHARES2 if args.held_out2 else None)
     else:
         table(args.csv)
 

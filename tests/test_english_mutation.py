@@ -380,3 +380,66 @@ def test_a_gender_noun_with_no_name_in_its_sentence_is_kept():
     gen = generate(0, "Jane Fonda left. The actors were tired.", ACTORS, ("gender",), 1)
     assert [m.text for i, m in enumerate(gen.mutants) if i not in gen.uninflected] == \
         ["Jane Fonda left. The actresses were tired."]
+
+
+# Issue 40, the third held-out reading: words that do not mean what their pair supposes are left alone (counted in
+# Generation.not_mutated by reason), and a pronoun beside a gendered noun the lists lacked is discarded.
+SENSES = Dictionary((Pair("gender", "female", "male", "writer", "laborer", occupational=True),
+                     Pair("gender", "male", "female", "governor", "governess"),
+                     Pair("gender", "female", "male", "governess", "governor"),
+                     Pair("gender", "male", "female", "boy", "girl"),
+                     Pair("gender", "female", "male", "girl", "boy"),
+                     Pair("gender", "male", "female", "man", "woman"),
+                     Pair("gender", "male", "female", "his", "her"),
+                     Pair("gender", "female", "male", "her", "his"),
+                     Pair("race", "asian", "european", "Indian", "Serb"),
+                     Pair("race", "european", "asian", "English", "Vietnamese"),
+                     Pair("race", "american", "european", "Native American", "Frenchwoman"),
+                     Pair("race", "african", "arab", "African", "Arabic")), "english-senses")
+
+
+def _sense(text, attributes=("gender", "race")):
+    gen = generate(0, text, SENSES, attributes, 1)
+    texts = {"|".join(m.key).split(":", 2)[2]: m.text for m in gen.mutants}
+    discarded = {"|".join(m.key).split(":", 2)[2]: gen.uninflected[i] for i, m in enumerate(gen.mutants)
+                 if i in gen.uninflected}
+    return texts, discarded, gen
+
+
+@pytest.mark.parametrize("text, reason", [
+    ("The writer's disdain for the rich was all too apparent in the film.", "maker of the work"),
+    ("In short, it was a film based on a script whose writer was too clever by far.", "maker of the work"),
+    ("The outgoing governor signed the plan into law.", "not the same role"),  # male -> female
+    ("Our governess taught us French every morning.", "not the same role"),  # female -> male
+    ("A very young Rock Hudson attempts the role of an Indian chief.", "Native American sense"),
+    ("This Japanese fairytale features an English speaking voice-cast.", "language"),
+    ("I met a Native American artist at the fair.", "noun for an adjective"),
+    ("The film was adapted to an African American family.", "language's adjective"),
+    ("Did they really think people would laugh? Oh boy.", "interjection"),  # male -> female
+    ("It is easily surpassed, but man it deserves a better shot.", "interjection"),
+    ("Oh girl, what a night that was.", "interjection")])  # female -> male
+def test_a_word_that_does_not_mean_what_its_pair_supposes_is_left_alone(text, reason):
+    texts, _, gen = _sense(text)
+    assert gen.not_mutated.get(reason) == 1
+    assert not texts
+
+
+@pytest.mark.parametrize("text, key, mutant", [
+    ("She was a writer for the local paper.", "writer>laborer", "She was a laborer for the local paper."),
+    ("A young Indian woman won the chess tournament.", "Indian>Serb", "A young Serb woman won the chess tournament."),
+    ("The English man was silent.", "English>Vietnamese", "The Vietnamese man was silent."),
+    ("I met a Native American at the fair.", "Native American>Frenchwoman", "I met a Frenchwoman at the fair."),
+    ("The boy laughed at the joke.", "boy>girl", "The girl laughed at the joke."),
+    ("The girl laughed at the joke.", "girl>boy", "The boy laughed at the joke.")])
+def test_the_same_words_in_their_own_sense_are_mutated(text, key, mutant):
+    texts, _, gen = _sense(text)
+    assert texts[key] == mutant
+
+
+@pytest.mark.parametrize("text, key, noun", [
+    ("The old fisherman mended his nets on the pier. His sons sold the catch.", "his>her", "fisherman"),
+    ("A sweet fireman recalls what he can of his colleagues.", "his>her", "fireman"),
+    ("Granny baked her pie. Her kitchen smelled of cinnamon.", "her>his", "granny")])
+def test_a_pronoun_beside_a_gendered_noun_the_lists_lacked_is_discarded(text, key, noun):
+    _, discarded, _ = _sense(text, ("gender",))
+    assert noun in discarded[key].lower()

@@ -156,12 +156,14 @@ PERSON_NOUNS = {
                       "grandson stepfather stepson brother uncle nephew husband boyfriend fiance groom widower "
                       "king prince lord sir mr mister monsieur monk priest actor hero waiter host heir headmaster "
                       "businessman chairman congressman councilman policeman salesman spokesman nobleman "
-                      "horseman schoolboy godfather patriarch wizard".split()),
+                      "horseman schoolboy godfather patriarch wizard bloke chap fisherman fireman postman milkman "
+                      "doorman cameraman sportsman gunman cowboy".split()),
     "female": frozenset("woman lady gal girl lass mother mom mommy mama ma grandmother grandma daughter "
                         "granddaughter stepmother stepdaughter sister aunt niece wife girlfriend fiancee bride widow "
                         "queen princess madam madame ms mrs miss nun actress heroine waitress hostess heiress "
                         "headmistress businesswoman chairwoman congresswoman councilwoman policewoman saleswoman "
-                        "spokeswoman noblewoman horsewoman schoolgirl godmother matriarch witch".split()),
+                        "spokeswoman noblewoman horsewoman schoolgirl godmother matriarch witch auntie granny "
+                        "fisherwoman".split()),
 }
 
 _PERSON_NOUN = {g: re.compile(r"(?<![\w'’])(" + "|".join(sorted(ws)) + r")(?![\w]|['’](?!s\b))", re.I)
@@ -599,7 +601,7 @@ def skipped_occurrences(text: str, occurrences, docs) -> list[str | None]:
     """`skipped_occurrence` for each (span, pair) of a text, the sentences that need a parse parsed in one batch
     ("his" is read from the next word: no parse)."""
     out: list[str | None] = [None] * len(occurrences)
-    need = []
+    need, makers = [], set()
     for i, (span, pair) in enumerate(occurrences):
         if pair.attribute != "race" and title_or_name(text, span, pair.word):
             out[i] = "name"
@@ -610,6 +612,12 @@ def skipped_occurrences(text: str, occurrences, docs) -> list[str | None]:
         if pair.word.lower() in HONORIFICS and _NAMED_AFTER.match(text, span[1]):
             out[i] = "title of a named person"
             continue
+        why = word_sense(text, span, pair.word, pair.replacement, pair.occupational)
+        if why is not None and why != MAKER:
+            out[i] = why
+            continue
+        if why == MAKER:  # after the parse's rules: "the script writer" stays a compound, as counted before
+            makers.add(i)
         if pair.word.lower() in _OTHER or pair.word.lower() in ("his", "her"):
             if generic(text, span):
                 out[i] = "generic pronoun"
@@ -618,18 +626,89 @@ def skipped_occurrences(text: str, occurrences, docs) -> list[str | None]:
             form = "her" if starts_noun_phrase(text, span[1]) else "hers"
             out[i] = None if pair.replacement.lower() not in ("her", "hers") or form == pair.replacement.lower() \
                 else "pronoun form"
-        elif pair.occupational or may_be_skipped(text, span, pair.word, pair.attribute):
+        elif pair.occupational or pair.replacement.lower() in NOUN_DEMONYMS \
+                or may_be_skipped(text, span, pair.word, pair.attribute):
             need.append(i)
     docs.prefetch([occurrences[i][0] for i in need])
     for i in need:
         (start, end), pair = occurrences[i]
         tokens = docs.tokens(start, end)
         if tokens is None:
+            out[i] = MAKER if i in makers else None
             continue
         out[i] = skipped_occurrence(text, start, tokens, pair.word, pair.replacement, pair.attribute)
         if out[i] is None and pair.occupational and in_compound(tokens):
             out[i] = "compound"
+        if out[i] is None and i in makers:
+            out[i] = MAKER
+        if out[i] is None and pair.replacement.lower() in NOUN_DEMONYMS and _modifies_a_noun(tokens):
+            out[i] = DEMONYM  # "a Frenchwoman artist"
     return out
+
+
+# Where a dictionary word does not mean what its pair supposes (`word_sense`, issue 40's third held-out reading).
+# A job that made the work the text is about: "the writer and director", "a script whose writer" (the film's
+# writer becomes a laborer or a lawyer, and the text no longer says who wrote it).
+WORK_MAKERS = frozenset("writer editor designer".split())
+MAKER = "maker of the work"
+DEMONYM = "noun for an adjective"
+_WORK = re.compile(r"\b(?:films?|movies?|scripts?|screenplays?|screenwriters?|novels?|sitcoms?|episodes?|"
+                   r"documentar(?:y|ies)|cinema|plot|director|directors|directed|co-writer)\b", re.I)
+# Pairs whose words are not the same role in the other gender: a governess is a nanny, not a woman governor.
+NOT_COUNTERPARTS = frozenset({frozenset(("governor", "governess"))})
+# "Indian" as the Native American sense ("an Indian chief", "the Indian wars"), not the Asian one its pairs mean.
+_INDIAN_NATIVE = re.compile(r"[\s-]+(?:chiefs?|tribes?|tribal|reservations?|wars?|warriors?|braves?|squaws?|"
+                            r"princess|territory|agents?|scouts?|villages?|raids?|attacks?|massacres?|maidens?)\b",
+                            re.I)
+# Demonyms that are nouns, not adjectives: one cannot stand before a noun ("a Frenchwoman artist", "a Highlander
+# woman", "Faroe Islander-American soldiers") nor alone after a verb ("he is Frenchman").
+NOUN_DEMONYMS = frozenset((
+    "scotswoman", "scotsman", "luxembourger", "liechtensteiner", "irishman", "irishwoman", "highlander",
+    "frenchwoman", "frenchman", "faroe islander", "englishwoman", "englishman", "dutchman", "dutchwoman", "westerner",
+    "welshwoman", "welshman", "greenlander", "icelander"))
+# A gender word said as an interjection or a call, not of a person: "Oh boy.", "but man it deserves", "movie dude!"
+_CALLS = frozenset("man boy dude girl brother sister lady mama mister baby bro".split())
+_CALL_BEFORE = re.compile(r"(?:\b(?:oh+|ah+|aw+|boy oh|oh my)[ \t]*,?[ \t]*|(?:[.!?:;]|\bbut|\band|\bso)[ \t]+)$", re.I)
+_CALL_AFTER = re.compile(r"[ \t]*(?:!|,|[ \t](?:was|is|did|does|do|were|are|have|has|had)?[ \t]*"
+                         r"(?:i|it|he|she|we|they|you|that|this)\b)", re.I)
+
+
+def _modifies_a_noun(tokens) -> bool:
+    """Whether the occurrence (its tokens in the parse) stands before the noun it describes: "a Native American
+    artist", "Indian Chief" (a compound of proper nouns)."""
+    t = tokens.root
+    return t.dep_ in ("amod", "compound", "nmod") and t.head.i > t.i and t.head.pos_ in ("NOUN", "PROPN")
+
+
+def word_sense(text: str, span, word: str, replacement: str, occupational: bool = False) -> str | None:
+    """Why the occurrence at `span` of `word` does not mean what its pair supposes, from the text alone, else None:
+    "maker of the work" (an occupational pair's writer, editor or designer in a text about a film or a book: the
+    work's maker, whose job the text needs); "not the same role" (governor and governess); "Native American sense"
+    ("an Indian chief"); "language" ("an English speaking cast"); "noun for an adjective" (a demonym that is a noun
+    where the word has no determiner or a hyphen after it: "he is Frenchwoman", "Faroe Islander-American"; one
+    before its noun, "a Frenchwoman artist", is read from the parse by `skipped_occurrences`); "language's
+    adjective" (Arabic said of people: Arab); "interjection" ("Oh boy", "but man it deserves", "movie dude!")."""
+    start, end = span
+    low, new = word.lower(), replacement.lower()
+    if occupational and low in WORK_MAKERS and _WORK.search(text):
+        return MAKER
+    if frozenset((low, new)) in NOT_COUNTERPARTS:
+        return "not the same role"
+    if low == "indian" and (_INDIAN_NATIVE.match(text, end) or re.search(r"\b(?:american|red)[ \t]+$",
+                                                                           text[max(0, start - 12):start], re.I)):
+        return "Native American sense"
+    if low in LANGUAGES and re.match(r"[ \t-]+speaking\b", text[end:end + 12], re.I):
+        return "language"
+    if new in NOUN_DEMONYMS and (re.match(r"-[A-Za-z]", text[end:end + 2])
+                                 or not _DETERMINER_BEFORE.search(text[max(0, start - 40):start])):
+        return DEMONYM
+    if new == "arabic":
+        return "language's adjective"
+    if low in _CALLS and ((_CALL_BEFORE.search(text[max(0, start - 12):start]) or starts_sentence(text, start)) and (
+            _CALL_AFTER.match(text, end) or text[end:end + 1] in ("", ".", "!", "?"))
+            or text[end:end + 1] == "!" and not _DETERMINER_BEFORE.search(text[max(0, start - 40):start])):
+        return "interjection"
+    return None
 
 
 # A title's person is named when a capitalised word follows it ("Mr. Cosby", "Mrs Grubach", "Oh Mr Porter"): a
