@@ -566,3 +566,37 @@ def test_french_answers_outside_the_task_are_not_findings(tmp_path, fr_validator
     assert totals["atomic"]["unparseable"] > 0 and totals["intersectional"]["unparseable"] > 0
     assert totals["atomic"]["biased"] == totals["intersectional"]["biased"] == 0
     assert not any(f["significant"] for f in summary["findings"])
+
+
+def _kept(gen):
+    return {m.text for i, m in enumerate(gen.mutants) if i not in gen.uninflected}
+
+
+def test_a_repeated_noun_of_another_person_with_its_own_attribute_is_no_self_comparison(fr):
+    # fresh4: two persons, each with its own race word, are not one group compared with itself; both directions
+    gen = generate(0, "Une femme blanche et un homme noir ont assisté à la scène.", fr, ("gender", "race"), 2,
+                   language="fr")
+    kept = _kept(gen)
+    assert "Un homme blanc et un homme noir ont assisté à la scène." in kept
+    assert "Un homme coréen et un homme noir ont assisté à la scène." in kept
+    # the same words beside both: nothing tells the two apart, still discarded
+    assert "Un homme noir et un homme noir ont assisté à la scène." not in kept
+    assert any(gen.uninflected[i].startswith("self-comparison") for i in gen.self_compared)
+    gen = generate(0, "Un homme blanc et une femme noire ont assisté à la scène.", fr, ("gender",), 1, language="fr")
+    assert "Une femme blanche et une femme noire ont assisté à la scène." in _kept(gen)
+    # no word beside either: still a group compared with itself
+    gen = generate(0, "Un homme et une femme se disputaient dans la rue.", fr, ("gender",), 1, language="fr")
+    assert gen.self_compared == {0, 1}
+
+
+def test_self_comparison_reads_a_french_word_in_either_number_not_in_the_other_gender(fr):
+    # "noir" and "Noires" are one word only up to number: a man and women are other persons (kept); "Noirs"
+    # beside "noir" is the same group (discarded), as "Noir" beside "Noir" is
+    gen = generate(0, "Un Blanc a tenu des propos racistes envers des Noires.", fr, ("race",), 1, language="fr")
+    assert "Un Noir a tenu des propos racistes envers des Noires." in _kept(gen)
+    gen = generate(0, "Une Blanche a tenu des propos racistes envers des Noirs.", fr, ("race",), 1, language="fr")
+    assert "Une Noire a tenu des propos racistes envers des Noirs." in _kept(gen)
+    gen = generate(0, "Un Blanc a tenu des propos racistes envers des Noirs.", fr, ("race",), 1, language="fr")
+    assert "Un Noir a tenu des propos racistes envers des Noirs." not in _kept(gen)
+    gen = generate(0, "Une Blanche a tenu des propos racistes envers des Noires.", fr, ("race",), 1, language="fr")
+    assert "Une Noire a tenu des propos racistes envers des Noires." not in _kept(gen)

@@ -1130,6 +1130,30 @@ def adjective_forms(masc: str) -> set[str]:
     return {f for to in (MASC, FEM) for plural in (False, True) if (f := adjective_form(masc, to, plural))}
 
 
+@lru_cache(maxsize=4096)
+def _word_forms(word: str) -> tuple[frozenset[str], ...]:
+    """The forms of a word by gender, each singular and plural ("noire": {noir, noirs}, {noire, noires}), read back
+    from its masculine singular by the inflection rules; the word alone, as both, when they cannot tell."""
+    w = word.casefold()
+    out = []
+    for sg in {w, w[:-1] if w.endswith(("s", "x")) else w}:
+        for m in {sg, masculine(sg)} - {None}:
+            masc = {adjective_form(m, MASC), adjective_form(m, MASC, True)}
+            fem = {adjective_form(m, FEM), adjective_form(m, FEM, True)} - {None}
+            if w in masc | fem:
+                out += [frozenset(f) for f in (masc, fem) if w in f]
+    return tuple(out) or (frozenset({w}),)
+
+
+def same_word(a: str, b: str) -> bool:
+    """Two dictionary words are one word in the same gender, either number ("Noir" and "noirs", "blanche" and
+    "Blanches"; "locaux" and "local"), for the self-comparison check (mutation.mutants.self_comparison,
+    languages.Language.same_word). A form in the other gender ("noir" and "noire") names a person of the other
+    gender, so another person: "L'employé noir ... sa collègue noire" compares no group with itself."""
+    a, b = a.casefold(), b.casefold()
+    return a == b or any(b in forms for forms in _word_forms(a))
+
+
 @lru_cache(maxsize=1)
 def origin_words() -> frozenset[str]:
     """The built-in dictionary's origin words (race) and the nationalities in all their forms, which follow their
