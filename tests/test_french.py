@@ -51,7 +51,8 @@ CASES = [  # (case, original, expected mutant)
     # fresh4: "la femme de Marc", "la femme du maire" is a wife: le mari (not "l'homme de Marc")
     ("wife_of_someone_to_husband", "Je connais la femme du maire.", "Je connais le mari du maire."),
     ("wife_of_a_name_to_husband", "La femme de Marc est arrivée en retard.", "Le mari de Marc est arrivé en retard."),
-    ("husband_of_a_name_to_wife", "Le mari de Claire est arrivé en retard.", "L'épouse de Claire est arrivée en retard."),
+    ("husband_of_a_name_to_wife", "Le mari de Claire est arrivé en retard.",
+     "L'épouse de Claire est arrivée en retard."),
     # fresh4: "jeune fille" is a young woman: "jeune homme", not "jeune garçon" (a boy)
     ("jeune_fille_to_jeune_homme", "Une jeune fille s'est mariée samedi.", "Un jeune homme s'est marié samedi."),
     ("jeune_homme_to_jeune_femme", "Un jeune homme s'est marié samedi.", "Une jeune femme s'est mariée samedi."),
@@ -625,7 +626,8 @@ def test_a_person_noun_after_devenir_or_rester_follows_its_subject_or_refuses_th
     # subject's attribute: changed alone, it is refused; a bare one follows its subject as an adjective does;
     # one that cannot (mère, with a determiner) refuses the subject's mutant
     for text, kept, refused in (
-            ("Ma sœur est restée infirmière.", "Mon frère est resté infirmier.", "Ma sœur est restée infirmier."),
+            ("Ma sœur est restée infirmière.", "Mon frère est resté infirmier.",
+             "Ma sœur est restée infirmier."),
             ("Mon frère est devenu avocat.", "Ma sœur est devenue avocate.", "Mon frère est devenu avocate."),
             ("Elle est devenue mère l'année dernière.", None, "Elle est devenue père l'année dernière."),
             ("Il est devenu père l'année dernière.", None, "Il est devenu mère l'année dernière."),
@@ -642,7 +644,8 @@ def test_a_person_noun_after_devenir_or_rester_follows_its_subject_or_refuses_th
 
 
 def test_a_name_beside_the_person_noun_keeps_its_gender_and_refuses_the_mutant(fr):
-    for text in ("Mon amie Léa est discrète.", "Mon ami Ahmed est discret.", "La directrice Marie Dupont est arrivée."):
+    for text in ("Mon amie Léa est discrète.", "Mon ami Ahmed est discret.",
+                 "La directrice Marie Dupont est arrivée."):
         gen = generate(0, text, fr, ("gender",), 1, language="fr")
         assert gen.mutants and not _kept(gen), text
         assert all("would keep its gender" in why for why in gen.uninflected.values()), gen.uninflected

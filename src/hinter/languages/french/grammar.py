@@ -1128,7 +1128,8 @@ def carry_agreement(text: str, replacements, docs: SentenceDocs,
             head = toks.root
             if to == MASC and head.lower_ in _SPOUSE and (_possessed(head) or _of_someone(head)):
                 carry.edit((s, e), _SPOUSE[head.lower_], "agreement", r.attribute)  # "sa femme" -> "son mari"
-            if to == MASC and head.lower_ in _YOUNG_WOMAN and head.i > 0 and doc[head.i - 1].lower_ in ("jeune", "jeunes"):
+            if to == MASC and head.lower_ in _YOUNG_WOMAN and head.i > 0 and \
+                    doc[head.i - 1].lower_ in ("jeune", "jeunes"):
                 carry.edit((s, e), _YOUNG_WOMAN[head.lower_], "agreement", r.attribute)  # "jeune fille"
             why = _apposition(doc, head, old) or _agree(carry, doc, base, head, to, r.attribute)
             if why is None and _inverted(head):
