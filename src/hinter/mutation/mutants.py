@@ -169,7 +169,19 @@ def _words_by_attribute(text: str, dictionary: Dictionary) -> dict[str, list[tup
     out: dict[str, set] = defaultdict(set)
     for pair, spans in find_pairs(text, dictionary):
         out[pair.attribute] |= {(text[s:e], (s, e)) for s, e in spans}
-    return {a: sorted(ws, key=lambda w: w[1]) for a, ws in out.items()} or {"": []}
+    return {a: sorted(ws, key=lambda w: w[1]) for a, ws in out.items()}
+
+
+def _mutant_words(text: str, replacements: tuple[Replacement, ...]):
+    """span -> the text at that span in the mutant made of `replacements` (its edits read on first need: most
+    mutants never ask)."""
+    new_text: dict[Span, str] = {}
+
+    def now(span: Span) -> str:
+        if not new_text:
+            new_text.update({(s, e): t for s, e, t in edits_of(replacements)})
+        return new_text.get(span, text[span[0]:span[1]])
+    return now
 
 
 def self_comparison(text: str, replacement: Replacement, words: Sequence[tuple[str, Span]],
@@ -187,8 +199,8 @@ def self_comparison(text: str, replacement: Replacement, words: Sequence[tuple[s
     function giving them on first need; read in the mutant through `now(span)`), and those differ ("Une
     femme blanche et un homme noir" -> "Un homme blanc et un homme noir": two men, one white, one black); two
     alike ("Un homme noir et un homme noir"), or none, and the mutant is discarded. `same_word(a, b)`: whether two
-    words are one word (the language's, languages.Language.same_word: French "noir" and "noire"); by default the
-    same up to case and a plural ending. Language-neutral: the words beside are the dictionary's."""
+    words are one word (the language's, languages.Language.same_word: French "noir" and "noirs", not "noire"); by
+    default the same up to case and a plural ending. Language-neutral: the words beside are the dictionary's."""
     same = same_word or _same_lemma
     now = now or (lambda sp: text[sp[0]:sp[1]])
 
@@ -280,14 +292,14 @@ def generate(text_id: int, text: str, dictionary: Dictionary, attributes: tuple[
     words_of = defaultdict(list)  # attribute -> (word, span) of its dictionary words in the text
     for pair, spans in found:
         words_of[pair.attribute] += [(text[s:e], (s, e)) for s, e in spans]
-    every: dict[str, list] = {}
+    every: list[dict[str, list]] = []
 
     def all_words() -> dict[str, list]:
         """attribute -> (word, span) of every dictionary word of the text, whatever the run's attributes (the words
         that tell two persons apart: self_comparison), found on first need."""
         if not every:
-            every.update(_words_by_attribute(text, dictionary))
-        return every
+            every.append(_words_by_attribute(text, dictionary))
+        return every[0]
     for k in range(1, min(order, len(present)) + 1):
         for attrs in itertools.combinations(present, k):
             for combo in itertools.product(*(by_attribute[a] for a in attrs)):
@@ -304,8 +316,7 @@ def generate(text_id: int, text: str, dictionary: Dictionary, attributes: tuple[
                     extra += [x for x in agreement if not any(_overlap(x.spans, y.spans) for y in extra)]
                 if len(gen.mutants) not in gen.uninflected:
                     changed = [sp for x in (*combo, *extra) for sp in x.spans]
-                    new_text = {(s, e): t for s, e, t in edits_of(combo + tuple(extra))}
-                    now = lambda sp: new_text.get(sp, text[sp[0]:sp[1]])  # noqa: E731
+                    now = _mutant_words(text, combo + tuple(extra))
                     same = next((w for r in combo if (w := self_comparison(
                         text, r, words_of[r.attribute], sentences, changed, same_word=lang.same_word, now=now,
                         others=lambda a=r.attribute: [x for b, ws in all_words().items() if b != a for x in ws]))),
