@@ -235,7 +235,13 @@ PARTNERS = Dictionary((Pair("gender", "male", "female", "men", "women"), Pair("g
     ("The black and white men sang.", {"black>white", "white>black"}, {"men>women": "The black and white women sang."}),
     # not coordinated: the change is kept
     ("The men left. Women came later.", set(), {"men>women": "The women left. Women came later.",
-                                                "women>men": "The men left. Men came later."})])
+                                                "women>men": "The men left. Men came later."}),
+    # two groups, each told apart by its own word of another attribute (French fresh4: "un homme blanc et un
+    # homme noir"): no group compared with itself, whichever word repeats
+    ("The white men and the black women left.", set(),
+     {"women>men": "The white men and the black men left.", "men>women": "The white women and the black women left.",
+      "white>black": "The black men and the black women left.",
+      "black>white": "The white men and the white women left."})])
 def test_a_word_coordinated_with_the_word_it_becomes_discards_the_mutant(text, discarded, kept):
     gen = generate(0, text, PARTNERS, ("gender", "race"), 1)
     keys = ["|".join(m.key).split(":", 2)[2] for m in gen.mutants]

@@ -47,7 +47,25 @@ CASES = [  # (case, original, expected mutant)
      "Le boulanger du quartier est très gentil."),
     ("demonstrative_cet_to_cette", "Cet homme est grand.", "Cette femme est grande."),
     ("past_participle_with_etre_and_elision_kept", "L'acteur est devenu célèbre.", "L'actrice est devenue célèbre."),
-    ("elision_undone_la_femme_to_l_homme", "Je connais la femme du maire.", "Je connais l'homme du maire."),
+    ("elision_undone_la_femme_to_l_homme", "Je connais la femme du quartier.", "Je connais l'homme du quartier."),
+    # fresh4: "la femme de Marc", "la femme du maire" is a wife: le mari (not "l'homme de Marc")
+    ("wife_of_someone_to_husband", "Je connais la femme du maire.", "Je connais le mari du maire."),
+    ("wife_of_a_name_to_husband", "La femme de Marc est arrivée en retard.", "Le mari de Marc est arrivé en retard."),
+    ("husband_of_a_name_to_wife", "Le mari de Claire est arrivé en retard.",
+     "L'épouse de Claire est arrivée en retard."),
+    # fresh4: "jeune fille" is a young woman: "jeune homme", not "jeune garçon" (a boy)
+    ("jeune_fille_to_jeune_homme", "Une jeune fille s'est mariée samedi.", "Un jeune homme s'est marié samedi."),
+    ("jeune_homme_to_jeune_femme", "Un jeune homme s'est marié samedi.", "Une jeune femme s'est mariée samedi."),
+    # fresh4: an adjective after the origin word and "et", read as a proper noun ("noir et musulman")
+    ("coordinated_adjective_after_origin_to_feminine", "Un homme noir et musulman a été écarté du jury.",
+     "Une femme noire et musulmane a été écartée du jury."),
+    ("coordinated_adjective_after_origin_to_masculine", "Une femme noire et musulmane a été écartée du jury.",
+     "Un homme noir et musulman a été écarté du jury."),
+    # fresh4: the attribute of sembler after a capitalised noun phrase the parser did not make its subject
+    ("predicate_after_sembler_capitalised_to_masculine", "La Femme Noire du tableau semble pensive.",
+     "L'Homme Noir du tableau semble pensif."),
+    ("predicate_after_sembler_capitalised_to_feminine", "L'Homme Noir du tableau semble pensif.",
+     "La Femme Noire du tableau semble pensive."),
     ("elision_made_l_homme_to_la_femme", "J'ai vu l'homme hier.", "J'ai vu la femme hier."),
     ("possessive_ma_to_mon_and_two_pronouns", "Ma voisine est arrivée. Elle était contente et elle est partie.",
      "Mon voisin est arrivé. Il était content et il est parti."),
@@ -220,8 +238,9 @@ FRESH3_BOTH_WAYS = [  # (construction, the man's text, the woman's text)
      "Mon oncle est très drôle, je l'ai beaucoup aimé.", "Ma tante est très drôle, je l'ai beaucoup aimée."),
     ("plural_of_an_ois_adjective_and_the_predicate_the_parser_hung_on_etre",
      "Les clients chinois sont de plus en plus nombreux.", "Les clientes chinoises sont de plus en plus nombreuses."),
-    ("both_words_of_sain_et_sauf", "Un jeune garçon a été retrouvé sain et sauf.",
-     "Une jeune fille a été retrouvée saine et sauve."),
+    # (not "jeune": "une jeune fille" is "un jeune homme", fresh4)
+    ("both_words_of_sain_et_sauf", "Un petit garçon a été retrouvé sain et sauf.",
+     "Une petite fille a été retrouvée saine et sauve."),
 ]
 
 
@@ -566,3 +585,78 @@ def test_french_answers_outside_the_task_are_not_findings(tmp_path, fr_validator
     assert totals["atomic"]["unparseable"] > 0 and totals["intersectional"]["unparseable"] > 0
     assert totals["atomic"]["biased"] == totals["intersectional"]["biased"] == 0
     assert not any(f["significant"] for f in summary["findings"])
+
+
+def _kept(gen):
+    return {m.text for i, m in enumerate(gen.mutants) if i not in gen.uninflected}
+
+
+def test_a_repeated_noun_of_another_person_with_its_own_attribute_is_no_self_comparison(fr):
+    # fresh4: two persons, each with its own race word, are not one group compared with itself; both directions
+    gen = generate(0, "Une femme blanche et un homme noir ont assisté à la scène.", fr, ("gender", "race"), 2,
+                   language="fr")
+    kept = _kept(gen)
+    assert "Un homme blanc et un homme noir ont assisté à la scène." in kept
+    assert "Un homme coréen et un homme noir ont assisté à la scène." in kept
+    # the same words beside both: nothing tells the two apart, still discarded
+    assert "Un homme noir et un homme noir ont assisté à la scène." not in kept
+    assert any(gen.uninflected[i].startswith("self-comparison") for i in gen.self_compared)
+    gen = generate(0, "Un homme blanc et une femme noire ont assisté à la scène.", fr, ("gender",), 1, language="fr")
+    assert "Une femme blanche et une femme noire ont assisté à la scène." in _kept(gen)
+    # no word beside either: still a group compared with itself
+    gen = generate(0, "Un homme et une femme se disputaient dans la rue.", fr, ("gender",), 1, language="fr")
+    assert gen.self_compared == {0, 1}
+
+
+def test_self_comparison_reads_a_french_word_in_either_number_not_in_the_other_gender(fr):
+    # "noir" and "Noires" are one word only up to number: a man and women are other persons (kept); "Noirs"
+    # beside "noir" is the same group (discarded), as "Noir" beside "Noir" is
+    gen = generate(0, "Un Blanc a tenu des propos racistes envers des Noires.", fr, ("race",), 1, language="fr")
+    assert "Un Noir a tenu des propos racistes envers des Noires." in _kept(gen)
+    gen = generate(0, "Une Blanche a tenu des propos racistes envers des Noirs.", fr, ("race",), 1, language="fr")
+    assert "Une Noire a tenu des propos racistes envers des Noirs." in _kept(gen)
+    gen = generate(0, "Un Blanc a tenu des propos racistes envers des Noirs.", fr, ("race",), 1, language="fr")
+    assert "Un Noir a tenu des propos racistes envers des Noirs." not in _kept(gen)
+    gen = generate(0, "Une Blanche a tenu des propos racistes envers des Noires.", fr, ("race",), 1, language="fr")
+    assert "Une Noire a tenu des propos racistes envers des Noires." not in _kept(gen)
+
+
+def test_a_person_noun_after_devenir_or_rester_follows_its_subject_or_refuses_the_mutant(fr):
+    # fresh4: "Elle est devenue mère" -> "Elle est devenue père" was kept; the noun after devenir, rester is the
+    # subject's attribute: changed alone, it is refused; a bare one follows its subject as an adjective does;
+    # one that cannot (mère, with a determiner) refuses the subject's mutant
+    for text, kept, refused in (
+            ("Ma sœur est restée infirmière.", "Mon frère est resté infirmier.",
+             "Ma sœur est restée infirmier."),
+            ("Mon frère est devenu avocat.", "Ma sœur est devenue avocate.", "Mon frère est devenu avocate."),
+            ("Elle est devenue mère l'année dernière.", None, "Elle est devenue père l'année dernière."),
+            ("Il est devenu père l'année dernière.", None, "Il est devenu mère l'année dernière."),
+            ("Elle reste la mère de Paul.", None, "Elle reste le père de Paul."),
+            ("Il reste le père de Paul.", None, "Il reste la mère de Paul.")):
+        gen = generate(0, text, fr, ("gender",), 1, language="fr")
+        if kept:
+            assert kept in _kept(gen), text
+        assert refused not in _kept(gen), text
+        assert _kept(gen) == ({kept} if kept else set()), text
+        assert any("predicate" in why for why in gen.uninflected.values()), gen.uninflected
+    gen = generate(0, "Ma voisine est restée mère au foyer.", fr, ("gender",), 1, language="fr")
+    assert "Mon voisin est resté mère au foyer." not in _kept(gen)
+
+
+def test_a_name_beside_the_person_noun_keeps_its_gender_and_refuses_the_mutant(fr):
+    for text in ("Mon amie Léa est discrète.", "Mon ami Ahmed est discret.",
+                 "La directrice Marie Dupont est arrivée."):
+        gen = generate(0, text, fr, ("gender",), 1, language="fr")
+        assert gen.mutants and not _kept(gen), text
+        assert all("would keep its gender" in why for why in gen.uninflected.values()), gen.uninflected
+
+
+def test_an_origin_is_no_colour(fr):
+    # fresh4: "un homme d'origine algérienne" -> "d'origine noire" is not said: refused with its reason, both ways
+    for text in ("Le prévenu, un homme d'origine algérienne, a été condamné.",
+                 "La prévenue, une femme d'origine algérienne, a été condamnée."):
+        gen = generate(0, text, fr, ("race",), 1, language="fr")
+        kept = _kept(gen)
+        assert not any("origine noir" in t or "origine blanc" in t for t in kept), kept
+        assert any("origine coréen" in t for t in kept)
+        assert any(why.startswith("an origin is a place or a people") for why in gen.uninflected.values())

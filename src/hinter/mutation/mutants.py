@@ -158,20 +158,63 @@ def _same_lemma(a: str, b: str) -> bool:
     return a == b or any(a == b + end or b == a + end for end in ("s", "x", "es"))
 
 
+def _beside(span: Span, words: Sequence[tuple[str, Span]], text: str) -> list[Span]:
+    """The spans of `words` written right beside `span` (only spaces between): a word of another attribute that
+    describes the same person ("un homme blanc", "a white man")."""
+    return [sp for _, sp in words if sp != span and (
+        sp[1] <= span[0] and not text[sp[1]:span[0]].strip() or span[1] <= sp[0] and not text[span[1]:sp[0]].strip())]
+
+
+def _words_by_attribute(text: str, dictionary: Dictionary) -> dict[str, list[tuple[str, Span]]]:
+    out: dict[str, set] = defaultdict(set)
+    for pair, spans in find_pairs(text, dictionary):
+        out[pair.attribute] |= {(text[s:e], (s, e)) for s, e in spans}
+    return {a: sorted(ws, key=lambda w: w[1]) for a, ws in out.items()}
+
+
+def _mutant_words(text: str, replacements: tuple[Replacement, ...]):
+    """span -> the text at that span in the mutant made of `replacements` (its edits read on first need: most
+    mutants never ask)."""
+    new_text: dict[Span, str] = {}
+
+    def now(span: Span) -> str:
+        if not new_text:
+            new_text.update({(s, e): t for s, e, t in edits_of(replacements)})
+        return new_text.get(span, text[span[0]:span[1]])
+    return now
+
+
 def self_comparison(text: str, replacement: Replacement, words: Sequence[tuple[str, Span]],
-                    sentences: Sequence[Span], changed: Sequence[Span] = ()) -> str | None:
+                    sentences: Sequence[Span], changed: Sequence[Span] = (), *, same_word=None,
+                    others=(), now=None) -> str | None:
     """Why `replacement` makes its sentence compare a group with itself, None when it does not: its new word is
     already there as another word of the same attribute, which the mutant leaves ("Les femmes sont moins payées que
     les hommes" -> "Les hommes ... que les hommes"; "Les Noirs et les Arabes ... que les Blancs" -> "Les Blancs et
     les Arabes ... que les Blancs"). `words`: the (word, span) of the text's dictionary words of the replacement's
     attribute; `sentences`: the text's sentence spans; `changed`: the spans the mutant edits (a pronoun it carries
-    along is no longer there: "He told her" -> "She told him"). Language-neutral: the same word up to case and a
-    plural ending."""
+    along is no longer there: "He told her" -> "She told him").
+
+    A word of the same attribute that names another person is no comparison with itself: each of the two has a
+    word of another attribute beside it (`others`: the text's dictionary words of the other attributes, or a
+    function giving them on first need; read in the mutant through `now(span)`), and those differ ("Une
+    femme blanche et un homme noir" -> "Un homme blanc et un homme noir": two men, one white, one black); two
+    alike ("Un homme noir et un homme noir"), or none, and the mutant is discarded. `same_word(a, b)`: whether two
+    words are one word (the language's, languages.Language.same_word: French "noir" and "noirs", not "noire"); by
+    default the same up to case and a plural ending. Language-neutral: the words beside are the dictionary's."""
+    same = same_word or _same_lemma
+    now = now or (lambda sp: text[sp[0]:sp[1]])
+
+    def described(span):  # the mutant's words of another attribute beside the occurrence
+        return [now(sp) for sp in _beside(span, others() if callable(others) else others, text)]
+
     for s, e in replacement.spans:
         a, b = next(((a, b) for a, b in sentences if a <= s and e <= b), (0, len(text)))
         for word, span in words:
             if a <= span[0] and span[1] <= b and not _overlap((span,), changed) and \
-                    _same_lemma(word, replacement.replacement):
+                    same(word, replacement.replacement):
+                mine, theirs = described((s, e)), described(span)
+                if mine and theirs and not any(same(x, y) for x in mine for y in theirs):
+                    continue  # another person, told apart by its own word ("un homme blanc et un homme noir")
                 return f"{SELF_COMPARISON}: {replacement.word!r} -> {replacement.replacement!r} beside " \
                        f"{text[span[0]:span[1]]!r} in the same sentence"
     return None
@@ -249,6 +292,14 @@ def generate(text_id: int, text: str, dictionary: Dictionary, attributes: tuple[
     words_of = defaultdict(list)  # attribute -> (word, span) of its dictionary words in the text
     for pair, spans in found:
         words_of[pair.attribute] += [(text[s:e], (s, e)) for s, e in spans]
+    every: list[dict[str, list]] = []
+
+    def all_words() -> dict[str, list]:
+        """attribute -> (word, span) of every dictionary word of the text, whatever the run's attributes (the words
+        that tell two persons apart: self_comparison), found on first need."""
+        if not every:
+            every.append(_words_by_attribute(text, dictionary))
+        return every[0]
     for k in range(1, min(order, len(present)) + 1):
         for attrs in itertools.combinations(present, k):
             for combo in itertools.product(*(by_attribute[a] for a in attrs)):
@@ -265,8 +316,11 @@ def generate(text_id: int, text: str, dictionary: Dictionary, attributes: tuple[
                     extra += [x for x in agreement if not any(_overlap(x.spans, y.spans) for y in extra)]
                 if len(gen.mutants) not in gen.uninflected:
                     changed = [sp for x in (*combo, *extra) for sp in x.spans]
-                    same = next((w for r in combo if (w := self_comparison(text, r, words_of[r.attribute], sentences,
-                                                                           changed))), None)
+                    now = _mutant_words(text, combo + tuple(extra))
+                    same = next((w for r in combo if (w := self_comparison(
+                        text, r, words_of[r.attribute], sentences, changed, same_word=lang.same_word, now=now,
+                        others=lambda a=r.attribute: [x for b, ws in all_words().items() if b != a for x in ws]))),
+                                None)
                     if same is not None:
                         gen.uninflected[len(gen.mutants)] = same
                 for x in extra:

@@ -15,6 +15,7 @@ two feminine nouns), compared by agreement.py.
 """
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 from hinter.errors import InputError
@@ -501,6 +502,24 @@ def _predicates(head):
     return out
 
 
+def _stray_predicate(doc, head) -> list:
+    """The attribute of a copular verb right after the person's noun phrase, which the parser did not make its
+    subject ("La Femme Noire du tableau semble pensive": "semble" read as a modifier of "tableau"): the noun
+    phrase's words all hang from the person noun, then être, sembler, paraître... and the adjective or participle,
+    past adverbs."""
+    j = head.i + 1
+    while j < len(doc) and doc[j].pos_ not in ("VERB", "AUX", "PUNCT", "CCONJ", "PRON", "SCONJ") and \
+            head in doc[j].ancestors:
+        j += 1
+    if j >= len(doc) or not (doc[j].lower_ in ETRE or doc[j].lemma_ in _COPULAR or
+                             doc[j].lower_.startswith(_COPULAR_STEMS)):
+        return []
+    k = j + 1
+    while k < len(doc) and doc[k].lower_ in _BETWEEN:
+        k += 1
+    return [doc[k]] if k < len(doc) and _attribute(doc[k]) and doc[k].pos_ in ("ADJ", "VERB") else []
+
+
 def _job(tok) -> bool:
     """A noun that names a person (a job: the dictionary's person nouns, the list, the person endings)."""
     w = _compound(tok.doc, tok)[1].lower_
@@ -521,8 +540,24 @@ def _noun_predicate(carry, doc, base, head, to, cause) -> str | None:
                 any(c.dep_ == "det" and c.lower_ in DET_GENDER for c in g.children):
             return f"the noun predicate {g.text!r} with its determiner would not follow the person"
         return None
-    if any(c.dep_ == "cop" for c in head.children) and any(c.dep_ in _SUBJECTS for c in head.children):
+    if any(c.dep_ == "cop" for c in head.children) and any(c.dep_ in _SUBJECTS for c in head.children) or \
+            head.pos_ != "PRON" and _copular_before(head):
         return f"{head.text!r} is the predicate of another word: its subject would not follow"
+    # the person's attribute a person noun after devenir, rester... ("Elle est devenue mère"): no rule carries it
+    after = next((t for t in doc[head.i + 1:] if t.pos_ not in ("AUX", "VERB", "ADV", "DET") or
+                  t.lower_ in person_gender()), None)
+    if head.dep_ in _SUBJECTS and after is not None and after.lower_ in person_gender() and _copular_before(after):
+        new = inflect(after.lower_, to, _is_plural(head), after.lemma_)
+        if doc[after.i - 1].lower_ in DET_GENDER or doc[after.i - 1].lower_ in ("l'", "l’") or \
+                person_gender().get(after.lower_) not in (to, None) and new in (None, after.lower_):
+            return f"the noun predicate {after.text!r} would not follow the person"  # "mère": no rule makes père
+        return carry.inflect_token(doc, base, after, to, cause, _is_plural(head))  # bare: as an adjective
+    # "Mon amie Léa": the name beside the noun keeps its gender
+    # (the parser reads such a name as a subject, an adjective or a flat name: its capital and no French word tell)
+    if head.pos_ != "PRON" and head.i + 1 < len(doc) and doc[head.i + 1].text[:1].isupper() and \
+            doc[head.i + 1].is_alpha and doc[head.i + 1].lower_ not in origin_words() and \
+            doc[head.i + 1].lower_ not in person_gender() and doc[head.i + 1].lower_ not in _lexicon()[1]:
+        return f"the name {doc[head.i + 1].text!r} beside {head.text!r} would keep its gender"
     g = head.head
     if head.dep_ not in _SUBJECTS or g.i == head.i or not (g.pos_ in ("NOUN", "PROPN") or g.lower_ in _PERSON_NOUNS) \
             or \
@@ -535,6 +570,19 @@ def _noun_predicate(carry, doc, base, head, to, cause) -> str | None:
     if g.lower_.endswith(_FEM_PERSON) if to == MASC else False:
         return f"the noun predicate {g.text!r} would not follow the person"
     return None
+
+
+def _copular_before(tok) -> bool:
+    """The noun is the attribute of devenir, rester, sembler... ("Elle est devenue mère", "Il reste le père de
+    Paul"; the parser reads the noun as an adjective, a modifier or an object): the word before it, past its
+    determiner and adverbs, is such a verb."""
+    j = tok.i - 1
+    if j >= 0 and (tok.doc[j].lower_ in DET_GENDER or tok.doc[j].lower_ in ("l'", "l’")):
+        j -= 1
+    while j >= 0 and tok.doc[j].lower_ in _BETWEEN:
+        j -= 1
+    return j >= 0 and tok.doc[j].pos_ in ("VERB", "AUX", "ADJ") and (
+        tok.doc[j].lemma_ in _COPULAR or tok.doc[j].lower_.startswith(_COPULAR_STEMS))
 
 
 def _demonym(tok) -> bool:
@@ -591,7 +639,10 @@ def _agree(carry: _Carry, doc, base, head, to, cause) -> str | None:
         c.dep_ == "acl" and (c.pos_ == "ADJ" or "Past" in c.morph.get("Tense") and "Part" in c.morph.get("VerbForm"))
         and (c.i == head.i + 1 or doc[c.i - 1].text == ",")))]  # "frère algérien" read as a clause; "l'homme
     # assis"; a participle in apposition after a comma ("Une infirmière de 32 ans, spécialisée en pédiatrie")
-    words += [c for w in list(words) for c in w.children if c.dep_ == "conj" and c.pos_ == "ADJ"]
+    words += [c for w in list(words) for c in w.children if c.dep_ == "conj" and (c.pos_ == "ADJ" or (
+        c.pos_ in ("NOUN", "PROPN") and c.text[:1].islower() and not any(x.dep_ == "det" for x in c.children) and
+        c.lower_ not in person_gender() and (feminine(c.lower_) or masculine(c.lower_))))]
+    # "un homme noir et musulman": the adjective after the origin word and "et", read as a proper noun
     # "directeur marocain et sénégalais": the second adjective read as a conjunct of the noun
     words += [c for c in head.children if c.dep_ == "conj" and c.pos_ in ("ADJ", "NOUN") and c.i > head.i
               and not any(x.dep_ == "det" for x in c.children) and (c.pos_ == "ADJ" or c.lower_ in origin_words()
@@ -632,6 +683,8 @@ def _agree(carry: _Carry, doc, base, head, to, cause) -> str | None:
                     return why
     if head.pos_ != "PRON":
         words += [w for w in _following(doc, head) if all(x.i != w.i for x in words)]
+        if head.dep_ == "ROOT" and not others:  # a complement ("le fils du boulanger") is no subject
+            words += [w for w in _stray_predicate(doc, head) if all(x.i != w.i for x in words)]
     # "Il est électricien qualifié", "vient d'être promu second de cuisine"
     words += [w for p in list(words) if p.pos_ in ("NOUN", "ADJ") and _job(p) or p.dep_ == "xcomp" and any(
         x.lower_ == "être" for x in p.children) for w in _following(doc, p) if all(x.i != w.i for x in words)]
@@ -984,6 +1037,16 @@ _SPOUSE = {"femme": "mari", "femmes": "maris"}
 _POSSESSIVES = frozenset("mon ma ton ta son sa notre votre leur mes tes ses nos vos leurs".split())
 
 
+# "une jeune fille" is a young woman: "un jeune homme", not "un jeune garçon" (a boy), the dictionary's pair
+_YOUNG_WOMAN = {"fille": "homme", "filles": "hommes"}
+
+
+def _of_someone(tok) -> bool:
+    """"la femme de Marc", "la femme du voisin": a wife too (not "la femme du tableau")."""
+    return any(c.dep_ == "nmod" and c.i > tok.i and any(x.lower_ in ("de", "d'", "d’", "du") for x in c.children)
+               and _person_gender(c) is not None for c in tok.children)
+
+
 def _possessed(tok) -> bool:
     return any(c.dep_ == "det" and c.lower_ in _POSSESSIVES and c.i < tok.i for c in tok.children) or \
         tok.i > 0 and tok.doc[tok.i - 1].lower_ in _POSSESSIVES
@@ -1029,6 +1092,11 @@ def _apposition(doc, head, old) -> str | None:
     return f"{head.text!r} is in apposition to {other.text!r}, which would keep its gender"
 
 
+# race words that name a colour: "un homme d'origine algérienne" -> "d'origine noire" is not said
+_COLOURS = frozenset("noir noire noirs noires blanc blanche blancs blanches jaune jaunes".split())
+_ORIGIN = re.compile(r"\borigines?\s+$", re.IGNORECASE)
+
+
 def _gender_change(r: Replacement) -> tuple[str, str] | None:
     old, new = GROUP_GENDER.get(r.source_group), GROUP_GENDER.get(r.target_group)
     return (old, new) if r.attribute == "gender" and old and new and old != new else None
@@ -1043,6 +1111,9 @@ def carry_agreement(text: str, replacements, docs: SentenceDocs,
     carry = _Carry(text, replacements)
     carry.one_person = one_person
     for r in replacements:
+        for s, _e in r.spans:
+            if r.replacement.lower() in _COLOURS and _ORIGIN.search(text[max(0, s - 12):s]):
+                return [], f"an origin is a place or a people, not a colour: d'origine {r.replacement}"
         change = _gender_change(r)
         if change is None:
             continue
@@ -1055,8 +1126,11 @@ def carry_agreement(text: str, replacements, docs: SentenceDocs,
             if toks is None:
                 continue
             head = toks.root
-            if to == MASC and head.lower_ in _SPOUSE and _possessed(head):  # "sa femme" -> "son mari"
-                carry.edit((s, e), _SPOUSE[head.lower_], "agreement", r.attribute)
+            if to == MASC and head.lower_ in _SPOUSE and (_possessed(head) or _of_someone(head)):
+                carry.edit((s, e), _SPOUSE[head.lower_], "agreement", r.attribute)  # "sa femme" -> "son mari"
+            if to == MASC and head.lower_ in _YOUNG_WOMAN and head.i > 0 and \
+                    doc[head.i - 1].lower_ in ("jeune", "jeunes"):
+                carry.edit((s, e), _YOUNG_WOMAN[head.lower_], "agreement", r.attribute)  # "jeune fille"
             why = _apposition(doc, head, old) or _agree(carry, doc, base, head, to, r.attribute)
             if why is None and _inverted(head):
                 # the parser read the noun as the modifier of its adjective ("vieil" the head of "homme",
@@ -1128,6 +1202,30 @@ def adjective_forms(masc: str) -> set[str]:
     """The four forms (masculine and feminine, singular and plural) of a masculine singular adjective; its
     masculine forms only when the rules cannot make its feminine."""
     return {f for to in (MASC, FEM) for plural in (False, True) if (f := adjective_form(masc, to, plural))}
+
+
+@lru_cache(maxsize=4096)
+def _word_forms(word: str) -> tuple[frozenset[str], ...]:
+    """The forms of a word by gender, each singular and plural ("noire": {noir, noirs}, {noire, noires}), read back
+    from its masculine singular by the inflection rules; the word alone, as both, when they cannot tell."""
+    w = word.casefold()
+    out = []
+    for sg in {w, w[:-1] if w.endswith(("s", "x")) else w}:
+        for m in {sg, masculine(sg)} - {None}:
+            masc = {adjective_form(m, MASC), adjective_form(m, MASC, True)}
+            fem = {adjective_form(m, FEM), adjective_form(m, FEM, True)} - {None}
+            if w in masc | fem:
+                out += [frozenset(f) for f in (masc, fem) if w in f]
+    return tuple(out) or (frozenset({w}),)
+
+
+def same_word(a: str, b: str) -> bool:
+    """Two dictionary words are one word in the same gender, either number ("Noir" and "noirs", "blanche" and
+    "Blanches"; "locaux" and "local"), for the self-comparison check (mutation.mutants.self_comparison,
+    languages.Language.same_word). A form in the other gender ("noir" and "noire") names a person of the other
+    gender, so another person: "L'employé noir ... sa collègue noire" compares no group with itself."""
+    a, b = a.casefold(), b.casefold()
+    return a == b or any(b in forms for forms in _word_forms(a))
 
 
 @lru_cache(maxsize=1)
