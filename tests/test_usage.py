@@ -323,15 +323,17 @@ def test_a_large_campaign_asks_first_in_a_terminal_and_a_no_asks_nothing(tmp_pat
     import pty
     import subprocess
     import sys
-    # one person a sentence: "The man and the woman" would compare a group with itself once mutated (discarded)
-    words = ["man", "woman", "boy", "girl", "white man", "black woman"]
+    # one person a sentence ("The man and the woman" would compare a group with itself once mutated: discarded),
+    # and race alone, whose words need no parse of the texts: 200 texts make about 18,000 calls
+    words = ["white man", "black woman", "Asian boy", "white girl", "black man", "Asian woman"]
     rows = [{"text": f"The {words[i % 6]} came. The {words[(i + 1) % 6]} left. The {words[(i + 2) % 6]} stayed on "
-                     f"day {i}."} for i in range(3000)]
+                     f"day {i}."} for i in range(200)]
     (tmp_path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     master, slave = pty.openpty()
     proc = subprocess.Popen([sys.executable, "-m", "hinter.cli", "run", "-d", str(tmp_path / "data.jsonl"), "-m",
-                             "python:planted:intersectional", "-a", "gender,race", "--budget", "calls=1000000",
-                             "--out", str(tmp_path / "run")], stdin=slave, stdout=slave, stderr=slave,
+                             "python:planted:intersectional", "-a", "race", "--budget", "calls=1000000",
+                             "--any-occurrence", "--out", str(tmp_path / "run")],
+                            stdin=slave, stdout=slave, stderr=slave,
                             env={**os.environ, "PYTHONPATH": os.path.dirname(__file__)}, close_fds=True)
     os.close(slave)
     seen = b""
@@ -353,4 +355,7 @@ def test_a_large_campaign_asks_first_in_a_terminal_and_a_no_asks_nothing(tmp_pat
         assert proc.wait(timeout=120) == 1, seen.decode(errors="replace")
         os.close(master)
     assert b"Nothing was asked" in seen
+    import re
+    calls = int(re.search(rb"may make ([\d,]+) model calls", seen).group(1).replace(b",", b""))
+    assert 10_000 < calls < 100_000  # over the threshold, and a campaign small enough to count quickly
     assert not (tmp_path / "run" / "run.sqlite").exists()
