@@ -135,6 +135,27 @@ def test_a_plugin_cannot_take_a_builtin_name(monkeypatch):
     assert "entry point test_registry:_load_upper" in e.value.problem
 
 
+def test_a_small_campaign_is_parsed_in_one_process_unless_workers_are_asked():
+    import os
+    from hinter.executor import LocalExecutor
+    from hinter.validity.parsers import SMALL_CAMPAIGN_CHARACTERS, default_processes
+    many = max(1, min(os.cpu_count() or 1, 4))
+    assert default_processes(SMALL_CAMPAIGN_CHARACTERS - 1) == 1
+    assert default_processes(SMALL_CAMPAIGN_CHARACTERS) == default_processes() == many
+    small = LocalExecutor()
+    small.start(lambda texts: ["x"] * len(texts), characters=300)  # the executor's own spaCy, in this process
+    try:
+        assert small.describe() == "this machine, 1 spaCy process"
+    finally:
+        small.close()
+    asked = LocalExecutor(2)
+    asked.start(lambda texts: ["x"] * len(texts), characters=300)  # --workers 2: kept, however small
+    try:
+        assert asked.describe() == "this machine, 2 spaCy processes"
+    finally:
+        asked.close()
+
+
 def test_executors_by_name_describe_where_they_run(parser):
     from hinter.executor import EXECUTORS, LocalExecutor, make_executor
     assert {"local", "ray"} <= set(EXECUTORS.names())

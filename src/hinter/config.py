@@ -347,7 +347,7 @@ class Execution:
                                      "its head, ray://HOST:10001, or auto). Default: RAY_ADDRESS, else Ray is started "
                                      "on this machine.", EXECUTION)
     workers: int | None = option(None, "--workers", "Worker processes: spaCy processes for local (default: one per "
-                                 "core, at most 4), Ray actors for ray (default: as many as the cluster's CPUs "
+                                 "core, at most 4; one for a campaign under 20,000 characters), Ray actors for ray (default: as many as the cluster's CPUs "
                                  "allow).", EXECUTION)
     cpus_per_worker: float = option(1.0, "--cpus-per-worker", "With --executor ray: CPUs each worker reserves (and "
                                     "gives a local model's threads).", EXECUTION)

@@ -20,7 +20,8 @@ from hinter.validity.parsers import DEFAULT_SPACY_MODEL, default_processes
 from hinter.executor.base import Executor, P, Pairs, ValidityResult, validate_jobs, with_grammar_check
 
 class LocalExecutor:
-    """This machine: spaCy in `processes` worker processes (default: one per core, at most 4), the model here."""
+    """This machine: spaCy in `processes` worker processes (default: one per core, at most 4; one for a small
+    campaign, parsers.default_processes), the model here."""
 
     name = "local"
 
@@ -29,10 +30,11 @@ class LocalExecutor:
         self._owned: SpacyParser | None = None
         self._parser: Parser | None = None
 
-    def start(self, model, parser: Parser | None = None, spacy_model: str | None = None) -> Model:
+    def start(self, model, parser: Parser | None = None, spacy_model: str | None = None,
+              characters: int | None = None) -> Model:
         if parser is None:  # before the model: the parser's workers fork before llama.cpp or torch start threads
             parser = self._owned = SpacyParser(spacy_model or DEFAULT_SPACY_MODEL,
-                                               n_process=self.processes or default_processes())
+                                               n_process=self.processes or default_processes(characters))
         self._parser = parser
         self.validator = Validator(parser)
         self.parser_fingerprint = parser.fingerprint

@@ -27,9 +27,11 @@ class Executor(Protocol):
     name: str
     parser_fingerprint: str
 
-    def start(self, model, parser: Parser | None = None, spacy_model: str | None = None) -> Model:
+    def start(self, model, parser: Parser | None = None, spacy_model: str | None = None,
+              characters: int | None = None) -> Model:
         """Load the parser(s) and model(s) where they run; returns the model to ask (through an OutcomeCache).
-        `spacy_model`: the pipeline of the run's language (languages.Language.spacy_model; None: English)."""
+        `spacy_model`: the pipeline of the run's language (languages.Language.spacy_model; None: English);
+        `characters`: the campaign's texts' characters, when known (a default worker count may depend on it)."""
         ...
 
     def validate(self, jobs: Iterable[tuple[P, Pairs]]) -> Iterator[tuple[P, ValidityResult]]:

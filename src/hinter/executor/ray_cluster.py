@@ -203,7 +203,7 @@ class RayExecutor:
                                  fix="Add GPU nodes, or leave --gpus-per-worker out to run on CPUs.")
         return self.workers or max(1, fit)
 
-    def start(self, model, parser=None, spacy_model=None):
+    def start(self, model, parser=None, spacy_model=None, characters=None):  # the workers are --workers or the cluster's
         self.spacy_model = spacy_model or self.spacy_model
         if parser is not None and getattr(parser, "fingerprint", "").split(":")[0] != "spacy":
             raise InputError("the Ray executor loads spaCy on every worker and cannot ship another parser",

@@ -169,12 +169,14 @@ def _never_asked(texts):
 
 
 @contextmanager
-def _validity_only(executor: Executor | None, parser: Parser | None, report: Callable, spacy_model: str | None = None):
-    """An executor started for mutation and validity alone (a suite's build, an estimate): no model is loaded."""
+def _validity_only(executor: Executor | None, parser: Parser | None, report: Callable, spacy_model: str | None = None,
+                   records=()):
+    """An executor started for mutation and validity alone (a suite's build, an estimate) of `records`: no model is
+    loaded."""
     executor = executor or LocalExecutor()
     try:
         report("load", 0, 1)
-        executor.start(_never_asked, parser, spacy_model=spacy_model)
+        executor.start(_never_asked, parser, spacy_model=spacy_model, characters=sum(len(r.text) for r in records))
         report("load", 1, 1)
         yield executor
     finally:
@@ -193,7 +195,8 @@ def build_verdicts(config: RunConfig, texts: Sequence[str | TextRecord], start: 
     if executor is None or isinstance(executor, LocalExecutor):
         owned = parser is None
         # a parser given without an executor is used as before, here: it may not be safe to fork (a connection)
-        processes = (executor.processes if executor is not None else None) or (default_processes() if owned else 1)
+        processes = (executor.processes if executor is not None else None) or (
+            default_processes(sum(len(r.text) for r in records)) if owned else 1)
         report("load", 0, 1)
         if owned:  # loaded once, here: the workers are forked with it
             parser = SpacyParser(get_language(config.language).spacy_model or DEFAULT_SPACY_MODEL, n_process=1,
@@ -211,7 +214,7 @@ def build_verdicts(config: RunConfig, texts: Sequence[str | TextRecord], start: 
             if owned:
                 parser.close()
         return
-    with _validity_only(executor, parser, report, get_language(config.language).spacy_model) as executor:
+    with _validity_only(executor, parser, report, get_language(config.language).spacy_model, records) as executor:
         # the parser alone: the suite records the validity mode apart, and a run of it adds it as a plain run does
         sink = start(records, dictionary_settings(d), executor.parser_fingerprint, evaluative_check(d.pairs))
         run_pipeline(text_batches(records, set(), config.batch_texts), ParsedVerdicts(Mutate(config, d), executor.validate),
@@ -443,13 +446,16 @@ def _claim_folder(out_dir: Path):
     return lock_run_folder(out_dir)
 
 
-def _start_model(executor: Executor, model, parser: Parser | None, config: RunConfig, report):
-    """The model started where the executor runs it, with the parser of the run's language; (the model to ask,
-    whether it was loaded for this run: then all its usage counts is the run's)."""
+def _start_model(executor: Executor, model, parser: Parser | None, config: RunConfig, report,
+                 characters: int | None = None):
+    """The model started where the executor runs it, with the parser of the run's language (`characters`: the
+    campaign's texts', for the executor's default worker count); (the model to ask, whether it was loaded for
+    this run: then all its usage counts is the run's)."""
     report("load", 0, 1)
     loaded_here = isinstance(model, (str, ModelSpec))
     check_parser(parser, config.language)
-    started = executor.start(model, parser, spacy_model=get_language(config.language).spacy_model)
+    started = executor.start(model, parser, spacy_model=get_language(config.language).spacy_model,
+                             characters=characters)
     report("load", 1, 1)
     return started, loaded_here
 
@@ -475,7 +481,8 @@ def execute(config: RunConfig, texts: Sequence[str | TextRecord], model, *, dict
     executor = executor or LocalExecutor()
     report = progress or (lambda stage, done, total: None)
     try:
-        model, loaded_here = _start_model(executor, model, parser, config, report)
+        model, loaded_here = _start_model(executor, model, parser, config, report,
+                                          characters=sum(len(r.text) for r in records))
         store = _open_store(out_dir, {**run_settings(config, model.fingerprint, _parser_fingerprint(executor, config),
                                                      derived, records, suite), **generative}, overwrite)
         _add_load_seconds(store, model, loaded_here)
@@ -642,7 +649,7 @@ def estimate_campaign(config: RunConfig, texts: Sequence[str | TextRecord], *, d
     if not exact:
         return estimate(config, records, dictionary=d, done=done, exact=False, task=task, prices=prices)
     with _validity_only(executor, parser, progress or (lambda stage, done, total: None),
-                        get_language(config.language).spacy_model) as executor:
+                        get_language(config.language).spacy_model, records) as executor:
         return estimate(config, records, dictionary=d, done=done, task=task, prices=prices,
                         validate=executor.validate)
 

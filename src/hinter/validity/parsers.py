@@ -282,5 +282,14 @@ class SpacyParser:
             self._workers = None
 
 
-def default_processes() -> int:
+# A campaign whose texts hold fewer characters than this is parsed in one process: its parsing takes about as long
+# as loading spaCy in each worker would (a second of CPU and 200 MB each), so workers would cost more than they save.
+SMALL_CAMPAIGN_CHARACTERS = 20_000
+
+
+def default_processes(characters: int | None = None) -> int:
+    """spaCy processes on this machine when --workers is not given: one per core, at most 4; one for a campaign of
+    fewer than SMALL_CAMPAIGN_CHARACTERS characters (`characters`: its texts', when known)."""
+    if characters is not None and characters < SMALL_CAMPAIGN_CHARACTERS:
+        return 1
     return max(1, min(os.cpu_count() or 1, 4))
