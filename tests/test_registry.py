@@ -9,7 +9,7 @@ from hinter.models import ModelSpec, load_model
 from hinter.models.base import Outcome
 from hinter.models.registry import BACKENDS, Backend, find_backend, help_lines, help_text, register_backend
 
-BUILTIN_BACKENDS = {"gguf", "hf", "hf-causal", "http", "openai", "openai-chat", "python"}
+BUILTIN_BACKENDS = {"anthropic", "gguf", "hf", "hf-causal", "http", "openai", "openai-chat", "python"}
 
 
 class Upper:
@@ -42,13 +42,14 @@ def upper_backend():
 
 def test_every_builtin_backend_is_registered_with_its_facts():
     assert BUILTIN_BACKENDS <= set(BACKENDS.names())
-    assert find_backend("openai").is_api and find_backend("openai-chat").is_api
+    assert find_backend("openai").is_api and find_backend("openai-chat").is_api and find_backend("anthropic").is_api
     assert find_backend("http").is_api and find_backend("http").env == ("HINTER_HTTP_AUTHORIZATION",)
     assert not any(find_backend(p).is_api for p in ("gguf", "hf", "hf-causal", "python"))
     assert find_backend("openai").env == ("HINTER_OPENAI_API_KEY", "OPENAI_API_KEY")
+    assert find_backend("anthropic").env == ("HINTER_ANTHROPIC_API_KEY", "ANTHROPIC_API_KEY")
     assert {p: find_backend(p).extra for p in BUILTIN_BACKENDS} == {
-        "gguf": "gguf", "hf": "hf", "hf-causal": "hf", "http": None, "openai": "openai", "openai-chat": "openai",
-        "python": None}
+        "anthropic": None, "gguf": "gguf", "hf": "hf", "hf-causal": "hf", "http": None, "openai": "openai",
+        "openai-chat": "openai", "python": None}
     assert ModelSpec("openai:gpt@http://x/v1").is_api and not ModelSpec("gguf:default").is_api
     assert not ModelSpec("nothing:here").is_api  # unknown: loading it says so
 
@@ -83,7 +84,7 @@ def test_an_unknown_prefix_lists_the_registered_backends():
     with pytest.raises(InputError) as e:
         load_model("llamafile:model.bin")
     assert "unknown model kind 'llamafile'" in e.value.problem and e.value.where == "--model"
-    assert "Registered backends: gguf, hf, hf-causal, http, openai, openai-chat, python" in e.value.fix
+    assert "Registered backends: anthropic, gguf, hf, hf-causal, http, openai, openai-chat, python" in e.value.fix
     with pytest.raises(InputError) as e:
         load_model("gguf")
     assert "cannot read the model spec" in e.value.problem and "gguf:PATH" in e.value.fix

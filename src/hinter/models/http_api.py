@@ -80,6 +80,31 @@ def read_field(answer: object, path: str) -> tuple[bool, object]:
     return True, value
 
 
+def post_json(url: str, payload: dict, headers: dict, timeout: float) -> str:
+    """POST `payload` as JSON to `url` with `headers` besides the JSON ones; the answer's body. Transient (a
+    timeout, a lost connection, 408, 429, 5xx) or Refused (another error status) otherwise. Shared by the API
+    backends that speak plain HTTP (http:, anthropic:)."""
+    headers = {"Content-Type": "application/json", "Accept": "application/json", **headers}
+    request = urllib.request.Request(url, data=json.dumps(payload).encode("utf-8"), headers=headers, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return response.read().decode("utf-8", errors="replace")
+    except urllib.error.HTTPError as e:
+        body = e.read().decode("utf-8", errors="replace")[:300]
+        if e.code in TRANSIENT:
+            raise Transient(f"{e.code} ({body[:120]})", e.code, _retry_after(e.headers)) from None
+        raise Refused(e.code, body) from None
+    except (TimeoutError, socket.timeout):
+        raise Transient(f"no answer within {timeout:g} s") from None
+    except urllib.error.URLError as e:  # raised while connecting
+        if isinstance(e.reason, (TimeoutError, socket.timeout)):
+            raise Transient(f"no connection within {timeout:g} s", connected=False) from None
+        raise Transient(f"connection error ({e.reason})", connected=False) from None
+    except (http.client.HTTPException, ConnectionError, OSError) as e:  # connected, then reset, closed with no
+        # answer or a broken answer
+        raise Transient(f"connection error ({type(e).__name__}: {e})") from None
+
+
 class HttpModel:
     def __init__(self, url: str, task=None, field: str = "label", scores: str | None = None, batch: int | None = None,
                  concurrency: int = 4, timeout: float = 60.0, retries: int = 5, backoff: float = 0.5,
@@ -108,30 +133,10 @@ class HttpModel:
     # --- one request ------------------------------------------------------------------------------------------
     def _post(self, payload: dict, timeout: float | None = None) -> str:
         """POST `payload` as JSON; the answer's body. Transient or Refused otherwise."""
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        if os.environ.get(AUTH_VARIABLE):
-            headers["Authorization"] = os.environ[AUTH_VARIABLE]
-        request = urllib.request.Request(self.url, data=json.dumps(payload).encode("utf-8"), headers=headers,
-                                         method="POST")
+        headers = {"Authorization": os.environ[AUTH_VARIABLE]} if os.environ.get(AUTH_VARIABLE) else {}
         with self._lock:
             self.requests += 1
-        try:
-            with urllib.request.urlopen(request, timeout=timeout or self.timeout) as response:
-                return response.read().decode("utf-8", errors="replace")
-        except urllib.error.HTTPError as e:
-            body = e.read().decode("utf-8", errors="replace")[:300]
-            if e.code in TRANSIENT:
-                raise Transient(f"{e.code} ({body[:120]})", e.code, _retry_after(e.headers)) from None
-            raise Refused(e.code, body) from None
-        except (TimeoutError, socket.timeout):
-            raise Transient(f"no answer within {timeout or self.timeout:g} s") from None
-        except urllib.error.URLError as e:  # raised while connecting
-            if isinstance(e.reason, (TimeoutError, socket.timeout)):
-                raise Transient(f"no connection within {timeout or self.timeout:g} s", connected=False) from None
-            raise Transient(f"connection error ({e.reason})", connected=False) from None
-        except (http.client.HTTPException, ConnectionError, OSError) as e:  # connected, then reset, closed with no
-            # answer or a broken answer
-            raise Transient(f"connection error ({type(e).__name__}: {e})") from None
+        return post_json(self.url, payload, headers, timeout or self.timeout)
 
     def _request(self, texts: list[str]) -> str | Refused:
         """One request for `texts` (one, or a batch), paced and retried: the answer's body, a Refused for a refused

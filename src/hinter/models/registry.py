@@ -151,7 +151,8 @@ class Backend:
 
 # The modules of the built-in backends: each declares its Backend records (`register_backend(...)`) at import.
 # They import nothing heavy at import time (llama.cpp, torch, openai are imported by the loaders).
-BUILTIN_BACKEND_MODULES = ("gguf", "hf", "hf_causal", "openai_api", "http_api", "worker")  # worker: python:
+BUILTIN_BACKEND_MODULES = ("gguf", "hf", "hf_causal", "openai_api", "anthropic_api", "http_api",
+                           "worker")  # worker: python:
 
 
 def _import_builtin_backends() -> None:
