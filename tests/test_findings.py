@@ -19,8 +19,8 @@ import pytest
 
 from hinter.analysis.findings import ALPHA, Analysis, Component, Finding, Observation, analyse, label_share, self_flip_rate
 from hinter.analysis.oracle import flip_with_repeats
-from hinter.analysis.stats import (benjamini_hochberg, cohens_h, exchange_interval, exchange_p, fisher_exact, mean_interval, minimal_p,
-                          sign_flip_interval, sign_flip_p)
+from hinter.analysis.stats import (benjamini_hochberg, cohens_h, exchange_interval, exchange_p, fisher_exact,
+                                   mean_interval, minimal_p, sign_flip_interval, sign_flip_p)
 
 # ------------------------------------------------------------------------------------------- simulation
 
@@ -339,8 +339,8 @@ def test_findings_records_and_json_keys():
     assert (race.flips, race.toward, race.p_value, race.q_value, race.significant) == (0, None, 1.0, 1.0, False)
     # one shape for every measure (a free-text aspect's finding has these keys too: test_generative)
     assert list(atomic.to_dict()) == ["measure", "kind", "components", "tested", "texts", "texts_changed", "flips",
-                                      "transitions", "toward", "direction", "effect", "effect_ci", "cohens_h", "p_value",
-                                      "q_value", "significant", "testable", "note", "summary"]
+                                      "transitions", "toward", "direction", "effect", "effect_ci", "cohens_h",
+                                      "p_value", "q_value", "significant", "testable", "note", "summary"]
     assert atomic.to_dict()["measure"] == "positive" and atomic.direction == "less often positive"
     assert list(inter.to_dict()) == list(atomic.to_dict()) + ["interaction", "interaction_ci", "interaction_q",
                                                               "population_hidden"]

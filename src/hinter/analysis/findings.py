@@ -23,8 +23,8 @@ import numpy as np
 from hinter.analysis import oracle
 from hinter.analysis.oracle import answers_of
 from hinter.analysis.aspect_registry import get_aspect
-from hinter.analysis.stats import (ALPHA, PERMUTATIONS, Interval, benjamini_hochberg, cohens_h, exchange_interval, exchange_p,
-                    minimal_p, nonzero, sign_flip_interval, sign_flip_p, wilson)
+from hinter.analysis.stats import (ALPHA, PERMUTATIONS, Interval, benjamini_hochberg, cohens_h, exchange_interval,
+                    exchange_p, minimal_p, nonzero, sign_flip_interval, sign_flip_p, wilson)
 
 SET_SEPARATOR = " | "     # multi-label outcomes are encoded "a | b" (models.base.Outcome.encode)
 EMPTY_SET = "(none)"      # ... and the empty label set as "(none)"
@@ -223,8 +223,9 @@ class Finding:
     the mean over texts of the per-text mean shift (score, or share of the label of interest), with its 95%
     interval `effect_ci`; `cohens_h`: the effect's size on the arcsine scale of shares (`stats.cohens_h` from the
     originals' mean share to the mutants'; None for an unbounded measure: a score, a numeric aspect); `p_value`
-    (`stats.exchange_p`), `q_value` (Benjamini-Hochberg over all cells of the run), `significant` (q <= alpha). `label`: in a multi-label analysis, the label whose share this finding
-    measures (None: the analysis's one label of interest).
+    (`stats.exchange_p`), `q_value` (Benjamini-Hochberg over all cells of the run), `significant` (q <= alpha).
+    `label`: in a multi-label analysis, the label whose share this finding measures (None: the analysis's one
+    label of interest).
     Intersectional only: `interaction` (mean over texts of the interaction contrast), `interaction_ci`,
     `interaction_p` (`stats.sign_flip_p`), `interaction_q` (BH over intersectional cells), `interaction_texts`
     (texts with a mutant whose atomic components are all tested), `population_hidden`: the interaction is
@@ -328,16 +329,16 @@ class Finding:
         """The JSON record, one shape whatever the measure: `measure` (the label of interest or the aspect), kind,
         components, tested, texts, texts_changed, flips (a label: mutants whose outcome flips; an aspect: whose
         answers differ), transitions and toward (a label's; empty for an aspect), direction, effect, effect_ci,
-        cohens_h, p_value, q_value, significant, testable, note, summary (`describe`); intersectional ones add interaction,
-        interaction_ci, interaction_q, population_hidden; a cell of occupational pairs `occupational: true` (and
-        its component too). Kept for a release (docs/summary-schema.md): a multi-label finding's `label`, an
-        aspect finding's `aspect` and `differ`."""
+        cohens_h, p_value, q_value, significant, testable, note, summary (`describe`); intersectional ones add
+        interaction, interaction_ci, interaction_q, population_hidden; a cell of occupational pairs
+        `occupational: true` (and its component too). Kept for a release (docs/summary-schema.md): a multi-label
+        finding's `label`, an aspect finding's `aspect` and `differ`."""
         d = {"measure": self.measure, "kind": self.kind, "components": [c.to_dict() for c in self.components],
              "tested": self.tested, "texts": self.texts, "texts_changed": self.texts_changed, "flips": self.flips,
              "transitions": dict(self.transitions), "toward": self.toward, "direction": self.direction,
              "effect": _round(self.effect), "effect_ci": _round_interval(self.effect_ci),
-             "cohens_h": _round(self.cohens_h), "p_value": _round(self.p_value), "q_value": _round(self.q_value), "significant": self.significant,
-             "testable": self.testable, "note": self.note, "summary": self.describe()}
+             "cohens_h": _round(self.cohens_h), "p_value": _round(self.p_value), "q_value": _round(self.q_value),
+             "significant": self.significant, "testable": self.testable, "note": self.note, "summary": self.describe()}
         if self.kind == "intersectional":
             d.update({"interaction": _round(self.interaction), "interaction_ci": _round_interval(self.interaction_ci),
                       "interaction_q": _round(self.interaction_q), "population_hidden": self.population_hidden})

@@ -1,5 +1,6 @@
 """Pure statistics of hinter's findings: exact and randomisation p-values, Fisher's exact test, Benjamini-Hochberg,
-the intervals (Student, Bonett-Price, Wilson) and an effect size (Cohen's h). Numbers in, numbers out: no records, no I/O.
+the intervals (Student, Bonett-Price, Wilson) and an effect size (Cohen's h). Numbers in, numbers out: no records,
+no I/O.
 
 The definitions and the calibration of each test are in docs/findings.md; `findings.analyse` applies them to the
 cells of a run, `oracle.flip_with_repeats` uses Fisher's test, and `measures` uses the one Wilson interval here.
