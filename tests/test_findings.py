@@ -19,8 +19,8 @@ import pytest
 
 from hinter.analysis.findings import ALPHA, Analysis, Component, Finding, Observation, analyse, label_share, self_flip_rate
 from hinter.analysis.oracle import flip_with_repeats
-from hinter.analysis.stats import (benjamini_hochberg, exchange_interval, exchange_p, fisher_exact, mean_interval, minimal_p,
-                          sign_flip_interval, sign_flip_p)
+from hinter.analysis.stats import (benjamini_hochberg, cohens_h, exchange_interval, exchange_p, fisher_exact,
+                                   mean_interval, minimal_p, sign_flip_interval, sign_flip_p)
 
 # ------------------------------------------------------------------------------------------- simulation
 
@@ -339,8 +339,8 @@ def test_findings_records_and_json_keys():
     assert (race.flips, race.toward, race.p_value, race.q_value, race.significant) == (0, None, 1.0, 1.0, False)
     # one shape for every measure (a free-text aspect's finding has these keys too: test_generative)
     assert list(atomic.to_dict()) == ["measure", "kind", "components", "tested", "texts", "texts_changed", "flips",
-                                      "transitions", "toward", "direction", "effect", "effect_ci", "p_value",
-                                      "q_value", "significant", "testable", "note", "summary"]
+                                      "transitions", "toward", "direction", "effect", "effect_ci", "cohens_h",
+                                      "p_value", "q_value", "significant", "testable", "note", "summary"]
     assert atomic.to_dict()["measure"] == "positive" and atomic.direction == "less often positive"
     assert list(inter.to_dict()) == list(atomic.to_dict()) + ["interaction", "interaction_ci", "interaction_q",
                                                               "population_hidden"]
@@ -352,6 +352,68 @@ def test_findings_records_and_json_keys():
                                               "target_group": "african"}]
     import json
     json.dumps(a.to_dict())
+
+
+def test_cohens_h_hand_computed():
+    """Cohen's h = 2 asin sqrt(p_mutant) - 2 asin sqrt(p_original), at shares where it is exact."""
+    assert cohens_h(0.5, 0.5) == 0 and cohens_h(0.0, 0.0) == 0 and cohens_h(1.0, 1.0) == 0
+    assert cohens_h(0.0, 1.0) == pytest.approx(math.pi) and cohens_h(1.0, 0.0) == pytest.approx(-math.pi)
+    assert cohens_h(0.0, 0.5) == pytest.approx(math.pi / 2) and cohens_h(1.0, 0.5) == pytest.approx(-math.pi / 2)
+    assert cohens_h(0.25, 0.75) == pytest.approx(math.pi / 3) and cohens_h(1.0, 0.25) == pytest.approx(-2 * math.pi / 3)
+    for p, q in ((0.1, 0.3), (0.02, 0.9), (0.6, 0.55)):  # antisymmetric, and the same for the other label's shares
+        assert cohens_h(q, p) == pytest.approx(-cohens_h(p, q)) == pytest.approx(cohens_h(1 - p, 1 - q))
+    # the scale of shares: a smaller difference near 0 is a larger effect than a larger one near 0.5
+    assert abs(cohens_h(0.1, 0.01)) > 2 * abs(cohens_h(0.5, 0.4))
+    # a mean of shares a float step outside [0, 1] is read as 0 or 1; anything else is refused
+    assert cohens_h(1 + 1e-12, 1.0) == 0 and cohens_h(-1e-12, 0.0) == 0
+    for bad in ((1.5, 0.5), (0.5, -0.1), (float("nan"), 0.5)):
+        with pytest.raises(ValueError, match="proportion"):
+            cohens_h(*bad)
+
+
+def test_each_finding_has_its_cohens_h_from_the_mean_shares_per_text():
+    """A finding's cohens_h is the mean shares' h, averaged per text then over texts (as the effect is), null for
+    a score; a cell with no text is no finding."""
+    women = [f"gender:male>female:{w}" for w in ("man>woman", "boy>girl", "he>she")]
+    # text 0: one mutant, kept positive; text 1: three, all negative -> per text 1 and 0, mutants' mean share 1/2
+    # (pooled over mutants it would be 1/4)
+    obs = [Observation.from_pair_ids(0, [women[0]], "positive", "positive")]
+    obs += [Observation.from_pair_ids(1, [w], "positive", "negative") for w in women]
+    f = analyse(obs, label="positive").findings[0]
+    assert f.effect == pytest.approx(-0.5) and f.cohens_h == pytest.approx(-math.pi / 2)
+    assert f.to_dict()["cohens_h"] == pytest.approx(-math.pi / 2, abs=1e-5)  # rounded to 6 digits
+    # the other label's share moves the other way, by as much
+    assert analyse(obs, label="negative").findings[0].cohens_h == pytest.approx(math.pi / 2)
+    # nothing moves: h = 0; 12 texts, 9 flipped: 1 -> 1/4
+    same = [Observation.from_pair_ids(t, [women[0]], "positive", "positive") for t in range(5)]
+    assert analyse(same, label="positive").findings[0].cohens_h == 0
+    nine = [Observation.from_pair_ids(t, [women[0]], "positive", "negative" if t < 9 else "positive")
+            for t in range(12)]
+    assert analyse(nine, label="positive").findings[0].cohens_h == pytest.approx(-2 * math.pi / 3)
+    # a score has no share: no h (the key stays, null)
+    scored = [Observation.from_pair_ids(t, [women[0]], "positive", "positive", 2.0, 1.5) for t in range(5)]
+    g = analyse(scored, label="positive").findings[0]
+    assert g.effect == pytest.approx(-0.5) and g.cohens_h is None and g.to_dict()["cohens_h"] is None
+    assert analyse([], label="positive").findings == ()
+
+
+def test_cohens_h_has_the_effects_sign_over_simulated_cells():
+    """Over many seeds of random cells (uneven mutants per text, repeated answers), h is 0 exactly when the
+    effect is and has its sign, and equals h of the mean shares per text then over texts."""
+    rng = np.random.default_rng(42)
+    pairs = [f"race:european>african:w{i}>b{i}" for i in range(4)]
+    for case in range(200):
+        obs, o_shares, m_shares = [], [], []
+        for t in range(int(rng.integers(1, 8))):
+            original = tuple(rng.choice(["yes", "no"], size=3))
+            k = int(rng.integers(1, 4))
+            mutants = [tuple(rng.choice(["yes", "no"], size=3)) for _ in range(k)]
+            obs += [Observation.from_pair_ids(t, [pairs[j]], original, m) for j, m in enumerate(mutants)]
+            o_shares.append(label_share(original, "yes"))
+            m_shares.append(float(np.mean([label_share(m, "yes") for m in mutants])))
+        f = analyse(obs, label="yes").findings[0]
+        assert f.cohens_h == pytest.approx(cohens_h(np.mean(o_shares), np.mean(m_shares)), abs=1e-12), case
+        assert np.sign(f.cohens_h) == np.sign(f.effect) or abs(f.effect) < 1e-12, case
 
 
 def test_clustering_by_text():

@@ -1,11 +1,16 @@
 """Findings in a real run (bundled IMDB, real parser, real store): found where planted, absent where not, in
 summary.json, the console, the gate and the report."""
 import json
+import math
+from html.parser import HTMLParser
 
 import pytest
 
+import planted as planted_models  # the fixture below is named planted
 from browser import chromium_page
 from cli import hinter
+from hinter.api import run as run_in_process
+from hinter.report import write_report
 
 # 200 reviews: English keeps a person's words only, and refuses a mutant whose pronouns or noun may be a named
 # person's: 60 reviews left too few valid gender mutants for the planted bias to hold up
@@ -68,3 +73,38 @@ def test_the_report_shows_which_findings_hold_up_in_chromium(planted, tmp_path):
         section.screenshot(path=str(tmp_path / "findings.png"))
         page.goto((failed / "report.html").resolve().as_uri())
         assert "the model failed" in page.locator('[data-testid="health"]').inner_text()
+
+
+def test_a_planted_bias_has_its_cohens_h_in_summary_json_and_the_report(parser, tmp_path):
+    """A short in-process run of python:planted:female_negative (a woman named: negative; else 80% positive by a
+    hash of the text): the gender finding's cohens_h in summary.json is negative (less often positive), the h of
+    the originals' share to the mutants' (none positive: h = -2 asin sqrt(-effect)), and the report shows it."""
+    things = ("film", "house", "dog", "car", "boat", "song", "play", "book", "shop", "city", "park", "game")
+    texts = [f"The white man liked the {thing}. It was fine." for thing in things]
+    r = run_in_process(texts, planted_models.female_negative, attributes=("gender", "race"), order=1,
+                       dictionary=planted_models.DIC, parser=parser, out=tmp_path / "run")
+    write_report(r.out_dir)
+    s = json.loads((r.out_dir / "summary.json").read_text())
+    assert s["findings_analysis"]["label"] == "positive"
+    female = [f for f in s["findings"] if f["components"][0]["target_group"] == "female"]
+    assert len(female) == 1 and female[0]["significant"], female
+    f = female[0]
+    assert f["direction"] == "less often positive" and f["effect"] < 0 and f["cohens_h"] < 0
+    assert f["cohens_h"] == pytest.approx(-2 * math.asin(math.sqrt(-f["effect"])), abs=1e-5)
+    for other in s["findings"]:  # every finding's size has its effect's sign (0 where nothing moved)
+        assert other["cohens_h"] * other["effect"] > 0 or other["cohens_h"] == other["effect"] == 0, other
+
+    class Sizes(HTMLParser):
+        cells, inside = [], False
+
+        def handle_starttag(self, tag, attrs):
+            self.inside = ("data-testid", "cohens-h") in attrs
+
+        def handle_data(self, data):
+            if self.inside:
+                self.cells.append(data)
+                self.inside = False
+
+    page = Sizes()
+    page.feed((r.out_dir / "report.html").read_text())
+    assert f"h = {f['cohens_h']:+.2f}" in page.cells and len(page.cells) == s["significant_findings"]

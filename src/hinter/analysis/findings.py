@@ -23,8 +23,8 @@ import numpy as np
 from hinter.analysis import oracle
 from hinter.analysis.oracle import answers_of
 from hinter.analysis.aspect_registry import get_aspect
-from hinter.analysis.stats import (ALPHA, PERMUTATIONS, Interval, benjamini_hochberg, exchange_interval, exchange_p, minimal_p,
-                    nonzero, sign_flip_interval, sign_flip_p, wilson)
+from hinter.analysis.stats import (ALPHA, PERMUTATIONS, Interval, benjamini_hochberg, cohens_h, exchange_interval,
+                    exchange_p, minimal_p, nonzero, sign_flip_interval, sign_flip_p, wilson)
 
 SET_SEPARATOR = " | "     # multi-label outcomes are encoded "a | b" (models.base.Outcome.encode)
 EMPTY_SET = "(none)"      # ... and the empty label set as "(none)"
@@ -221,9 +221,11 @@ class Finding:
     `transitions`: "original->mutant" counts of those flips; `toward`: the outcome whose share of answers the
     mutation raises most (None when no share changes: with one answer per call, when nothing flips). `effect`:
     the mean over texts of the per-text mean shift (score, or share of the label of interest), with its 95%
-    interval `effect_ci`; `p_value` (`stats.exchange_p`), `q_value` (Benjamini-Hochberg over all cells of the
-    run), `significant` (q <= alpha). `label`: in a multi-label analysis, the label whose share this finding
-    measures (None: the analysis's one label of interest).
+    interval `effect_ci`; `cohens_h`: the effect's size on the arcsine scale of shares (`stats.cohens_h` from the
+    originals' mean share to the mutants'; None for an unbounded measure: a score, a numeric aspect); `p_value`
+    (`stats.exchange_p`), `q_value` (Benjamini-Hochberg over all cells of the run), `significant` (q <= alpha).
+    `label`: in a multi-label analysis, the label whose share this finding measures (None: the analysis's one
+    label of interest).
     Intersectional only: `interaction` (mean over texts of the interaction contrast), `interaction_ci`,
     `interaction_p` (`stats.sign_flip_p`), `interaction_q` (BH over intersectional cells), `interaction_texts`
     (texts with a mutant whose atomic components are all tested), `population_hidden`: the interaction is
@@ -260,6 +262,7 @@ class Finding:
     direction: str | None = None
     note: str | None = None
     measured: Measure | None = None  # the measure record (None: a finding built by hand, read as its label)
+    cohens_h: float | None = None
 
     @property
     def cell(self) -> tuple[str, tuple[Component, ...]]:
@@ -326,16 +329,16 @@ class Finding:
         """The JSON record, one shape whatever the measure: `measure` (the label of interest or the aspect), kind,
         components, tested, texts, texts_changed, flips (a label: mutants whose outcome flips; an aspect: whose
         answers differ), transitions and toward (a label's; empty for an aspect), direction, effect, effect_ci,
-        p_value, q_value, significant, testable, note, summary (`describe`); intersectional ones add interaction,
-        interaction_ci, interaction_q, population_hidden; a cell of occupational pairs `occupational: true` (and
-        its component too). Kept for a release (docs/summary-schema.md): a multi-label finding's `label`, an
-        aspect finding's `aspect` and `differ`."""
+        cohens_h, p_value, q_value, significant, testable, note, summary (`describe`); intersectional ones add
+        interaction, interaction_ci, interaction_q, population_hidden; a cell of occupational pairs
+        `occupational: true` (and its component too). Kept for a release (docs/summary-schema.md): a multi-label
+        finding's `label`, an aspect finding's `aspect` and `differ`."""
         d = {"measure": self.measure, "kind": self.kind, "components": [c.to_dict() for c in self.components],
              "tested": self.tested, "texts": self.texts, "texts_changed": self.texts_changed, "flips": self.flips,
              "transitions": dict(self.transitions), "toward": self.toward, "direction": self.direction,
              "effect": _round(self.effect), "effect_ci": _round_interval(self.effect_ci),
-             "p_value": _round(self.p_value), "q_value": _round(self.q_value), "significant": self.significant,
-             "testable": self.testable, "note": self.note, "summary": self.describe()}
+             "cohens_h": _round(self.cohens_h), "p_value": _round(self.p_value), "q_value": _round(self.q_value),
+             "significant": self.significant, "testable": self.testable, "note": self.note, "summary": self.describe()}
         if self.kind == "intersectional":
             d.update({"interaction": _round(self.interaction), "interaction_ci": _round_interval(self.interaction_ci),
                       "interaction_q": _round(self.interaction_q), "population_hidden": self.population_hidden})
@@ -560,6 +563,7 @@ class CellTest:
     interaction_ci: Interval | None = None
     interaction_p: float | None = None
     interaction_testable: bool = False
+    cohens_h: float | None = None
 
 
 def test_cells(measure: str | None, items: Sequence, value, *, bound: float | None, alpha: float, min_texts: int,
@@ -576,7 +580,7 @@ def test_cells(measure: str | None, items: Sequence, value, *, bound: float | No
     per-text interaction contrasts, (y_mutant - y_original) minus its atomic parts' shifts, tested by
     stats.sign_flip_p. A cell is testable when its minimal p can reach `alpha` and its value changed (beyond
     `tolerance`, relative) on at least `min_texts` texts; `note_of(cell items)`: a reason it cannot be tested at all
-    (p = 1)."""
+    (p = 1). With `bound` 1 (shares), each cell also gets the effect's size, Cohen's h (`stats.cohens_h`)."""
     count_nonzero = nonzero_count or (lambda c: len(nonzero(c)))
     by_cell: dict[Cell, list[tuple]] = defaultdict(list)  # each cell's (item, MeasuredMutant) pairs
     parts_of: dict[tuple, tuple[float, float]] = {}  # an atomic mutant's values by (text_id, its pair id)
@@ -605,9 +609,14 @@ def test_cells(measure: str | None, items: Sequence, value, *, bound: float | No
         # the interval is the same test inverted (stats.exchange_interval): it holds 0 exactly when p > alpha
         ci = None if note is not None else exchange_interval(groups, bound=bound, alpha=alpha, p_value=pv,
                                                              permutations=permutations, seed=seed)
+        effect = float(np.mean(shifts))
+        # shares (bound 1): the size of the shift from the originals' mean share, averaged as the effect is (per
+        # text, then over texts), so that baseline + effect is the mutants' mean share and h has the effect's sign
+        baseline = float(np.mean([sum(m.y_original for m in ms) / len(ms) for ms in per_text.values()]))
         test = dict(measure=measure, cell=cell, items=cell_items, texts=len(per_text), changed=changed,
-                    effect=float(np.mean(shifts)), ci=ci, p=pv, note=note,
-                    testable=note is None and p_min <= alpha and changed >= min_texts)
+                    effect=effect, ci=ci, p=pv, note=note,
+                    testable=note is None and p_min <= alpha and changed >= min_texts,
+                    cohens_h=cohens_h(baseline, baseline + effect) if bound == 1.0 else None)
         if cell[0] == "intersectional":
             contrasts: dict[Hashable, list[float]] = defaultdict(list)
             for m in cell_values:
@@ -689,7 +698,8 @@ def measured_findings(tests: Sequence[CellTest], alpha: float, measure_of, *, fl
         f = dict(kind=t.cell[0], components=t.cell[1], tested=len(t.items), texts=t.texts, texts_changed=t.changed,
                  flips=len(flips),
                  transitions=dict(sorted(Counter(map(transition, flips)).items())) if transition else {},
-                 toward=toward(t.items) if toward else None, effect=t.effect, effect_ci=t.ci, p_value=t.p,
+                 toward=toward(t.items) if toward else None, effect=t.effect, effect_ci=t.ci, cohens_h=t.cohens_h,
+                 p_value=t.p,
                  q_value=c.q, significant=c.q <= alpha, testable=t.testable, direction=m.direction(t.effect),
                  note=t.note, measured=m, **({"aspect": t.measure} if m.of_answers else {"label": t.measure}))
         if t.cell[0] == "intersectional":

@@ -1,5 +1,6 @@
 """Pure statistics of hinter's findings: exact and randomisation p-values, Fisher's exact test, Benjamini-Hochberg,
-and the intervals (Student, Bonett-Price, Wilson). Numbers in, numbers out: no records, no I/O.
+the intervals (Student, Bonett-Price, Wilson) and an effect size (Cohen's h). Numbers in, numbers out: no records,
+no I/O.
 
 The definitions and the calibration of each test are in docs/findings.md; `findings.analyse` applies them to the
 cells of a run, `oracle.flip_with_repeats` uses Fisher's test, and `measures` uses the one Wilson interval here.
@@ -51,6 +52,19 @@ def wilson(p: float, n: float, z: float = Z975) -> Interval:
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
     return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def cohens_h(p_original: float, p_mutant: float) -> float:
+    """Cohen's h of a change of proportion from `p_original` to `p_mutant`: 2 asin sqrt(p_mutant) - 2 asin
+    sqrt(p_original), in [-pi, pi] (Cohen 1988, section 6.2; about 0.2 small, 0.5 medium, 0.8 large). The
+    arcsine-root scale steadies a binomial share's variance, so equal h are equally detectable whatever the base
+    rate: 0.50 -> 0.40 is h = -0.20, but 0.10 -> 0.01 is h = -0.44 for a smaller difference. Its sign is that of
+    p_mutant - p_original. Shares a float step outside [0, 1] (a mean of shares) are read as 0 or 1."""
+    def angle(p: float, name: str) -> float:
+        if not -1e-9 <= p <= 1 + 1e-9:  # also refuses NaN
+            raise ValueError(f"cohens_h: {name} must be a proportion in [0, 1], got {p!r}")
+        return 2.0 * math.asin(math.sqrt(min(1.0, max(0.0, p))))
+    return angle(p_mutant, "p_mutant") - angle(p_original, "p_original")
 
 
 # ---------------------------------------------------------------------------------------------- the tests
