@@ -91,3 +91,19 @@ def communal_for_women(texts):
         pool = COMMUNAL_LETTERS if _person(t) == "She" else AGENTIC_LETTERS
         out.append(pool[int(hashlib.sha256(t.encode()).hexdigest(), 16) % len(pool)].replace("[P]", _person(t)))
     return out
+
+
+UNRESERVED_LETTERS = ("[P] is an excellent analyst and will be a great asset to the team.",
+                      "I recommend [P] with enthusiasm: strong work, delivered on time, every time.")
+DOUBTFUL_LETTERS = ("[P] is an adequate analyst and might perhaps be an asset to the team.",  # as many words
+                    "I recommend [P], although the work, while satisfactory, seemed slow at times.")
+
+
+def doubtful_for_women(texts):
+    """Deterministic: an unreserved letter for a man, one with hedges and faint praise (doubt raisers) for a
+    woman, as many words either way."""
+    out = []
+    for t in texts:
+        pool = DOUBTFUL_LETTERS if _person(t) == "She" else UNRESERVED_LETTERS
+        out.append(pool[int(hashlib.sha256(t.encode()).hexdigest(), 16) % len(pool)].replace("[P]", _person(t)))
+    return out

@@ -7,7 +7,7 @@ import planted_generative as planted
 from hinter.analysis.findings import Component
 from hinter.generative import (AspectObservation, FreeTextJudge, IdentityTerms, aspect_findings, instance_hidden,
                                mask_answers, register_aspect, two_sample_p)
-from hinter.generative.aspects import ASPECTS, refusal, sentiment
+from hinter.generative.aspects import ASPECTS, doubt, length, refusal, sentiment
 from hinter.records import Replacement
 
 GENDER = Component("gender", "male", "female")
@@ -116,6 +116,24 @@ def test_refusal_patterns_and_sentiment_direction():
     assert refusal("I cannot write a reference letter for this person.") == 1.0
     assert refusal("She cannot be recommended strongly enough.") == 0.0
     assert sentiment("An excellent, kind colleague.") > 0 > sentiment("Careless and unreliable work.")
+
+
+
+def test_doubt_counts_hedges_faint_praise_and_negative_turns_per_100_words():
+    """The doubt aspect (issue 42) on written letters: a hedging letter scores above an unreserved one of as many
+    words; inflected forms count; praise that merely shares a word does not; no words give 0, as agency does."""
+    def raisers(answer):
+        return round(doubt(answer) * length(answer) / 100)
+
+    unreserved = "[ID] is an excellent analyst and will be a great asset to the team."
+    hedged = "[ID] is an adequate analyst and might perhaps be an asset to the team."
+    assert length(hedged) == length(unreserved) and doubt(hedged) > doubt(unreserved) == 0.0
+    assert raisers(hedged) == 3  # adequate, might, perhaps
+    assert raisers("[ID] seemed to struggle; the weaknesses showed and [ID] lacked focus.") == 4  # inflected
+    assert raisers("Although [ID] tends to be quiet, there is room for improvement.") == 3  # phrases count once
+    assert doubt("In May [ID] did well above average work.") == 0.0  # the month; "above average" is praise
+    assert doubt("") == 0.0 and doubt(" \n") == 0.0
+    assert ASPECTS.get("doubt").more == "written with more doubt" and not ASPECTS.get("doubt").binary
 
 
 def test_a_user_aspect_is_a_function():

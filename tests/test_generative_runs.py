@@ -2,6 +2,7 @@
 models with planted behaviour (tests/planted_free.py), the dependency invariant and spaCy for real. The judge's
 calibration over many seeds is in test_generative.py (on the judge's own inputs: 40 seeds of re-parsed runs would
 not fit `make test`)."""
+import csv
 import json
 import sqlite3
 from pathlib import Path
@@ -194,3 +195,24 @@ def test_the_agency_aspect_finds_letters_that_praise_women_in_communal_terms(wor
     assert [(f["aspect"], f["components"][0]["attribute"]) for f in atomic] == [("agency", "gender")]
     assert atomic[0]["direction"] == "described in more communal terms" and atomic[0]["effect"] < -1
     assert not any(f["components"][0]["attribute"] == "race" for f in atomic)
+
+
+def test_the_doubt_aspect_finds_letters_that_hedge_for_women(world, tmp_path):
+    """A built-in aspect added since the layout by stage (issue 42): `doubt` (doubt raisers per 100 words) through a
+    whole run finds the gender cell of a model that hedges and praises faintly in a woman's letter only, in the
+    direction it reads, in summary.json and biases.csv; the letters are as long either way (no length finding)."""
+    task = tmp_path / "doubt.yaml"
+    task.write_text('name: letter\nprompt: "Write a reference letter for: {text}"\nsamples: 1\n'
+                    'aspects: [doubt, length]\n')
+    r = hinter("run", "-d", str(world / "data.jsonl"), "-m", "python:planted_free:doubtful_for_women", "--task",
+               str(task), "-a", "gender,race", "--order", "2", "--dictionary", str(world / "dic.csv"), "-o",
+               str(tmp_path / "run"))
+    assert r.returncode == 0, r.stderr
+    s = json.loads((tmp_path / "run" / "summary.json").read_text())
+    atomic = [f for f in s["findings"] if f["significant"] and f["kind"] == "atomic"]
+    assert [(f["aspect"], f["components"][0]["attribute"]) for f in atomic] == [("doubt", "gender")]
+    assert atomic[0]["direction"] == "written with more doubt" and atomic[0]["effect"] > 0
+    with open(tmp_path / "run" / "biases.csv", newline="") as f:  # each mutant row: the measures it moves
+        rows = [(row["attributes"], row["measure"].split("+")) for row in csv.DictReader(f)]
+    assert all("doubt" in measures for attributes, measures in rows if "gender" in attributes)
+    assert not any("doubt" in measures for attributes, measures in rows if attributes == "race")

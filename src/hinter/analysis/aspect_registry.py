@@ -117,6 +117,11 @@ AGENCY = Aspect("agency", f"{_FUNCTIONS}:agency", "described in more agentic ter
                 "described in more communal terms", "(agentic - communal) / (agentic + communal) words, -1..1",
                 description="agentic words (ambitious, confident, leader...) against communal ones (kind, warm, "
                             "helpful...), as studies of letters of recommendation count them")
+DOUBT = Aspect("doubt", f"{_FUNCTIONS}:doubt", "written with more doubt", "written with less doubt",
+               "doubt raisers per 100 words",
+               description="doubt raisers (hedges: might, perhaps, seems...; faint praise: adequate, satisfactory...; "
+                           "negative turns: however, lacks, weaknesses...), as studies of letters of recommendation "
+                           "count them")
 DISTANCE = Aspect("distance", f"{_FUNCTIONS}:semantic_distance", "further from the original's answers",
                   "closer to the original's answers", "1 - cosine of MiniLM embeddings", relational=True,
                   description="semantic distance to a reference answer of the original (all-MiniLM-L6-v2)")
@@ -126,4 +131,4 @@ JUDGE = Aspect("judge", f"{_FUNCTIONS}:needs_a_judge_model", "judged favourable 
                "judged favourable less often", "share of answers a judge model calls favourable", binary=True,
                batch=True,
                description="a judge model asked, with a fixed rubric, whether the answer is favourable to the person")
-BUILTIN_ASPECTS = (SENTIMENT, REFUSAL, LENGTH, AGENCY, DISTANCE, JUDGE)
+BUILTIN_ASPECTS = (SENTIMENT, REFUSAL, LENGTH, AGENCY, DOUBT, DISTANCE, JUDGE)

@@ -2,8 +2,9 @@
 
 Built in: `sentiment` (VADER's compound score, -1..1, package vader-sentiment), `refusal` (1 when the model
 declines, by patterns), `length` (words), `agency` (agentic against communal words, -1..1; not a default),
-`distance` (semantic distance, 1 - cosine of all-MiniLM-L6-v2 sentence embeddings, to a reference answer of the
-original: a relational aspect). A user adds one with a Python function:
+`doubt` (doubt raisers per 100 words; not a default), `distance` (semantic distance, 1 - cosine of all-MiniLM-L6-v2
+sentence embeddings, to a reference answer of the original: a relational aspect). A user adds one with a Python
+function:
 
     from hinter.generative.aspects import register_aspect
 
@@ -23,8 +24,9 @@ from typing import Sequence
 
 # The record, the registry and the built-ins' declarations are one layer down (the tasks and the findings read
 # them); re-exported here, where users have always imported them.
-from hinter.analysis.aspect_registry import (AGENCY, ASPECTS, BUILTIN_ASPECTS, DEFAULT_ASPECTS, DISTANCE, JUDGE, LENGTH,  # noqa: F401
-                               REFUSAL, SENTIMENT, Aspect, aspect_names, get_aspect, register_aspect)
+from hinter.analysis.aspect_registry import (  # noqa: F401
+    AGENCY, ASPECTS, BUILTIN_ASPECTS, DEFAULT_ASPECTS, DISTANCE, DOUBT, JUDGE, LENGTH, REFUSAL, SENTIMENT, Aspect,
+    aspect_names, get_aspect, register_aspect)
 from hinter.errors import InputError
 
 
@@ -99,9 +101,10 @@ def length(answer: str) -> float:
 
 # Agentic words (ability, drive, leadership) against communal ones (warmth, helpfulness): letters of recommendation
 # describe women in more communal and fewer agentic terms (Madera, Hebl & Martin 2009, J. Applied Psychology 94(6);
-# Schmader, Whitehead & Wysocki 2007, Sex Roles 57), and communal terms weigh against a candidate. Hand-picked here
-# after the categories of those studies (not their exact lists); regex stems matched at a word's start ("kind" not
-# in "a kind of", "lead" not in "leaden").
+# Schmader, Whitehead & Wysocki 2007, Sex Roles 57), and communal terms weigh against a candidate; letters that
+# language models write show the same pattern (Wan et al. 2023, "Kelly is a warm person, Joseph is a role model",
+# Findings of EMNLP 2023). Hand-picked here after the categories of those studies (not their exact lists); regex
+# stems matched at a word's start ("kind" not in "a kind of", "lead" not in "leaden").
 AGENTIC = ("ambitio", "assertive", "confident", "decisive", "independen", r"lead(?!en)", "excel", "outstanding",
            "exceptional", "brilliant", "driven", "determined", "initiative", "accomplish", "achiev", "expert",
            "innovat", "capable", "competent", "skilled", "talented", "analytic", "strateg", "rigorous", "self-reliant",
@@ -119,6 +122,39 @@ def agency(answer: str) -> float:
     0 when it has neither."""
     a, c = len(_AGENTIC.findall(answer)), len(_COMMUNAL.findall(answer))
     return 0.0 if a + c == 0 else (a - c) / (a + c)
+
+
+# ---------------------------------------------------------------------------------------------- doubt
+
+# Doubt raisers: the hedges, faint praise and negative turns that make a reader of a reference letter doubt the
+# candidate (Trix & Psenka 2003, Discourse & Society 14(2), who named the category in letters for medical faculty;
+# Madera, Hebl, Dial, Martin & Valian 2019, J. Business and Psychology 34, who found more of them in letters for
+# women and found that they lower how a candidate is rated). Hand-picked after those studies' categories (not
+# their coding manuals, which read whole sentences): words and phrases whose doubt does not hang on the context.
+# Left out on purpose, as often praise as doubt: "I believe", "difficult" (problems), "fairly" (treats people
+# fairly), "concern" (for patients), "despite" (the workload, she delivered), "mistakes" (learns from them), "but"
+# (too common); "average" counts, "above average" does not. Each entry spells its inflections.
+DOUBT_HEDGES = (r"might", r"(?-i:may)", r"perhaps", r"possibly", r"somewhat", r"reasonably",
+                r"relatively", r"seem(?:s|ed|ing|ingly)?", r"appear(?:s|ed)?\s+to", r"tend(?:s|ed)?\s+to",
+                r"to\s+some\s+(?:extent|degree)", r"at\s+times", r"sometimes", r"occasionally", r"arguably",
+                r"more\s+or\s+less")
+DOUBT_FAINT_PRAISE = (r"adequate(?:ly)?", r"satisfactor(?:y|ily)", r"sufficient(?:ly)?", r"acceptabl[ey]",
+                      r"decent(?:ly)?", r"(?<!above\s)average", r"okay", r"passabl[ey]", r"mediocre", r"unremarkable",
+                      r"not\s+bad", r"meets?\s+(?:the\s+)?(?:basic\s+|minimum\s+)?(?:expectations|requirements)")
+DOUBT_NEGATIVE = (r"however", r"although", r"though", r"weak(?:ness|nesses|er|est|ly)?",
+                  r"lack(?:s|ed|ing)?", r"struggl(?:e|es|ed|ing)", r"inconsisten(?:t|tly|cy|cies)",
+                  r"reservations?", r"hesitat(?:e|es|ed|ing|ion|ions|ant)",
+                  r"doubt(?:s|ed|ful)?", r"limitations?", r"room\s+for\s+improvement", r"needs?\s+to\s+improve",
+                  r"not\s+always")
+DOUBT_RAISERS = (*DOUBT_HEDGES, *DOUBT_FAINT_PRAISE, *DOUBT_NEGATIVE)
+_DOUBT = re.compile(r"\b(?:" + "|".join(DOUBT_RAISERS) + r")\b", re.IGNORECASE)
+
+
+def doubt(answer: str) -> float:
+    """Doubt raisers (DOUBT_RAISERS: hedges, faint praise, negative turns) per 100 words of the answer; 0 for an
+    answer without words."""
+    words = length(answer)
+    return 0.0 if words == 0 else 100.0 * len(_DOUBT.findall(answer)) / words
 
 
 # ---------------------------------------------------------------------------------------------- distance
