@@ -39,9 +39,11 @@ def noisy(tmp_path_factory):
     # a seed of the noise-only model whose run holds no false finding (about 1 in 20 seeds would: the rate is
     # checked over many seeds in test_findings.py); what this tests is the prose of a run without findings
     seed = os.environ.get("HINTER_TEST_SEED")
-    os.environ["HINTER_TEST_SEED"] = "2"  # seed 1 gave no hidden cell once English left names and verbs alone
+    # seed 1 gave no hidden cell once English left names and verbs alone, seed 2 none once it left a film's
+    # writer, interjections and Arabic for people alone (13 valid intersectional mutants now, 1 of them hidden)
+    os.environ["HINTER_TEST_SEED"] = "6"
     # every occurrence and 4 pairs a text: since English replaces only a person's words, the 60 reviews at 2 pairs
-    # give 8 valid intersectional mutants, too few for the noise to hide one (19 here, 2 of them hidden)
+    # give 8 valid intersectional mutants, too few for the noise to hide one
     try:
         return campaign(tmp_path_factory, "python:planted:noisy", *IMDB[:-1], "4", "--any-occurrence")
     finally:
