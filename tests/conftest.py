@@ -220,13 +220,13 @@ def _is_process_level(item) -> bool:
 # (SHARED_UNITS, read by the scheduler below: xdist's own `loadgroup` marks do not reach it under pytest 9). Files are
 # handed out heaviest first (HEAVY: measured), so that no worker is left alone with a long file at the end.
 SHARED_UNITS = {"test_openai_server.py": "llama.cpp server", "test_usage.py": "llama.cpp server"}
-# The files that took longest (all their tests together, measured with `pytest -n 2 --dist loadfile --junitxml` on 2
-# cores under a load of 6 to 12: two runs, each stopped after about 570 of the tests), longest first: re-measure
-# when a file grows. A file not listed runs after these, in its order.
-HEAVY = ("test_openai_server.py", "test_usage.py", "test_paths_agree.py", "test_generative_runs.py",
-         "test_adaptive.py", "test_ray.py", "test_hf.py", "test_findings.py", "test_api_faults.py", "test_audit.py",
-         "test_fuzz.py", "test_french.py", "test_cli.py", "test_generative_judge.py", "test_user_files.py",
-         "test_lint.py", "test_compare.py", "test_exit_codes.py", "test_audit_system.py", "test_gguf.py")
+# The files that took longest (all their tests together, `--durations=0` summed by file on a fresh clone, 2 quiet
+# cores, 2026-11-29), longest first: re-measure when a file grows. A file not listed runs after these, in its order.
+HEAVY = ("test_openai_server.py", "test_usage.py", "test_ray.py", "test_paths_agree.py", "test_adaptive.py",
+         "test_api_faults.py", "test_generative_runs.py", "test_hf.py", "test_findings.py", "test_resume.py",
+         "test_interrupt.py", "test_repeats.py", "test_splice.py", "test_fuzz.py", "test_cli.py",
+         "test_http_backend.py", "test_findings_run.py", "test_audit.py", "test_report_prose.py",
+         "test_model_faults.py", "test_exit_codes.py", "test_compare.py", "test_progress.py")
 
 
 def pytest_xdist_make_scheduler(config, log):

@@ -78,7 +78,8 @@ options = st.fixed_dictionaries({}, optional={
 })
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# 25 examples, each a hinter process (a second or two of CPU): the options reach the real command line
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(options)
 def test_cli_options_exit_0_or_2_never_a_traceback(opts):
     with tempfile.TemporaryDirectory() as d:

@@ -21,7 +21,8 @@ from hinter.models.tasks import get_task  # noqa: E402
 
 @pytest.fixture(scope="session")
 def imdb_classifier(tmp_path_factory):
-    return train_minilm.train("imdb", tmp_path_factory.mktemp("minilm") / "imdb", limit=100)  # speed, not accuracy
+    # speed, not accuracy: the backend is checked against transformers on whatever weights it holds
+    return train_minilm.train("imdb", tmp_path_factory.mktemp("minilm") / "imdb", limit=100, epochs=3)
 
 
 @pytest.fixture(scope="session")
@@ -200,10 +201,10 @@ def test_precision_option(imdb_classifier, tmp_path):
     with pytest.raises(InputError) as e:
         load_model(f"hf:{imdb_classifier}?dtype=float64")
     assert "dtype" in e.value.problem and "float16" in e.value.fix
-    # A real model whose logits exceed float16's range (65,504): its head scaled by 1e5.
+    # A real model whose logits exceed float16's range (65,504): its head scaled by 1e7.
     model = AutoModelForSequenceClassification.from_pretrained(imdb_classifier)
     with torch.no_grad():
-        model.classifier.weight.mul_(1e5)
+        model.classifier.weight.mul_(1e7)
     model.save_pretrained(tmp_path / "loud")
     load_model(f"hf:{imdb_classifier}", "imdb").tokenizer.save_pretrained(tmp_path / "loud")
     assert load_model(f"hf:{tmp_path / 'loud'}?device=cpu").predict(TEXTS[:1])[0].value is not None  # fine in float32

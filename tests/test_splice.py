@@ -53,13 +53,14 @@ def test_bundled_campaigns_mutants(model):
     rng = random.Random(32)
     dictionary = load_dictionary()
     derived = {}
-    for dataset, texts in (("imdb", 40), ("bios", 40), ("ecthr", 6), ("ledgar", 20), ("eurlex", 10)):
+    # up to 30 mutants of each of 46 texts (412 in all): what costs here is mutation's parse of each text, not the splice
+    for dataset, texts in (("imdb", 16), ("bios", 16), ("ecthr", 3), ("ledgar", 8), ("eurlex", 3)):
         for i, record in enumerate(load_dataset(dataset, limit=texts)):
             mutants = generate(i, record.text, dictionary, ("race", "gender", "body"), 2).mutants
-            for m in rng.sample(mutants, min(12, len(mutants))):
+            for m in rng.sample(mutants, min(30, len(mutants))):
                 derived[m.text] = (record.text, m.edits)
     spliced = check(model, derived)
-    # every mutant spliced, none tokenized whole (about 490 sampled: English mutation replaces a person's words only
+    # every mutant spliced, none tokenized whole (about 500 sampled: English mutation replaces a person's words only
     # and refuses what it cannot follow through)
     assert len(derived) > 400 and spliced == len(derived)
 

@@ -210,8 +210,9 @@ def self_comparison(text: str, replacement: Replacement, words: Sequence[tuple[s
     for s, e in replacement.spans:
         a, b = next(((a, b) for a, b in sentences if a <= s and e <= b), (0, len(text)))
         for word, span in words:
-            if a <= span[0] and span[1] <= b and not _overlap((span,), changed) and \
-                    same(word, replacement.replacement):
+            # the cheap tests first: most of a long text's words are in another sentence or another word
+            if a <= span[0] and span[1] <= b and same(word, replacement.replacement) and \
+                    not _overlap((span,), changed):
                 mine, theirs = described((s, e)), described(span)
                 if mine and theirs and not any(same(x, y) for x in mine for y in theirs):
                     continue  # another person, told apart by its own word ("un homme blanc et un homme noir")
@@ -293,6 +294,15 @@ def generate(text_id: int, text: str, dictionary: Dictionary, attributes: tuple[
     for pair, spans in found:
         words_of[pair.attribute] += [(text[s:e], (s, e)) for s, e in spans]
     every: list[dict[str, list]] = []
+    same_word, like = lang.same_word or _same_lemma, {}
+
+    def words_like(r: Replacement) -> list:
+        """The text's words of `r`'s attribute that are its new word (self_comparison's only candidates), found
+        once per (attribute, word): a long text's mutants would otherwise compare every word again."""
+        key = (r.attribute, r.replacement)
+        if key not in like:
+            like[key] = [w for w in words_of[r.attribute] if same_word(w[0], r.replacement)]
+        return like[key]
 
     def all_words() -> dict[str, list]:
         """attribute -> (word, span) of every dictionary word of the text, whatever the run's attributes (the words
@@ -318,7 +328,7 @@ def generate(text_id: int, text: str, dictionary: Dictionary, attributes: tuple[
                     changed = [sp for x in (*combo, *extra) for sp in x.spans]
                     now = _mutant_words(text, combo + tuple(extra))
                     same = next((w for r in combo if (w := self_comparison(
-                        text, r, words_of[r.attribute], sentences, changed, same_word=lang.same_word, now=now,
+                        text, r, words_like(r), sentences, changed, same_word=lang.same_word, now=now,
                         others=lambda a=r.attribute: [x for b, ws in all_words().items() if b != a for x in ws]))),
                                 None)
                     if same is not None:
