@@ -232,7 +232,7 @@ def test_an_api_models_concurrency_bound_is_global_across_ray_workers(cluster, c
         local = hinter(campaign, tmp_path / "local", model, "--concurrency", "3", env=env)
         assert local.returncode == 0, local.stderr
         CountingServer.peak = CountingServer.served = 0
-        CountingServer.delay = 0.3  # long enough for both workers' calls to overlap on a busy 2-core machine
+        CountingServer.delay = 0.2  # long enough for both workers' calls to overlap on a busy 2-core machine
         on_ray = hinter(campaign, tmp_path / "ray", model, "--concurrency", "3", "--executor", "ray",
                         "--ray-address", cluster[0], env=env)
         assert on_ray.returncode == 0, on_ray.stderr
