@@ -33,10 +33,9 @@ import os
 import random
 import threading
 import time
-from typing import Sequence
 
 from hinter.errors import InputError, ModelError
-from hinter.models.base import UNASKED, Outcome, ask_each, pause, stopping
+from hinter.models.base import AsksEachText, Outcome, pause, stopping
 from hinter.models.http_api import Refused, Transient, post_json
 from hinter.models.openai_api import MAX_RETRY_AFTER_S, OPTIONS
 from hinter.models.pacing import GIVE_UP, TIMEOUT_TRIES, FailureStreak, Pacer
@@ -94,7 +93,7 @@ def _message(body: str) -> str:
     return body[:300]
 
 
-class AnthropicModel:
+class AnthropicModel(AsksEachText):
     def __init__(self, model: str, task: Task, base_url: str | None = None, concurrency: int = 4,
                  timeout: float = 60.0, retries: int = 5, max_answer_tokens: int | None = None, backoff: float = 0.5,
                  rpm: int | None = None, tpm: int | None = None, price_in: float | None = None,
@@ -250,28 +249,6 @@ class AnthropicModel:
                 answer = None
             self._count(answer, PREFLIGHT_TEXT)  # a real request: counted with the run's usage
             return
-
-    def _request_or_error(self, text: str):
-        try:
-            return self._request(text)
-        except ModelError as e:
-            if e.fatal:
-                raise
-            return e
-
-    def predict(self, texts: Sequence[str]) -> list[Outcome]:
-        try:
-            answers = ask_each(texts, self._request_or_error, self.concurrency)
-        except BaseException as e:  # Ctrl-C: the texts answered so far go up with it (OutcomeCache keeps them)
-            if getattr(e, "asked", None) is not None:
-                e.outcomes = [Outcome(None, "model error: not answered: the run was stopped", error=True)
-                              if a is UNASKED else _as_outcome(a) for a in e.asked]
-            raise
-        return [_as_outcome(a) for a in answers]
-
-
-def _as_outcome(answer: Outcome | ModelError) -> Outcome:
-    return Outcome(None, f"model error: {answer.message}", error=True) if isinstance(answer, ModelError) else answer
 
 
 def parse_spec(rest: str) -> tuple[str, str | None]:

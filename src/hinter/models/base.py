@@ -502,6 +502,39 @@ def ask_each(items: Sequence[_Item], ask: Callable[[_Item], object], concurrency
     return answers
 
 
+class AsksEachText:
+    """An API backend that sends one request per text (`_request(text)`: its Outcome, or a ModelError raised),
+    `concurrency` at a time (ask_each): a text that failed after its retries is a model error of its own, a fatal
+    error stops the batch, and Ctrl-C keeps the answers got before it (OutcomeCache reads `outcomes`)."""
+
+    concurrency: int
+
+    def _request(self, text: str) -> Outcome:
+        raise NotImplementedError
+
+    def _request_or_error(self, text: str):
+        try:
+            return self._request(text)
+        except ModelError as e:
+            if e.fatal:
+                raise
+            return e
+
+    def predict(self, texts: Sequence[str]) -> list[Outcome]:
+        try:
+            answers = ask_each(texts, self._request_or_error, self.concurrency)
+        except BaseException as e:  # Ctrl-C: the texts answered so far go up with it (OutcomeCache keeps them)
+            if getattr(e, "asked", None) is not None:
+                e.outcomes = [Outcome(None, "model error: not answered: the run was stopped", error=True)
+                              if a is UNASKED else _error_outcome(a) for a in e.asked]
+            raise
+        return [_error_outcome(a) for a in answers]
+
+
+def _error_outcome(answer: Outcome | ModelError) -> Outcome:
+    return Outcome(None, f"model error: {answer.message}", error=True) if isinstance(answer, ModelError) else answer
+
+
 def _in_threads(items: Sequence, ask: Callable, threads: int, answers: list) -> None:
     stop, done = threading.Event(), threading.Condition()
     queue = iter(range(len(items)))

@@ -49,12 +49,11 @@ import os
 import random
 import threading
 import time
-from typing import Sequence
 
 from hinter.errors import InputError, ModelError
 from hinter.models.tasks import Task
 from hinter.usage import Prices, TextCost, Usage
-from hinter.models.base import UNASKED, Outcome, ask_each, pause, stopping
+from hinter.models.base import AsksEachText, Outcome, pause, stopping
 from hinter.models.pacing import GIVE_UP, TIMEOUT_TRIES, FailureStreak, Pacer
 from hinter.models.registry import Backend, Option, register_backend
 
@@ -72,7 +71,7 @@ def api_key(base_url: str | None) -> str:
                      fix=f"Set {KEY_VARIABLES[0]} or {KEY_VARIABLES[1]} in the environment (never on the command line).")
 
 
-class OpenAIModel:
+class OpenAIModel(AsksEachText):
     def __init__(self, model: str, task: Task, base_url: str | None = None, chat: bool = False,
                  concurrency: int = 4, timeout: float = 60.0, retries: int = 5, max_answer_tokens: int | None = None,
                  top_logprobs: int = 5, backoff: float = 0.5, rpm: int | None = None, tpm: int | None = None,
@@ -332,28 +331,6 @@ class OpenAIModel:
         if label is not None:
             return Outcome(label, answer.strip() + note, scores=scores)
         return self.task.read(answer)
-
-    def _request_or_error(self, text: str):
-        try:
-            return self._request(text)
-        except ModelError as e:
-            if e.fatal:
-                raise
-            return e
-
-    def predict(self, texts: Sequence[str]) -> list[Outcome]:
-        try:
-            answers = ask_each(texts, self._request_or_error, self.concurrency)
-        except BaseException as e:  # Ctrl-C: the texts answered so far go up with it (OutcomeCache keeps them)
-            if getattr(e, "asked", None) is not None:
-                e.outcomes = [Outcome(None, "model error: not answered: the run was stopped", error=True)
-                              if a is UNASKED else _as_outcome(a) for a in e.asked]
-            raise
-        return [_as_outcome(a) for a in answers]
-
-
-def _as_outcome(answer: Outcome | ModelError) -> Outcome:
-    return Outcome(None, f"model error: {answer.message}", error=True) if isinstance(answer, ModelError) else answer
 
 
 MAX_RETRY_AFTER_S = 600.0  # a Retry-After beyond this is taken as this: a run does not sleep for hours
