@@ -30,14 +30,13 @@ import hashlib
 import json
 import logging
 import os
-import random
 import threading
 import time
 
 from hinter.errors import InputError, ModelError
-from hinter.models.base import AsksEachText, Outcome, pause, stopping
+from hinter.models.base import AsksEachText, Outcome, stopping, wait_to_retry
 from hinter.models.http_api import Refused, Transient, post_json
-from hinter.models.openai_api import MAX_RETRY_AFTER_S, OPTIONS
+from hinter.models.openai_api import OPTIONS
 from hinter.models.pacing import GIVE_UP, TIMEOUT_TRIES, FailureStreak, Pacer
 from hinter.models.registry import Backend, register_backend
 from hinter.models.tasks import Task
@@ -209,15 +208,7 @@ class AnthropicModel(AsksEachText):
                 raise ModelError(f"the API at {self.url} failed {tries} time{'s' * (tries > 1)} on this text "
                                  f"({failure})", fix="Check that the API is reachable; lower the load or raise the "
                                  "timeout (?timeout=).")
-            with self._lock:
-                self.retried += 1
-            self.usage.add(retries=1)
-            delay = min(self.backoff * 2 ** attempt * (1 + random.random() / 2), 60.0)
-            if retry_after is not None:  # the server's word wins over our backoff (up to MAX_RETRY_AFTER_S)
-                delay = min(max(delay, retry_after), MAX_RETRY_AFTER_S)
-            log.warning("the API at %s: %s; retry %d of %d in %.1f s", self.url, failure, attempt + 1, self.retries,
-                        delay)
-            pause(delay)
+            wait_to_retry(self, attempt, failure, retry_after, f"the API at {self.url}")
         raise AssertionError("unreachable")
 
     # --- before the campaign -------------------------------------------------------------------------------

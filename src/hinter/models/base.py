@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import logging
 import math
+import random
 import numbers
 import threading
 import time
@@ -500,6 +501,25 @@ def ask_each(items: Sequence[_Item], ask: Callable[[_Item], object], concurrency
     if answers and all(isinstance(a, ModelError) for a in answers):
         raise answers[0]
     return answers
+
+
+MAX_RETRY_AFTER_S = 600.0  # a Retry-After beyond this is taken as this: a run does not sleep for hours
+
+
+def wait_to_retry(model, attempt: int, failure: str, retry_after: float | None, where: str) -> None:
+    """An API backend's wait before its next try of a request (`attempt` from 0): the retry counted (`retried`
+    under the model's `_lock`, its usage's `retries`), then its backoff slept, doubling from `backoff` with a
+    jitter, at most 60 s; a server's Retry-After wins, up to MAX_RETRY_AFTER_S. `where` names the server in the
+    warning ("the API at URL")."""
+    with model._lock:
+        model.retried += 1
+    model.usage.add(retries=1)
+    delay = min(model.backoff * 2 ** attempt * (1 + random.random() / 2), 60.0)
+    if retry_after is not None:  # the server's word wins over our backoff
+        delay = min(max(delay, retry_after), MAX_RETRY_AFTER_S)
+    logging.getLogger("hinter.models").warning("%s: %s; retry %d of %d in %.1f s", where, failure, attempt + 1,
+                                               model.retries, delay)
+    pause(delay)
 
 
 class AsksEachText:

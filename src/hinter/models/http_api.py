@@ -30,7 +30,6 @@ import http.client
 import json
 import logging
 import os
-import random
 import socket
 import threading
 import time
@@ -40,7 +39,7 @@ from typing import Sequence
 
 from hinter.errors import InputError, ModelError
 from hinter.usage import TextCost, Usage
-from hinter.models.base import Outcome, ask_each, normalise, pause, stopping
+from hinter.models.base import Outcome, ask_each, normalise, stopping, wait_to_retry
 from hinter.models.pacing import GIVE_UP, TIMEOUT_TRIES, FailureStreak, Pacer
 from hinter.models.registry import Backend, Option, register_backend
 
@@ -48,7 +47,6 @@ AUTH_VARIABLE = "HINTER_HTTP_AUTHORIZATION"
 TRANSIENT = frozenset({408, 429}) | frozenset(range(500, 600))  # retried
 REFUSED_TEXT = frozenset({400, 413, 422})  # this text is refused: unparseable, the others go on
 PREFLIGHT_TEXT = "A short test."
-MAX_RETRY_AFTER_S = 600.0
 log = logging.getLogger("hinter.models")
 
 
@@ -178,15 +176,7 @@ class HttpModel:
                     raise ModelError(f"the endpoint {self.url} failed {self.retries + 1} times ({e.what})",
                                      fix="Check that the server runs and is reachable; lower the load or raise the "
                                          "timeout (?timeout=).") from None
-                with self._lock:
-                    self.retried += 1
-                self.usage.add(retries=1)
-                delay = min(self.backoff * 2 ** attempt * (1 + random.random() / 2), 60.0)
-                if e.retry_after is not None:  # the server's word wins over our backoff
-                    delay = min(max(delay, e.retry_after), MAX_RETRY_AFTER_S)
-                log.warning("the endpoint %s: %s; retry %d of %d in %.1f s", self.url, e.what, attempt + 1,
-                            self.retries, delay)
-                pause(delay)
+                wait_to_retry(self, attempt, e.what, e.retry_after, f"the endpoint {self.url}")
             finally:
                 self.pacer.release(rate_limited=limited)
         raise AssertionError("unreachable")

@@ -46,14 +46,13 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-import random
 import threading
 import time
 
 from hinter.errors import InputError, ModelError
 from hinter.models.tasks import Task
 from hinter.usage import Prices, TextCost, Usage
-from hinter.models.base import AsksEachText, Outcome, pause, stopping
+from hinter.models.base import AsksEachText, Outcome, stopping, wait_to_retry
 from hinter.models.pacing import GIVE_UP, TIMEOUT_TRIES, FailureStreak, Pacer
 from hinter.models.registry import Backend, Option, register_backend
 
@@ -202,17 +201,9 @@ class OpenAIModel(AsksEachText):
                 raise ModelError(f"the API at {self.url} failed {tries} time{'s' * (tries > 1)} on this text "
                                  f"({failure})", fix="Check that the server runs and is reachable; lower the load or "
                                  "raise the timeout (?timeout=).") from None
-            with self._lock:
-                self.retried += 1
-            self.usage.add(retries=1)
-            delay = min(self.backoff * 2 ** attempt * (1 + random.random() / 2), 60.0)
             response = getattr(error, "response", None)
-            after = retry_after_s(response.headers) if response is not None else None
-            if after is not None:  # the server's word wins over our backoff (up to MAX_RETRY_AFTER_S)
-                delay = min(max(delay, after), MAX_RETRY_AFTER_S)
-            log.warning("the API at %s: %s; retry %d of %d in %.1f s", self.url, failure, attempt + 1, self.retries,
-                        delay)
-            pause(delay)
+            wait_to_retry(self, attempt, failure, retry_after_s(response.headers) if response is not None else None,
+                          f"the API at {self.url}")
         raise AssertionError("unreachable")
 
     # --- before the campaign -------------------------------------------------------------------------------
@@ -331,9 +322,6 @@ class OpenAIModel(AsksEachText):
         if label is not None:
             return Outcome(label, answer.strip() + note, scores=scores)
         return self.task.read(answer)
-
-
-MAX_RETRY_AFTER_S = 600.0  # a Retry-After beyond this is taken as this: a run does not sleep for hours
 
 
 def retry_after_s(headers) -> float | None:
