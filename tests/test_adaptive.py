@@ -201,6 +201,8 @@ def test_adaptive_refuses_what_it_cannot_follow(tmp_path):
 
 
 def test_the_dry_run_of_an_adaptive_run_says_its_count_is_an_upper_bound(tmp_path):
-    r = hinter(*CAMPAIGN, "-m", "python:planted:female_negative", "--adaptive", "--dry-run", "-o", str(tmp_path / "d"))
+    # 20 reviews: the message does not depend on the campaign's size, and a dry run parses every text
+    small = tuple("20" if a == "200" else a for a in CAMPAIGN)
+    r = hinter(*small, "-m", "python:planted:female_negative", "--adaptive", "--dry-run", "-o", str(tmp_path / "d"))
     assert r.returncode == 0, r.stderr
     assert "--adaptive asks fewer" in r.stdout and not (tmp_path / "d" / "summary.json").exists()
