@@ -84,11 +84,13 @@ class EarlyStart:
             self.seconds = time.perf_counter() - t0
 
 
-def bytecode_folder(environ, dont_write: bool, prefix: str | None, compiled: bool | None) -> str | None:
+def bytecode_folder(environ, dont_write: bool, prefix: str | None, compiled) -> str | None:
     """Where this process should keep compiled bytecode, or None to leave Python as it is: only where Python may
-    not write it (`dont_write`), no prefix was chosen, the heavy package is installed (`compiled` not None) without
-    its bytecode (`compiled` False), and HINTER_BYTECODE is not 0."""
-    if not dont_write or prefix or compiled is not False or environ.get(BYTECODE_ENV, "1") == "0":
+    not write it (`dont_write`), no prefix was chosen, HINTER_BYTECODE is not 0, and the heavy package is installed
+    (`compiled` not None) without its bytecode (`compiled` False; a function giving it is asked only then)."""
+    if not dont_write or prefix or environ.get(BYTECODE_ENV, "1") == "0":
+        return None
+    if (compiled() if callable(compiled) else compiled) is not False:
         return None
     return os.path.join(environ.get("HINTER_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "hinter"),
                         "bytecode")
@@ -110,7 +112,8 @@ def keep_bytecode(package: str = "torch") -> str | None:
     """Keep the bytecode of what this process imports from now on in hinter's cache folder (read there by the next
     process) where `bytecode_folder` says so: the folder, or None. Called by the CLI before any command imports
     torch; a library user's process is left alone."""
-    folder = bytecode_folder(os.environ, sys.dont_write_bytecode, sys.pycache_prefix, _compiled(package))
+    # the package is looked for only where the cheap tests pass: most processes may write bytecode
+    folder = bytecode_folder(os.environ, sys.dont_write_bytecode, sys.pycache_prefix, lambda: _compiled(package))
     if folder is None:
         return None
     try:
