@@ -18,10 +18,10 @@ REVIEWS = [
 CAMPAIGN = ("run", "--attributes", "race,gender", "--order", "2", "--max-pairs-per-text", "2", "--task", "imdb")
 
 
-def run_campaign(tmp_path: Path, model: str, name: str):
+def run_campaign(tmp_path: Path, model: str, name: str, *options: str):
     data = tmp_path / "reviews.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in REVIEWS))
-    return hinter(*CAMPAIGN, "--dataset", str(data), "--model", model, "--out", str(tmp_path / name))
+    return hinter(*CAMPAIGN, "--dataset", str(data), "--model", model, "--out", str(tmp_path / name), *options)
 
 
 WORDS = ["A white man", "The man and a white boy", "A boy", "The white house and the man", "Nobody"]

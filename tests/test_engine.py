@@ -71,6 +71,35 @@ def test_no_text_is_sent_twice(parser, tmp_path):
     assert len(seen[n:]) == len(set(seen[n:]))
 
 
+@pytest.mark.parametrize("probes", [4, 0])
+def test_the_determinism_check_asks_as_many_copies_as_told_and_a_skipped_check_is_said(parser, tmp_path, probes):
+    seen = []
+
+    def counting(texts):
+        seen.extend(texts)
+        return planted.atomic_gender(texts)
+
+    run = hinter.run(TEXTS, counting, attributes=("gender", "race"), dictionary=DIC, parser=parser, out=tmp_path,
+                     determinism_probes=probes)
+    probe = min(TEXTS, key=len)
+    assert seen.count(probe) == max(probes, 1) and len(seen) == len(set(seen)) + max(probes - 1, 0)
+    if probes:
+        assert seen[:probes] == [probe] * probes
+    check = run.summary()["determinism"]
+    assert check["probes"] == probes and check["deterministic"] is (True if probes else None)
+    from hinter.report import write_report
+    write_report(tmp_path)
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert ("noise was not checked (--determinism-probes 0)" in page) is (probes == 0)
+
+
+def test_one_determinism_probe_is_refused():
+    from hinter.config import RunConfig
+    from hinter.errors import InputError
+    with pytest.raises(InputError, match="--determinism-probes must be 0 .no check. or at least 2"):
+        RunConfig(determinism_probes=1)
+
+
 def test_unparseable_outcomes_are_kept_apart(parser, tmp_path):
     run = hinter.run(TEXTS[:3], planted.nonsense, attributes=("gender", "race"), dictionary=DIC, parser=parser,
                      out=tmp_path)

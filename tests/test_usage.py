@@ -242,6 +242,9 @@ def _counts(results: dict) -> dict:
             for kind in ("atomic", "intersectional")}
 
 
+PROBES = 4  # the start-up determinism check's copies: each a call of about a second on llama.cpp's server
+
+
 def test_dry_run_then_budget_then_resume_on_a_real_server(tmp_path, recorder):
     """Against llama.cpp's server. Its answers are not exactly reproducible from one session to the next (it
     reuses the previous prompt's cache, which moves the logits a little), so the resumed run is compared with
@@ -250,7 +253,7 @@ def test_dry_run_then_budget_then_resume_on_a_real_server(tmp_path, recorder):
     data.write_text("".join(json.dumps(r) + "\n" for r in REVIEWS))
     # concurrency 2: batches of 8 texts (4 x concurrency)
     base = (*CAMPAIGN, "--dataset", str(data), "--model", f"openai:gemma@{recorder.url}", "--concurrency", "2",
-            "--price-in", "1", "--price-out", "2")
+            "--price-in", "1", "--price-out", "2", "--determinism-probes", str(PROBES))
     recorder.take()
 
     dry = hinter(*base, "--out", str(tmp_path / "run"), "--dry-run")
@@ -259,9 +262,8 @@ def test_dry_run_then_budget_then_resume_on_a_real_server(tmp_path, recorder):
     estimate = json.loads(dry.stdout.strip().splitlines()[-1])["estimate"]
     assert estimate["calls"] > 8 and not (tmp_path / "run").exists()
 
-    from hinter.pipeline.engine import DETERMINISM_PROBES
     # the preflight and the start-up probes, one batch of 8, and 3 calls: not another batch
-    cap = 1 + DETERMINISM_PROBES + 8 + 3
+    cap = 1 + PROBES + 8 + 3
     capped = hinter(*base, "--out", str(tmp_path / "run"), "--budget", f"calls={cap}")
     assert capped.returncode == 4, capped.stderr
     assert f"budget calls={cap} is reached" in capped.stderr
@@ -284,7 +286,7 @@ def test_dry_run_then_budget_then_resume_on_a_real_server(tmp_path, recorder):
     assert not usage2["budget"]["reached"]
     # every call the estimate counted was made once: the texts, the probes and one preflight per session (the
     # probe's text is an original: its answer is reused when the probes agree, else it is asked again)
-    assert requests + requests2 - 2 - DETERMINISM_PROBES in (estimate["calls"] - 1, estimate["calls"])
+    assert requests + requests2 - 2 - PROBES in (estimate["calls"] - 1, estimate["calls"])
 
 
 def test_a_run_stopped_by_its_budget_resumes_to_the_uncapped_run(tmp_path):

@@ -97,6 +97,12 @@ class RunConfig:
                           "deterministic: sampling, some APIs even at temperature 0). A flip then needs the answers' "
                           "distributions to differ; the model's own flip rate is reported. Answers are cached per "
                           "repeat, so resume stays exact.", MODEL)
+    determinism_probes: int = option(
+        32, "--determinism-probes", "Before the campaign, ask the model about one short text this many times to "
+        "check that it answers alike (32 catch a model flipping 10% of its answers 96.6% of the time). Each probe "
+        "is a model call, paid like any other: 8 catch that model 57% of the time; 0 skips the check, and the "
+        "summary and report then say the model's noise was not checked. Not asked again on resume.", MODEL,
+        compare=False)
     exclude_evaluative: bool = option(
         False, "--exclude-evaluative", "Leave out the pairs whose replacement adds or removes a word with sentiment "
         "(VADER's lexicon: \"man\" -> \"ugly man\"): a flip on them may be a reaction to the word, not to the "
@@ -213,6 +219,10 @@ class RunConfig:
             _at_least_one(name, getattr(self, name), " (or unset for all pairs)")
         _at_least_one("batch_texts", self.batch_texts)
         _at_least_one("repeats", self.repeats)
+        if self.determinism_probes < 0 or self.determinism_probes == 1:
+            raise InputError(f"--determinism-probes must be 0 (no check) or at least 2, got {self.determinism_probes}",
+                             where="--determinism-probes", fix="Two answers are the fewest that can differ; 32 is "
+                             "the default.")
         if not 0 < self.min_effect < 1:
             raise InputError(f"--min-effect must lie between 0 and 1, got {self.min_effect}", where="--min-effect",
                              fix="Give a shift of the label's share, e.g. 0.1 for 10 points.")

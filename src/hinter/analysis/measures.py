@@ -506,7 +506,7 @@ def summary(store: RunStore, alpha: float | None = None, label: str | None = Non
     }
     f = findings_section(store, alpha, label, s["settings"])
     s["findings"] = f.pop("findings")
-    s["determinism"] = s["settings"].get("checks.determinism")  # the start-up check: one short text asked DETERMINISM_PROBES (32) times
+    s["determinism"] = s["settings"].get("checks.determinism")  # the start-up check: one short text asked --determinism-probes times
     s["self_flip"] = f.pop("self_flip")  # with --repeats: how often two answers on one original differ
     records = f.pop("records")
     # the one measures section, the same for labels and free text (findings_analysis: kept for a release)

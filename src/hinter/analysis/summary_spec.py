@@ -194,7 +194,8 @@ RUN = (
           fields=("rate", "texts")),
     Entry(("determinism",), "engine.check_determinism", "the start-up check: `deterministic` (true, false, or "
           "null when the model failed on it, or when a generative task's samples measure the model's own variation "
-          "instead) and `detail`; when false and the run has no `--repeats`, the report "
+          "instead, or when `--determinism-probes 0` skipped it), `detail` and `probes` (the copies asked; absent "
+          "in runs made before the option); when false or skipped and the run has no `--repeats`, the report "
           "says so first", data_keyed=True),
     Entry(("overlaps_skipped", "model_calls", "model_errors", "sentences_tagged", "sentences_parsed"),
           "store.stats", "work done"),

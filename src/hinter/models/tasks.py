@@ -294,7 +294,7 @@ NOISE = {
                   "the model answered the same text differently when asked again (%s): a flip may be its own noise; "
                   "pass --repeats 5 to ask every text 5 times and compare the answers' distributions",
                   "the model answered one text alike %d times: a model flipping 10%% of its answers would have shown "
-                  "it 96.6%% of the time (--repeats measures its flip rate on every text)"),
+                  "it %.1f%% of the time (--repeats measures its flip rate on every text)"),
     FREE_TEXT: Noise(False,
                      "the model wrote different answers to the same prompt (%s) and the task asks for one sample: a "
                      "difference may be its own sampling; set `samples: 5` in the task file to compare each mutant "

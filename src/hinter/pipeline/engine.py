@@ -74,31 +74,37 @@ class Run:
         return summary(self.store)
 
 
-# Copies of one text asked at start. A model whose answer flips with probability p on each call answers all n
-# copies alike with probability (1 - p)^n + p^n: for p = 10%, 43% with n = 8 (it passed more often than not), 3.4%
-# with n = 32, so 32 copies catch a 10%-noise model 96.6% of the time (a 5%-noise one 81%), for one batch of calls.
+# Copies of one text asked at start (--determinism-probes' default). A model whose answer flips with probability p
+# on each call answers all n copies alike with probability (1 - p)^n + p^n: for p = 10%, 43% with n = 8 (it passed
+# more often than not), 3.4% with n = 32, so 32 copies catch a 10%-noise model 96.6% of the time (a 5%-noise one
+# 81%), for one batch of calls.
 DETERMINISM_PROBES = 32
 
 
-def check_determinism(model, text: str, asked: Sequence[Outcome] = (), keep=None, meter=None
-                      ) -> tuple[dict, Outcome | None]:
-    """Ask `model` about one text DETERMINISM_PROBES times, in calls of at most its batch size, bypassing every
-    cache: ({"deterministic": bool or None (undecided: the model failed), "detail"}, the first answer). Scores
+def chance_to_catch(probes: int, flip_rate: float = 0.1) -> float:
+    """How often `probes` copies of one text catch a model that flips `flip_rate` of its answers."""
+    return 1 - ((1 - flip_rate) ** probes + flip_rate ** probes)
+
+
+def check_determinism(model, text: str, asked: Sequence[Outcome] = (), keep=None, meter=None,
+                      probes: int = DETERMINISM_PROBES) -> tuple[dict, Outcome | None]:
+    """Ask `model` about one text `probes` times, in calls of at most its batch size, bypassing every cache:
+    ({"deterministic": bool or None (undecided: the model failed), "detail", "probes"}, the first answer). Scores
     count as equal within 1e-4 (float noise of kernels). `asked`: the answers an earlier session of the run got
     (only the rest are asked); `keep(answers)` is told the answers so far after each call, so that a session
     killed in the check does not have the next one pay for them again; `meter` (usage.Meter) counts each call
     before it is sent."""
-    answers = list(asked)[:DETERMINISM_PROBES]
-    step = max(1, min(DETERMINISM_PROBES, getattr(model, "batch_size", DETERMINISM_PROBES)))
-    while len(answers) < DETERMINISM_PROBES:
-        texts = [text] * min(step, DETERMINISM_PROBES - len(answers))
+    answers = list(asked)[:probes]
+    step = max(1, min(probes, getattr(model, "batch_size", probes)))
+    while len(answers) < probes:
+        texts = [text] * min(step, probes - len(answers))
         if meter is not None:
             meter.sending(texts)
         got = predict_with_retries(model, texts, 1, 0.2)
         if meter is not None:
             meter.record(texts)
         if isinstance(got, str) or any(a.error for a in got):
-            return {"deterministic": None, "detail": "the model failed on the check"}, None
+            return {"deterministic": None, "detail": "the model failed on the check", "probes": probes}, None
         answers += got
         if keep is not None:
             keep(answers)
@@ -108,10 +114,11 @@ def check_determinism(model, text: str, asked: Sequence[Outcome] = (), keep=None
             x.scores is None or all(p[0] == q[0] and abs(p[1] - q[1]) <= 1e-4 for p, q in zip(x.scores, y.scores)))
         if x.encode() != y.encode() or not same_scores:
             return {"deterministic": False, "detail": f"{x.encode()!r} then {y.encode()!r}" + (
-                "" if x.encode() != y.encode() else ", with other scores")}, x
-    return {"deterministic": True, "detail": f"{x.encode()!r} {DETERMINISM_PROBES} times"}, x
+                "" if x.encode() != y.encode() else ", with other scores"), "probes": probes}, x
+    return {"deterministic": True, "detail": f"{x.encode()!r} {probes} times", "probes": probes}, x
 
 
+NOT_CHECKED = "not asked: --determinism-probes 0"
 PROBE_ANSWERS = "checks.determinism.asked"  # the check's answers so far, while it is unfinished
 
 
@@ -719,10 +726,12 @@ def _run_checks(store: RunStore, model, records: list[TextRecord], config: RunCo
         # its samples are asked anyway, and their spread is the oracle's null: 8 more generations would add nothing
         store.save_settings({"checks.determinism": {"deterministic": None, "detail": "not asked: the generative "
                              "task's samples measure the model's own variation on every text"}})
+    elif "checks.determinism" not in store.settings() and config.determinism_probes == 0:
+        store.save_settings({"checks.determinism": {"deterministic": None, "probes": 0, "detail": NOT_CHECKED}})
     elif "checks.determinism" not in store.settings():
         probe = min((r.text for r in records[:config.batch_texts]), key=len)  # the cheapest to ask
         result, answer = check_determinism(model, probe, _probe_answers(store, model),
-                                           _keep_probe_answers(store, model), meter)
+                                           _keep_probe_answers(store, model), meter, config.determinism_probes)
         store.save_settings({"checks.determinism": result})
         store.forget_settings([PROBE_ANSWERS])
         if result["deterministic"]:  # the run reuses the answer: the text is not asked again
@@ -735,7 +744,10 @@ def _run_checks(store: RunStore, model, records: list[TextRecord], config: RunCo
     if determinism.get("deterministic") is False and not several:
         log.warning(noise.warning, determinism["detail"])
     elif determinism.get("deterministic") and not several and noise.reassurance:
-        log.info(noise.reassurance, DETERMINISM_PROBES)
+        probes = determinism.get("probes", DETERMINISM_PROBES)
+        log.info(noise.reassurance, probes, 100 * chance_to_catch(probes))
+    elif determinism.get("probes") == 0 and not several:
+        log.warning("the model's own noise was not checked (--determinism-probes 0): a flip may be its noise")
 
 
 class StoreSink:

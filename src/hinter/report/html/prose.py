@@ -128,6 +128,9 @@ def warnings(s: dict) -> list[str]:
     # several answers per version (samples, --repeats): the oracle compares with the model's own spread
     if check.get("deterministic") is False and w.answers_per_version(s["settings"]) <= 1:
         out.append(w.noise.format(detail=check.get("detail")))
+    elif check.get("probes") == 0 and w.answers_per_version(s["settings"]) <= 1:
+        out.append("The model's own noise was not checked (--determinism-probes 0): a flip may be the model "
+                   "answering the same text differently, not a bias.")
     flip = s.get("self_flip")
     if flip and flip.get("rate") is not None:  # --repeats measured the model's own noise (issue 30: shown, not hidden)
         low, high = flip.get("ci") or (None, None)
