@@ -449,3 +449,23 @@ def test_the_same_words_in_their_own_sense_are_mutated(text, key, mutant):
 def test_a_pronoun_beside_a_gendered_noun_the_lists_lacked_is_discarded(text, key, noun):
     _, discarded, _ = _sense(text, ("gender",))
     assert noun in discarded[key].lower()
+
+
+def test_the_committed_english_forms_are_what_lemminflect_says():
+    """src/hinter/data/dictionary/english_forms.json spares a run lemminflect's half-second load: it must hold what
+    lemminflect answers for every built-in word (regenerate with scripts/english_forms.py), and a word it does not
+    hold is still asked of lemminflect."""
+    import importlib.util
+    from pathlib import Path
+
+    from hinter.languages import english
+    root = Path(__file__).resolve().parent.parent
+    spec = importlib.util.spec_from_file_location("english_forms", root / "scripts" / "english_forms.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    committed = (root / "src" / "hinter" / "data" / "dictionary" / "english_forms.json").read_text(encoding="utf-8")
+    assert committed == script.render(script.compute()), "regenerate it: python scripts/english_forms.py"
+    plurals, checked, verbs = english._known_forms()
+    assert plurals["woman"] == "women" and "cook" in verbs and "woman" in checked and "woman" not in verbs
+    assert "sprint" not in checked and english._can_be_verb("sprint")  # not a dictionary word: lemminflect's answer
+    assert english.plural_noun("astronaut") == "astronauts"

@@ -406,9 +406,23 @@ def _tagged_person(docs, m) -> bool:
     return tokens is not None and any(t.ent_type_ == "PERSON" for t in tokens)
 
 
+@lru_cache(maxsize=1)
+def _known_forms() -> tuple[dict[str, str], frozenset[str], frozenset[str]]:
+    """(plurals, words checked, those that can be verbs): lemminflect's answers for the built-in dictionary's and
+    packs' words and the person nouns, written by scripts/english_forms.py. lemminflect reads its tables in about
+    half a second per process; a run whose words are all known here never loads them."""
+    import json
+    from importlib import resources
+    forms = json.loads((resources.files("hinter") / "data" / "dictionary" / "english_forms.json").read_text("utf-8"))
+    return forms["plurals"], frozenset(forms["checked"]), frozenset(forms["verbs"])
+
+
 @lru_cache(maxsize=4096)
 def plural_noun(noun: str) -> str:
     """A noun's plural (lemminflect; else + s)."""
+    known = _known_forms()[0].get(noun)
+    if known is not None:
+        return known
     from lemminflect import getInflection
     forms = getInflection(noun, tag="NNS")
     return forms[0] if forms else noun + "s"
@@ -531,8 +545,12 @@ def _is_language(tokens) -> bool:
 
 @lru_cache(maxsize=4096)
 def _can_be_verb(word: str) -> bool:
+    _, checked, verbs = _known_forms()
+    low = word.lower()
+    if low in checked:
+        return low in verbs
     from lemminflect import getAllLemmas
-    return " " not in word and "VERB" in getAllLemmas(word.lower())
+    return " " not in word and "VERB" in getAllLemmas(low)
 
 
 def _capitalised_neighbour(text: str, start: int, end: int) -> bool:
