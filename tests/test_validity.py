@@ -141,6 +141,30 @@ def test_tags_and_labels_are_those_of_the_pipeline_with_its_attribute_ruler(imdb
     assert lean.parse(spaced[-1:]) == ruled.parse(spaced[-1:])  # one sentence: nlp() alone
 
 
+def test_the_parser_sees_english_mutations_one_load_and_parses_as_a_load_of_its_own(imdb_texts):
+    """languages.parses.pipeline_view: the validity parser is made of the components English mutation loaded (one
+    load a process, not two), gives what its own spacy.load gave, and what it turns off stays on for mutation."""
+    from hinter.languages.english import SPACY_MODEL, full_pipeline
+    from hinter.languages.parses import import_spacy, pipeline_view
+
+    view = pipeline_view(SPACY_MODEL, exclude=["ner", "lemmatizer"], disable=["attribute_ruler"])
+    full = full_pipeline()
+    assert view.tokenizer is full.tokenizer and view.get_pipe("parser") is full.get_pipe("parser")
+    own = import_spacy().load(SPACY_MODEL, exclude=["ner", "lemmatizer"], disable=["attribute_ruler"])
+    assert view.pipe_names == own.pipe_names == ["tok2vec", "tagger", "parser"]
+    assert sorted(view.disabled) == sorted(own.disabled)
+    sentences = ["The  man\tsaid  hello .", "  Two spaces first ."] + [
+        s for t in imdb_texts[:4] for s in split_sentences(t)][:40]
+
+    def read(nlp):
+        return [[(t.tag_, t.dep_, t.head.i, t.pos_) for t in d] for d in nlp.pipe(sentences)]
+    assert read(view) == read(own)
+    with view.select_pipes(enable=["tok2vec", "tagger"]):
+        assert {"parser", "ner", "lemmatizer", "attribute_ruler"} <= set(full.pipe_names)
+        doc = full("Peter Cook met the black women of the village.")
+    assert [e.label_ for e in doc.ents] == ["PERSON"] and doc[5].lemma_ == "woman" and doc[5].dep_ == "dobj"
+
+
 def test_an_attribute_ruler_that_sets_other_tags_keeps_running(tmp_path):
     """Left out only where it does what spaCy's English pipelines' does: a pipeline whose ruler sets other tags (a
     user's own) keeps it, and its tags."""

