@@ -30,17 +30,15 @@ import hashlib
 import json
 import logging
 import os
-import threading
 import time
 
 from hinter.errors import InputError, ModelError
 from hinter.models.base import AsksEachText, Outcome, stopping, wait_to_retry
 from hinter.models.http_api import Refused, Transient, post_json
 from hinter.models.openai_api import OPTIONS
-from hinter.models.pacing import GIVE_UP, TIMEOUT_TRIES, FailureStreak, Pacer
+from hinter.models.pacing import GIVE_UP, TIMEOUT_TRIES
 from hinter.models.registry import Backend, register_backend
 from hinter.models.tasks import Task
-from hinter.usage import Prices, TextCost, Usage
 
 KEY_VARIABLES = ("HINTER_ANTHROPIC_API_KEY", "ANTHROPIC_API_KEY")
 DEFAULT_URL = "https://api.anthropic.com"
@@ -107,16 +105,8 @@ class AnthropicModel(AsksEachText):
         root = base_url or DEFAULT_URL
         self.url = root + ("/messages" if root.endswith("/v1") else "/v1/messages")
         self.timeout, self.retries, self.backoff = timeout, retries, backoff
-        self.concurrency = max(1, concurrency)
-        self.batch_size = 4 * self.concurrency
+        self._pace_requests(task, concurrency, rpm, tpm, price_in, price_out, give_up)
         self.max_answer_tokens = max_answer_tokens or task.answer_tokens(64 if task.multi_label else 16)
-        self._lock = threading.Lock()
-        self.retried = 0  # requests retried (for logs and tests)
-        self.usage = Usage()
-        self.prices = Prices(price_in, price_out)
-        self.pacer = Pacer(self.concurrency, rpm, tpm)
-        self.streak = FailureStreak(give_up)  # an API failing every request stops the run (pacing.GIVE_UP)
-        self._text_cost = TextCost.of_task(task)
         prompt = repr(messages_request(task, "\x00")) + task.generation_settings()
         prompt_hash = hashlib.sha256(prompt.encode()).hexdigest()[:12]
         self.fingerprint = f"anthropic-messages:{model}@{base_url or 'api.anthropic.com'}:{task.name}:{prompt_hash}"

@@ -529,6 +529,23 @@ class AsksEachText:
 
     concurrency: int
 
+    def _pace_requests(self, task, concurrency: int, rpm: int | None, tpm: int | None, price_in: float | None,
+                       price_out: float | None, give_up: int) -> None:
+        """What the requests cost (hinter.usage: the API's own count, estimated where it gives none) and how fast
+        they may go (--concurrency, rpm, tpm; a 429 lowers the requests at once): the state every such backend
+        keeps. An API failing every request stops the run (pacing.GIVE_UP)."""
+        from hinter.models.pacing import FailureStreak, Pacer
+        from hinter.usage import Prices, TextCost, Usage
+        self.concurrency = max(1, concurrency)
+        self.batch_size = 4 * self.concurrency
+        self._lock = threading.Lock()
+        self.retried = 0  # requests retried (for logs and tests)
+        self.usage = Usage()
+        self.prices = Prices(price_in, price_out)
+        self.pacer = Pacer(self.concurrency, rpm, tpm)
+        self.streak = FailureStreak(give_up)
+        self._text_cost = TextCost.of_task(task)
+
     def _request(self, text: str) -> Outcome:
         raise NotImplementedError
 

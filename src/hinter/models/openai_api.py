@@ -46,14 +46,12 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-import threading
 import time
 
 from hinter.errors import InputError, ModelError
 from hinter.models.tasks import Task
-from hinter.usage import Prices, TextCost, Usage
 from hinter.models.base import AsksEachText, Outcome, stopping, wait_to_retry
-from hinter.models.pacing import GIVE_UP, TIMEOUT_TRIES, FailureStreak, Pacer
+from hinter.models.pacing import GIVE_UP, TIMEOUT_TRIES
 from hinter.models.registry import Backend, Option, register_backend
 
 KEY_VARIABLES = ("HINTER_OPENAI_API_KEY", "OPENAI_API_KEY")
@@ -87,21 +85,12 @@ class OpenAIModel(AsksEachText):
         self.client = openai.OpenAI(api_key=api_key(base_url), base_url=base_url, timeout=timeout, max_retries=0)
         self.timeout = timeout
         self.url = base_url or "https://api.openai.com/v1"
-        self.concurrency, self.retries, self.backoff = max(1, concurrency), retries, backoff
+        self.retries, self.backoff = retries, backoff
+        self._pace_requests(task, concurrency, rpm, tpm, price_in, price_out, give_up)
         self.top_logprobs = top_logprobs
         self.max_answer_tokens = max_answer_tokens or task.answer_tokens(64 if task.multi_label else 16)
-        self.batch_size = 4 * self.concurrency
         # logprobs score the labels' first tokens (a free-text task has none); cleared when a server rejects them
         self._logprobs_ok = bool(task.labels)
-        self._lock = threading.Lock()
-        self.retried = 0  # requests retried (for logs and tests)
-        # what the requests cost (hinter.usage: the server's own `usage`, estimated where it gives none), and how
-        # fast they may go (--concurrency, rpm, tpm; a 429 lowers the requests at once)
-        self.usage = Usage()
-        self.prices = Prices(price_in, price_out)
-        self.pacer = Pacer(self.concurrency, rpm, tpm)
-        self.streak = FailureStreak(give_up)  # a server failing every request stops the run (pacing.GIVE_UP)
-        self._text_cost = TextCost.of_task(task)
         api = "chat" if chat else "completions"
         prompt = repr(task.chat_messages("\x00") if chat else task.completion_prompt("\x00"))
         prompt += task.generation_settings()  # a free-text task's temperature, max_tokens and stop change its answers
