@@ -65,7 +65,10 @@ def _run(args, src) -> None:
 
 
 def _resumed(out: Path, src) -> None:
-    """Killed (SIGKILL) once its first batch is stored, then continued with `hinter resume`."""
+    """Killed (SIGKILL) once its first batch is stored, then continued with `hinter resume`. A run left in `out` by
+    an earlier recording is removed first: the kill would otherwise land in that run's continuation."""
+    import shutil
+    shutil.rmtree(out, ignore_errors=True)
     cmd, kw = _hinter(["run", *RESUMED, "--out", str(out)], src)
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, **kw)
     deadline = time.time() + 300
