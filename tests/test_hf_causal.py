@@ -59,31 +59,3 @@ def test_first_token_scores_and_what_a_cut_text_kept(tiny_gpt2):
     assert m._encode(long[:cut.seen]) == body[:m._room]  # one token per word: the text read is exactly text[:seen]
     after, = m.predict([long[:cut.seen] + " but the end is a dreadful mess"])
     assert after.scores == cut.scores and after.seen == cut.seen  # what lies after seen was not read
-
-
-def test_a_writer_thread_gives_the_answers_the_caller_would_write(tiny_gpt2, tmp_path, parser):
-    """launch_ahead (on by default on CUDA for a free-text task): each call written in a thread of its own while the
-    pipeline judges the group before. Greedy answers are the same whether written there or by the caller, call by
-    call and through a whole run, answers and findings alike."""
-
-    import hinter
-    from hinter.models.hf_causal import HFCausalLM
-    (tmp_path / "letter.yaml").write_text('name: letter\nprompt: "Write a note about: {text}"\ntemperature: 0\n'
-                                          'samples: 1\nmax_tokens: 6\naspects: [length]\n')
-    task = get_task(str(tmp_path / "letter.yaml"))
-    ahead, plain = (HFCausalLM(tiny_gpt2, task, launch_ahead=flag) for flag in (True, False))
-    assert ahead.launches_ahead and not plain.launches_ahead
-    texts = ["The black actor is brilliant.", "A white woman directs this dull film.", "My husband laughed."]
-    wait = ahead.submit(texts)  # the next call may be submitted before this one is read
-    following = ahead.submit(texts[::-1])
-    assert [o.raw for o in wait()] == [o.raw for o in plain.predict(texts)]
-    assert [o.raw for o in following()] == [o.raw for o in plain.predict(texts[::-1])]
-    runs = {}
-    for name, model in (("ahead", ahead), ("plain", plain)):
-        run = hinter.run(texts * 3, model, attributes=("gender", "race"), parser=parser, out=tmp_path / name,
-                         task=str(tmp_path / "letter.yaml"), batch_texts=2)
-        runs[name] = run.summary()
-        rows = run.store.db.execute("SELECT text_id, raw FROM texts ORDER BY text_id").fetchall()
-        runs[name + "_rows"] = rows
-    assert runs["ahead_rows"] == runs["plain_rows"] and any(a for _, a in runs["ahead_rows"])
-    assert runs["ahead"]["findings"] == runs["plain"]["findings"]

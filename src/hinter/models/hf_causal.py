@@ -45,10 +45,7 @@ class HFCausalLM:
     batch_size = CPU_BATCH
 
     def __init__(self, path: str | Path, task: Task, max_answer_tokens: int = 48, device: str | None = None,
-                 dtype: str | None = None, batch_size: int | None = None, launch_ahead: bool | None = None):
-        """`launch_ahead`: generate in a thread of its own (`submit`) so that the pipeline judges and stores one group
-        of answers while the next group is written; None: on CUDA for a free-text task (the GPU writes while the
-        host scores the aspects), never for labels or on the CPU, where both would share the same cores."""
+                 dtype: str | None = None, batch_size: int | None = None):
         path = Path(path)
         startup.join()
         import torch  # load() checked that it is there
@@ -84,11 +81,6 @@ class HFCausalLM:
         if cuda and not task.scored:  # written in batches (`_write_batch`)
             with startup.timed("load_warm_up"):
                 self._warm_up()
-        self.launches_ahead = (cuda and not task.scored) if launch_ahead is None else launch_ahead
-        self._feeder = None
-        if self.launches_ahead:
-            from concurrent.futures import ThreadPoolExecutor
-            self._feeder = ThreadPoolExecutor(1, thread_name_prefix="hinter-causal-writer")
 
     def _warm_up(self) -> None:
         """CUDA loads its kernels and libraries on first use: a short greedy generate at one row and at a full
@@ -158,14 +150,6 @@ class HFCausalLM:
             outcome = self.task.answer(self.tokenizer.decode(row[width:], skip_special_tokens=True))
             outcomes.append(outcome if seen is None else replace(outcome, seen=seen))
         return outcomes
-
-    def submit(self, texts: Sequence[str]):
-        """`predict` begun in the writer thread, calls in the order they came: the function that waits for its
-        outcomes (base.asked_ahead launches the next call before the pipeline judges this one's answers)."""
-        if self._feeder is None:
-            outcomes = self.predict(texts)
-            return lambda: outcomes
-        return self._feeder.submit(self.predict, list(texts)).result
 
     def predict(self, texts: Sequence[str]) -> list[Outcome]:
         if texts:
