@@ -1,6 +1,7 @@
 #!/bin/bash
-# issue 43 item 4 on the GPU machine, one call (about 5 minutes): the whole generative `run --suite` with its answers
-# written in a thread of their own (hf-causal's launches_ahead) against the tree before it (.gpu/startup/base/src),
+# issue 43 item 4 on the GPU machine, one call (about 5 minutes): the whole generative `run --suite` of this tree
+# against another (.gpu/startup/base/src). Run once with this tree at 1b2d0f3 (hf-causal's answers written in a
+# thread of their own, since reverted: slower) against 143469f,
 # 3 rounds alternated, SmolLM2's shape on the bios suite as in G.sh; then the generation table (raw generate plus
 # the model's own load). Carried: .gpu/startup.
 cd "$(dirname "$0")/../.."
