@@ -48,7 +48,7 @@ def texts() -> list[tuple[str, str]]:
            if line.strip()]
     for name in ("french_sentences.txt", "french_sentences_heldout.txt", "french_texts_after_rules.txt",
                  "french_texts_fresh.txt", "french_texts_fresh2.txt", "french_texts_fresh3.txt",
-                 "french_texts_fresh4.txt"):
+                 "french_texts_fresh4.txt", "french_texts_fresh5.txt"):
         out += [(name.removesuffix(".txt"), t.strip()) for t in (DATA / name).read_text(encoding="utf-8").splitlines()
                 if t.strip()]
     return out
@@ -104,7 +104,8 @@ def table() -> None:
     print("| version | drawn | grammatical | right in meaning | precision | gender mutants kept |")
     print("|---|---|---|---|---|---|")
     order = ("before", "after", "after-md", "before-fresh", "after-fresh-first-reading", "after-fresh",
-             "fresh2-first-reading", "fresh2", "fresh3-first-reading", "fresh3", "fresh4-first-reading", "fresh4")
+             "fresh2-first-reading", "fresh2", "fresh3-first-reading", "fresh3", "fresh4-first-reading", "fresh4",
+             "fresh5-first-reading")
     for version in sorted({r["version"] for r in rows}, key=lambda v: order.index(v) if v in order else len(order)):
         rs = [r for r in rows if r["version"] == version]
         if any(not r["grammatical"] for r in rs):

@@ -660,3 +660,44 @@ def test_an_origin_is_no_colour(fr):
         assert not any("origine noir" in t or "origine blanc" in t for t in kept), kept
         assert any("origine coréen" in t for t in kept)
         assert any(why.startswith("an origin is a place or a people") for why in gen.uninflected.values())
+
+
+# fresh5 (written after the rules, first reading 93.2%: 123 of 132 kept mutants right): what it found, both ways
+def test_fresh5_a_coordinated_predicate_read_as_a_verb_is_carried_both_ways(fr):
+    man = "Le serveur noir nous a apporté l'addition. Il était pressé, mais poli."
+    woman = "La serveuse noire nous a apporté l'addition. Elle était pressée, mais polie."
+    assert gender_mutant(fr, man) == (woman, None)
+    assert gender_mutant(fr, woman) == (man, None)
+    # a finite verb there is no adjective: left alone
+    assert gender_mutant(fr, "Le serveur était pressé, mais continuait.") == (
+        "La serveuse était pressée, mais continuait.", None)
+
+
+@pytest.mark.parametrize("text,word", [
+    ("Le père noir de l'enfant attendait devant l'école, inquiet.", "père"),
+    ("La mère noire de l'enfant attendait devant l'école, inquiète.", "mère"),
+])
+def test_fresh5_an_adjective_detached_after_a_comma_is_never_left_in_the_old_gender(fr, text, word):
+    reason, mutant = refusal(fr, text, word)
+    old = text.rsplit(", ", 1)[1]
+    assert reason is not None or not mutant.endswith(", " + old), mutant  # carried, or refused
+
+
+@pytest.mark.parametrize("text,word,why", [
+    ("Le garçon arabe qui joue au football dans la rue est mon neveu.", "garçon",
+     "'neveu' is said of 'garçon' and keeps its gender"),
+    # the other way the parse is right, and the noun-predicate rule refuses it
+    ("La fille arabe qui joue au football dans la rue est ma nièce.", "fille",
+     "the noun predicate 'nièce' would not follow"),
+    ("La fille blanche que j'ai rencontrée au marché était étudiante en médecine.", "étudiante",
+     "'étudiante' is said of 'fille', whose gender the pair does not change"),
+])
+def test_fresh5_a_person_noun_said_of_the_person_through_etre_refuses_the_mutant(fr, text, word, why):
+    reason, _ = refusal(fr, text, word)
+    assert reason is not None and reason.startswith(why), reason
+
+
+def test_fresh5_the_same_sentences_keep_their_race_mutants(fr):
+    gen = generate(0, "Le garçon arabe qui joue au football dans la rue est mon neveu.", fr, ("race",), 1,
+                   language="fr")
+    assert "Le garçon asiatique qui joue au football dans la rue est mon neveu." in _kept(gen)

@@ -490,13 +490,18 @@ def _predicates(head):
     # the conjuncts of conjuncts; "attentive" read as a finite verb is one by its feminine form
     out += [c for p in list(out) for c in p.children if c.dep_ == "amod" and c.pos_ == "ADJ" and c.i > p.i
             and head.doc[c.i - 1].text == ","]
+    # "attendait devant l'école, inquiet.": an adjective detached after a comma at the clause's end, said of the
+    # subject (read as an oblique or a clause of its verb)
+    out += [c for c in g.children if own and c.pos_ == "ADJ" and c.i > g.i and head.doc[c.i - 1].text == ","
+            and c.dep_.startswith(("obl", "advcl", "dep", "amod", "xcomp")) and _alone(c)
+            and c.lower_ not in _ADVERBS and all(x.i != c.i for x in out)]
     k = 0
     while k < len(out):
         p, k = out[k], k + 1
         out += [c for c in p.children if c.dep_ == "conj" and all(c.i != x.i for x in out) and (
             c.pos_ == "ADJ" or _bare(c) or c.pos_ == "VERB" and not any(x.dep_.startswith("aux") or x.dep_ in
                                                                        _SUBJECTS for x in c.children) and (
-                "Part" in c.morph.get("VerbForm") or _distinct_feminine(c.lower_)))]
+                "Part" in c.morph.get("VerbForm") or _distinct_feminine(c.lower_) or _adjective_alone(c)))]
     out += [c for p in list(out) for c in p.children if c.dep_ == "advmod" and c.pos_ == "ADJ"]  # "restée seule"
     return out
 
@@ -632,6 +637,52 @@ _ADVERBS = frozenset("bien mal mieux ici là ensemble debout partout ailleurs lo
 _PARTICIPLE_NOUN = ("ée", "ées", "ie", "ies", "ue", "ues", "ise", "ises", "ite", "ites")
 
 
+def _said_of_another(carry: _Carry, doc, base, head, to) -> str | None:
+    """Why the mutant cannot be carried when the changed noun and a gendered person noun are said of each other
+    through être, one changed and the other not: the changed word is the predicate of a subject whose gender stays
+    ("La fille ... était étudiante" -> "étudiant"), or the person's predicate is a person noun that the carry
+    left alone ("Le garçon qui joue dans la rue est mon neveu" -> "La fille ... est mon neveu")."""
+    genders = person_gender()
+    subject = next((c for c in head.children if c.dep_ in _SUBJECTS), None)
+    if subject is not None and subject.i < head.i and any(c.lower_ in ETRE for c in head.children if c.i < head.i):
+        kept = genders.get(carry.now(doc, base, subject).lower())
+        if kept is not None and kept != to:
+            return f"{head.text!r} is said of {subject.text!r}, whose gender the pair does not change"
+    if head.pos_ == "PRON":
+        return None
+    for j in range(head.i + 1, min(head.sent.end, len(doc)) - 1):  # the first être after the person
+        if doc[j].lower_ not in ETRE:
+            continue
+        if any(doc[k].dep_ in _SUBJECTS and doc[k].lower_ not in ("qui", "que", "qu'") and doc[k].pos_ != "PRON"
+               for k in range(head.i + 1, j)):
+            return None  # another subject's être
+        k = j + 1
+        while k < len(doc) and doc[k].lower_ in DET_GENDER:
+            k += 1
+        if k < len(doc) and k > j + 1:
+            kept = genders.get(carry.now(doc, base, doc[k]).lower())
+            if kept is not None and kept != to:
+                return f"{doc[k].text!r} is said of {head.text!r} and keeps its gender"
+        return None
+    return None
+
+
+def _alone(tok) -> bool:
+    """Nothing hangs from the word but its conjunction, punctuation or adverbs, and the sentence ends after it."""
+    doc, j = tok.doc, tok.i + 1
+    return all(x.dep_ in ("cc", "punct", "advmod") for x in tok.children) and (
+        j >= len(doc) or doc[j].is_punct and doc[j].text in ".!?;…")
+
+
+def _adjective_alone(tok) -> bool:
+    """A conjunct read as a finite verb that is an adjective with a French feminine, alone at the clause's end
+    ("Il était pressé, mais poli.": "poli" read as polir's present)."""
+    w = tok.lower_
+    fem, masc = feminine(w), masculine(w)
+    return _alone(tok) and (fem not in (None, w) and _attested_feminine(w, fem) or
+                            masc not in (None, w) and _attested_feminine(masc, w))
+
+
 def _agree(carry: _Carry, doc, base, head, to, cause) -> str | None:
     """The determiners, adjectives and predicates of `head` in gender `to`."""
     words = [c for c in head.children if c.i != head.i and (c.dep_ == "amod" and c.pos_ in ("ADJ", "VERB") or (
@@ -691,6 +742,9 @@ def _agree(carry: _Carry, doc, base, head, to, cause) -> str | None:
     words += [doc[k] for p in list(words) if p.i + 3 < len(doc) and doc[p.i + 1].lower_ in _SAIN and
               doc[p.i + 2].lower_ == "et" and doc[p.i + 3].lower_ in _SAUF for k in (p.i + 1, p.i + 3)
               if all(x.i != k for x in words)]
+    why = _said_of_another(carry, doc, base, head, to)
+    if why:
+        return why
     plural = _is_plural(head)
     words = [w for w in words if w.lower_ not in _PERSON_NOUNS]  # "est médecin" read as an adjective: epicene
     for w in words:
