@@ -61,9 +61,14 @@ FRESH = DATA / "english_texts_fresh.txt"
 # read the English rules (FRESH3)
 HELD_OUT3 = (("imdb", 700, 1200), ("ledgar", 700, 800), ("scotus", 60, 200), ("eurlex", 60, 120), ("fresh3", 0, 40))
 FRESH3 = DATA / "english_texts_fresh3.txt"
+# --held-out4: 40 texts written on 2026-11-29 without reading the rules (capitals, pronouns, names, several
+# sentences, both directions), every kept mutant labelled
+HELD_OUT4 = (("fresh4", 0, 40),)
+FRESH4 = DATA / "english_texts_fresh4.txt"
 SHARES = {"imdb": 0.65, "ecthr": 0.25, "ledgar": 0.1, "scotus": 0.25}
 SHARES2 = {"fresh": None, "imdb": 0.5, "scotus": 1 / 6, "eurlex": 1 / 6, "ledgar": 1 / 6}
 SHARES3 = {"fresh3": None, "imdb": 0.5, "scotus": 1 / 6, "eurlex": 1 / 6, "ledgar": 1 / 6}
+SHARES4 = {"fresh4": None}
 FIELDS = ("version", "dataset", "text_id", "key", "original", "mutant", "grammatical", "meaning", "error")
 
 
@@ -72,8 +77,8 @@ def _texts(name: str, first: int, end: int | None, held_out: bool) -> list[tuple
     line), the bundled sample's otherwise."""
     from hinter.datasets import read_dataset
 
-    if name in ("fresh", "fresh3"):
-        lines = (FRESH if name == "fresh" else FRESH3).read_text(encoding="utf-8").splitlines()
+    if name in ("fresh", "fresh3", "fresh4"):
+        lines = {"fresh": FRESH, "fresh3": FRESH3, "fresh4": FRESH4}[name].read_text(encoding="utf-8").splitlines()
         texts = [line.strip() for line in lines if line.strip()]
     else:
         texts = [r.text for r in read_dataset(SHARED / name / "sample.jsonl" if held_out else name, limit=end).records]
@@ -254,6 +259,7 @@ def main() -> None:
                    "the measure, FRESH written after the rules)")
     d.add_argument("--held-out3", action="store_true", help="the texts of HELD_OUT3 instead (read by nobody before "
                    "the measure, FRESH3 written before its author read the rules)")
+    d.add_argument("--held-out4", action="store_true", help="the texts of HELD_OUT4 instead (FRESH4 alone)")
     s = sub.add_parser("sample")
     s.add_argument("versions", nargs="+")
     s.add_argument("--n", type=int, default=230)
@@ -262,14 +268,16 @@ def main() -> None:
                    "imdb half the rest)")
     s.add_argument("--held-out3", action="store_true", help="draw with SHARES3 (every kept mutant of FRESH3, then "
                    "imdb half the rest)")
+    s.add_argument("--held-out4", action="store_true", help="draw with SHARES4 (every kept mutant of FRESH4)")
     t = sub.add_parser("table")
     t.add_argument("--csv", type=Path, default=DATA / "english_quality_sample.csv")
     args = ap.parse_args()
     if args.command == "draw":
         draw(args.version, args.out or DATA / f"english_quality_{args.version}.jsonl", not args.any_occurrence,
-             HELD_OUT3 if args.held_out3 else HELD_OUT2 if args.held_out2 else HELD_OUT if args.held_out else None)
+             HELD_OUT4 if args.held_out4 else HELD_OUT3 if args.held_out3 else HELD_OUT2 if args.held_out2 else HELD_OUT if args.held_out else None)
     elif args.command == "sample":
-        sample(args.versions, args.n, args.csv, SHARES3 if args.held_out3 else SHARES2 if args.held_out2 else None)
+        sample(args.versions, args.n, args.csv, SHARES4 if args.held_out4 else SHARES3 if args.held_out3 else
+               SHARES2 if args.held_out2 else None)
     else:
         table(args.csv)
 

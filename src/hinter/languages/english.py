@@ -155,13 +155,13 @@ PERSON_NOUNS = {
                       "king prince lord sir mr mister monsieur monk priest actor hero waiter host heir headmaster "
                       "businessman chairman congressman councilman policeman salesman spokesman nobleman "
                       "horseman schoolboy godfather patriarch wizard bloke chap fisherman fireman postman milkman "
-                      "doorman cameraman sportsman gunman cowboy".split()),
+                      "doorman cameraman sportsman gunman cowboy landlord steward duke emperor".split()),
     "female": frozenset("woman lady gal girl lass mother mom mommy mama ma grandmother grandma daughter "
                         "granddaughter stepmother stepdaughter sister aunt niece wife girlfriend fiancee bride widow "
                         "queen princess madam madame ms mrs miss nun actress heroine waitress hostess heiress "
                         "headmistress businesswoman chairwoman congresswoman councilwoman policewoman saleswoman "
                         "spokeswoman noblewoman horsewoman schoolgirl godmother matriarch witch auntie granny "
-                        "fisherwoman".split()),
+                        "fisherwoman landlady stewardess duchess empress housewife".split()),
 }
 
 _PERSON_NOUN = {g: re.compile(r"(?<![\w'’])(" + "|".join(sorted(ws)) + r")(?![\w]|['’](?!s\b))", re.I)
