@@ -31,6 +31,10 @@ def test_case_pattern_is_kept():
     assert match_case("man", "woman") == "woman"
     assert match_case("Man", "woman") == "Woman"
     assert match_case("MAN", "woman") == "WOMAN"
+    # an acronym is spelt in capitals, not shouted (english held-out4: "The new CEO" -> "The new EDITOR")
+    assert match_case("CEO", "editor", mid_sentence=True) == "editor"
+    assert match_case("CEO", "editor") == "Editor"
+    assert match_case("CEO", "assistant", mid_sentence=True) == "assistant"
     g = generate(0, "The man, the Man and the MAN.", d(("gender", "male", "female", "man", "woman")), ("gender",), 1)
     assert [m.text for m in g.mutants] == ["The woman, the Woman and the WOMAN."]
 

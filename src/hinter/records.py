@@ -115,14 +115,22 @@ def _capitalised_words(replacement: str) -> str:
     return re.sub(r"(^|[\s\-‐‑/])([^\s\-‐‑/]+)", up, replacement)
 
 
+# Words whose capitals are their spelling, not shouting: their replacement keeps its own case ("The new CEO" ->
+# "The new editor", not "EDITOR"). The built-in dictionary's only word in capitals is CEO.
+ACRONYMS = frozenset({"CEO", "CFO", "COO", "CTO", "VP"})
+
+
 @lru_cache(maxsize=1 << 16)  # a campaign asks the same few words in the same cases over and over
 def match_case(original: str, replacement: str, mid_sentence: bool = False) -> str:
     """Give `replacement` the case of `original`: MAN -> WOMAN, Man -> Woman, man -> woman; the replacement's own
     capitals are kept (man -> South African). A capitalised word inside a sentence (`mid_sentence`) is a proper
     word or part of a title, so every word of the replacement gets a capital ("the Asian actress" -> "the South
     African actress"); at a sentence's start the capital says nothing more, and only the first letter follows it
-    ("Men are" -> "Ugly men are")."""
+    ("Men are" -> "Ugly men are"). An acronym (ACRONYMS) is written in capitals, not shouted: its replacement keeps
+    its own case, capitalised at a sentence's start."""
     letters = [c for c in original if c.isalpha()]
+    if original in ACRONYMS:
+        return replacement if mid_sentence else replacement[:1].upper() + replacement[1:]
     if len(letters) > 1 and all(c.isupper() for c in letters):
         return replacement.upper()
     if letters and original[0].isupper():
