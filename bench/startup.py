@@ -8,7 +8,8 @@ the parent times the whole process. Variants (--variants), one try of each per r
 - `this`: this tree as a user runs it (bytecode kept in hinter's cache where Python may not write it);
 - `no-bytecode`: this tree with HINTER_BYTECODE=0 (every module Python has no bytecode for compiled again);
 - `early`: this tree with HINTER_EARLY_START=1 (torch's import and CUDA's start in a background thread);
-- `baseline`: another tree's src (--baseline-src, e.g. a `git worktree` of main at b09922c), when given.
+- `baseline`: another tree's src (--baseline-src, e.g. a `git worktree` of main at b09922c), when given;
+- NAME, for each --with-path NAME=DIR: this tree with DIR first on PYTHONPATH (another transformers, say).
 One untimed process of `this` runs first (its cold cache's cost is printed).
 This tree's tries also give hinter's own breakdown (HINTER_TIMINGS=1: import, tokenizer, weights, to the
 device, warm-up). Every try's summary.json must be the same but for its `seconds` (outcomes identical): the
@@ -169,6 +170,8 @@ def main() -> None:
     ap.add_argument("--options", default="", help="the spec's options, e.g. max_length=64&device=cpu")
     ap.add_argument("--task", help="--task for the run (a generative suite's, e.g. bios)")
     ap.add_argument("--baseline-src", help="another tree's src folder, run as the `baseline` variant")
+    ap.add_argument("--with-path", action="append", default=[], metavar="NAME=DIR",
+                    help="a variant NAME: this tree with DIR first on PYTHONPATH (e.g. another transformers)")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--variants", default="this,no-bytecode",
                     help=f"of {','.join(v for v in VARIANT_ENV if v != 'baseline')}, in each round's order")
@@ -182,6 +185,11 @@ def main() -> None:
     spec = f"{args.prefix}:{args.model_dir.resolve()}" + (f"?{args.options}" if args.options else "")
     cli = ["run", "--suite", str(args.suite.resolve()), "--model", spec, *(["--task", args.task] if args.task else [])]
     variants = [(v, str(ROOT / "src")) for v in args.variants.split(",")]
+    for spec in args.with_path:
+        name, _, folder = spec.partition("=")
+        VARIANT_ENV[name] = {"PYTHONPATH": os.pathsep.join(p for p in (str(Path(folder).resolve()),
+                                                                       os.environ.get("PYTHONPATH")) if p)}
+        variants.append((name, str(ROOT / "src")))
     if args.baseline_src:
         variants.append(("baseline", str(Path(args.baseline_src).resolve())))
     rows: list[dict] = []
