@@ -480,3 +480,90 @@ def test_the_committed_english_forms_are_what_lemminflect_says():
     assert plurals["woman"] == "women" and "cook" in verbs and "woman" in checked and "woman" not in verbs
     assert "sprint" not in checked and english._can_be_verb("sprint")  # not a dictionary word: lemminflect's answer
     assert english.plural_noun("astronaut") == "astronauts"
+
+
+# English held-out5 (texts written by another reader, and imdb and Supreme Court texts nobody had read), its first
+# reading's errors: each construction below was kept wrong before.
+
+def test_a_proper_noun_the_parse_did_not_tag_person_keeps_its_pronouns():
+    # the small model tags "Willem Dafoe" ORG and "Cedric" nothing: the pronouns may still be theirs
+    for text in ("Willem Dafoe gives a credible performance as the villain, but he has little to do.",
+                 "Poor Cedric; he apparently didn't know what hit him."):
+        _, discarded, _ = mutants(text, ("gender",))
+        assert discarded["he>she"].startswith("the pronouns may be a named person's"), text
+    # an institution ("The Senate", "the Senate") and a place are not persons
+    texts, discarded, _ = mutants("The Senate approved the bill after he signed it in Paris.", ("gender",))
+    assert texts == {"he>she": "The Senate approved the bill after she signed it in Paris."} and not discarded
+
+
+def test_a_capitalised_title_inside_a_sentence_is_an_office_and_is_left_wherever_it_stands():
+    pairs = DIC.pairs + (Pair("gender", "male", "female", "president", "receptionist"),
+                         Pair("gender", "male", "female", "sheriff", "nurse", occupational=True))
+    dic = Dictionary(pairs, "english-test-office")
+    gen = generate(0, "Members are appointed by the President and approved by the Senate.", dic, ("gender",), 1)
+    assert gen.mutants == [] and gen.not_mutated == {"name": 1}
+    # "the sheriff of Suffolk County" stays (a longer title), so the same sheriff stays in the next sentence
+    gen = generate(0, "The sheriff of Suffolk County moved to modify the decree. The sheriff argued that it was "
+                      "outdated.", dic, ("gender",), 1)
+    assert gen.mutants == [] and gen.not_mutated == {"compound": 1, "the job is left elsewhere": 1}
+    # the same word where nothing leaves it: changed
+    gen = generate(0, "The sheriff moved to modify the decree. The sheriff argued.", dic, ("gender",), 1)
+    assert [m.text for m in gen.mutants] == ["The nurse moved to modify the decree. The nurse argued."]
+
+
+def test_a_job_word_in_an_idiom_is_left_alone():
+    pairs = DIC.pairs + (Pair("gender", "male", "female", "guard", "counselor", occupational=True),
+                         Pair("gender", "male", "female", "host", "hostess"))
+    dic = Dictionary(pairs, "english-test-idiom")
+    for text in ("The twist caught me off guard.", "The film got a host of nominations.",
+                 "Stay on guard at night."):
+        gen = generate(0, text, dic, ("gender",), 1)
+        assert gen.mutants == [] and gen.not_mutated == {"idiom": 1}, text
+    gen = generate(0, "The guard opened the door. The host of the show smiled.", dic, ("gender",), 1)
+    assert {m.text for m in gen.mutants} == {"The counselor opened the door. The host of the show smiled.",
+                                             "The guard opened the door. The hostess of the show smiled."}
+
+
+def test_a_person_noun_in_apposition_is_changed_with_its_noun_or_the_mutant_is_discarded():
+    pairs = DIC.pairs + (Pair("gender", "male", "female", "man", "woman"),
+                         Pair("gender", "male", "female", "father", "mother"),
+                         Pair("gender", "female", "male", "woman", "man"),
+                         Pair("gender", "female", "male", "mother", "father"))
+    dic = Dictionary(pairs, "english-test-appos")
+    for text in ("The man, a father of three, was arrested on Tuesday.",
+                 "The woman, a mother of two, was hired on Monday."):
+        gen = generate(0, text, dic, ("gender",), 1)
+        # each changes one noun and leaves the other: "The woman, a father of three"
+        assert len(gen.mutants) == 2 and sorted(gen.uninflected) == [0, 1], text
+        assert all("said of the same person" in why for why in gen.uninflected.values())
+    # an apposition that holds no gender changes nothing
+    gen = generate(0, "The man, a teacher from Leeds, was arrested on Tuesday.", dic, ("gender",), 1)
+    assert [m.text for m in gen.mutants] == ["The woman, a teacher from Leeds, was arrested on Tuesday."]
+    assert gen.uninflected == {}
+
+
+def test_the_origin_of_a_person_named_beside_it_is_left_alone():
+    pairs = DIC.pairs + (Pair("race", "european", "american", "Italian", "Jamaican"),
+                         Pair("race", "european", "african", "Dutch", "Nigerian"),
+                         Pair("race", "european", "american", "German", "Mexican"))
+    dic = Dictionary(pairs, "english-test-origin")
+    for text in ("Notorious Italian porn star Ilona Staller plays herself.",
+                 "Mata Hari, the Dutch dancer, was shot in 1917.",
+                 "My favourite is Greta Garbo as Mata Hari (Dutch), who falls in love.",
+                 "The acting is done by some great Italian stars (Dirk roofthooft) and newcomers."):
+        gen = generate(0, text, dic, ("race",), 1)
+        assert gen.mutants == [] and gen.not_mutated == {"a named person's origin": 1}, text
+    # a name in the next sentence is not the group word's person
+    gen = generate(0, "The Italian actor was great. Marco Polo was not in it.", dic, ("race",), 1)
+    assert [m.text for m in gen.mutants] == ["The Jamaican actor was great. Marco Polo was not in it."]
+
+
+def test_a_thing_the_entity_recogniser_tagged_person_is_not_a_person():
+    from hinter.mutation.person import PersonFilter
+    pairs = DIC.pairs + (Pair("race", "european", "american", "German", "Mexican"),)
+    text = "Based on an actual mining disaster, this early German talkie (with English subtitles) still remains powerful."
+    gen = generate(0, text, Dictionary(pairs, "english-test-talkie"), ("race",), 1, person=PersonFilter())
+    assert gen.mutants == []
+    gen = generate(0, "The German actor remains powerful.", Dictionary(pairs, "english-test-talkie"), ("race",), 1,
+                   person=PersonFilter())
+    assert [m.text for m in gen.mutants] == ["The Mexican actor remains powerful."]

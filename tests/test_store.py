@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import planted  # noqa: E402
 
 T0 = "A white man walked into the shop. The film was fine."
-T1 = "The old Man liked the WHITE house."
+T1 = "The old man liked the WHITE house."
 TEXTS = [TextRow(0, "r0", T0, "pos", "positive", "Positive."),
          TextRow(1, "r1", T1, None, "positive", "positive"),
          TextRow(2, None, "Nothing to see here.", "neg", None, "gibberish"),       # unparseable
@@ -90,7 +90,7 @@ def test_mutants_read_back_with_discarded_texts_rebuilt(saved):
     assert len(discarded) == 2
     for m in discarded:
         assert m.text == generated[m.text_id][tuple(r.replacement for r in dictionary_replacements(m.replacements))].text
-    assert "The old Man liked the BLACK house." in {m.text for m in discarded}  # match_case kept
+    assert "The old man liked the BLACK house." in {m.text for m in discarded}  # match_case kept
 
 
 def test_selections_of_mutants(saved):
@@ -104,7 +104,7 @@ def test_selections_of_mutants(saved):
     assert store.component(0, man.pair_key) == replace(man, mutant_id=4)
     assert store.component(0, "gender:male>female:nobody>noone") is None
     discarded = store.component(1, rows[1].pair_key)
-    assert discarded.text == "The old Man liked the BLACK house." and not discarded.valid
+    assert discarded.text == "The old man liked the BLACK house." and not discarded.valid
 
 
 def test_aggregates(saved):

@@ -292,6 +292,9 @@ def carry(text: str, replacements: Sequence[Replacement], docs) -> tuple[list[Re
                     return [], named
                 continue
             old, new = change
+            appositive = _appositive_left(docs, r, old, taken)
+            if appositive is not None:
+                return [], f"{appositive!r}, said of the same person as {r.word!r}, keeps its gender"
             # the person's pronouns: from the noun to the next person noun of its gender; one before it, in its
             # sentence or an earlier one, may be the same person named first by a pronoun ("He is a fine actor",
             # "His stuff ... This guy has a grudge"), which the mutant would leave; not the possessive that
@@ -346,6 +349,24 @@ def carry(text: str, replacements: Sequence[Replacement], docs) -> tuple[list[Re
     return out, None
 
 
+def _appositive_left(docs, r: Replacement, gender: str, taken) -> str | None:
+    """A person noun of `gender` in apposition to the replaced noun (or the noun it is in apposition to) that the
+    mutant leaves: "The man, a father of three, ..." made "The woman, a father of three"."""
+    docs.prefetch(list(r.spans))
+    for s, e in r.spans:
+        tokens = docs.tokens(s, e)
+        if tokens is None or not len(tokens):
+            continue
+        base = docs.at(s, e)[1]
+        t = tokens.root
+        near = [c for c in t.children if c.dep_ == "appos"] + ([t.head] if t.dep_ == "appos" else [])
+        for n in near:
+            a = base + n.idx
+            if _PERSON_NOUN[gender].fullmatch(n.text) and not any(x <= a < y for x, y in taken):
+                return n.text
+    return None
+
+
 # The starts of the reasons of the discards at mutation, for counting them by rule (bench/mutant_quality.py).
 EITHER_REASON = "the pronoun may be another person's:"
 NAMED_REASON = "the pronouns may be a named person's:"
@@ -386,7 +407,8 @@ def named_person(text: str, docs, until: int, changed=()) -> str | None:
         batch = candidates[k:k + 8]
         docs.prefetch([m.span() for m in batch])
         for m in batch:
-            if any(w in first_names() for w in m.group(0).split()) or _tagged_person(docs, m):
+            if any(w in first_names() for w in m.group(0).split()) or _tagged_person(docs, m) \
+                    or _untagged_name(text, docs, m):
                 return m.group(0)
     return None
 
@@ -396,6 +418,22 @@ def _capitalised_runs(text: str, until: int, left_out) -> list:
     but those `left_out(match)` says."""
     return [m for m in _NAME.finditer(text, 0, until) if not left_out(m)
             and not (len(m.group(0).split()) == 1 and m.group(0).lower() in _NOT_NAMES)]
+
+
+# What a proper noun the small English model did not tag PERSON may still be: it tags many persons ORG ("Willem
+# Dafoe", "Beaty Mae Gilliard") or nothing ("Poor Cedric"); places, peoples and the like are not persons.
+_NOT_PERSON_ENTITY = frozenset(("GPE", "LOC", "NORP", "FAC", "LAW", "LANGUAGE", "DATE", "TIME", "EVENT", "MONEY",
+                                "PERCENT", "QUANTITY", "ORDINAL"))
+
+
+def _untagged_name(text: str, docs, m) -> bool:
+    """Whether the capitalised run `m` may be a person's name the parse did not tag PERSON: a proper noun not in an
+    entity of places, peoples, laws or dates, not in capitals, with no determiner before it (an institution is
+    "the Senate", "the Bureau")."""
+    if m.group(0).isupper() or m.group(0).split()[0] in ("The", "A", "An") or re.search(r"\b(?:the|a|an)[ \t]+\Z", text[max(0, m.start() - 5):m.start()], re.I):
+        return False
+    tokens = docs.tokens(m.start(), m.end())
+    return tokens is not None and any(t.pos_ == "PROPN" and t.ent_type_ not in _NOT_PERSON_ENTITY for t in tokens)
 
 
 def _tagged_person(docs, m) -> bool:
@@ -572,12 +610,12 @@ _DETERMINER_BEFORE = re.compile(r"\b(?:a|an|the|this|that|my|your|his|her|our|th
                                 r"another)\s+(?:[\w-]+\s+)?$", re.I)
 
 
-def title_or_name(text: str, span, word: str) -> bool:
+def title_or_name(text: str, span, word: str, office: bool = True) -> bool:
     """Whether a common noun (a gender word, not a race word: those are written with a capital) is written as part
     of a title or a name, from its capitals: in capitals among words in capitals ("ELENA AND HER MEN"); with a
-    capital inside a sentence beside another capitalised word ("the Bee Man", "Sky Captain"), before "of" and a
-    capitalised word ("the Secretary of State", "the President of the Judicial Division"), or with no determiner
-    ("worse than Carpenter ever was"); at a sentence's start before a capitalised word ("Men In White"); joined by
+    capital inside a sentence ("the Bee Man", "Sky Captain", "the Secretary of State", "appointed by the President",
+    "worse than Carpenter ever was"; with `office` False, as a pack's group word written with a capital, only beside
+    another capitalised word, before "of" and one, or with no determiner); at a sentence's start before a capitalised word ("Men In White"); joined by
     a hyphen ("editor-in-chief")."""
     start, end = span
     low, found = word.lower(), text[start:end]
@@ -592,8 +630,11 @@ def title_or_name(text: str, span, word: str) -> bool:
         return False
     if starts_sentence(text, start):
         return bool(re.match(r"[ \t]+(?!I\b)[A-Z][a-z]", text[end:end + 4]))
-    return (_capitalised_neighbour(text, start, end) or bool(re.match(r"\s+of\s+(?:the\s+)?[A-Z]", text[end:end + 12]))
-            or not _DETERMINER_BEFORE.search(text[max(0, start - 40):start]))
+    # inside a sentence a capital makes a gender word a name or an office's title, determiner or not: "appointed by
+    # the President", "approval from the Secretary" (a group word such as a religion is written with a capital)
+    return office or (_capitalised_neighbour(text, start, end)
+                      or bool(re.match(r"\s+of\s+(?:the\s+)?[A-Z]", text[end:end + 12]))
+                      or not _DETERMINER_BEFORE.search(text[max(0, start - 40):start]))
 
 
 def may_be_skipped(text: str, span, word: str, attribute: str) -> bool:
@@ -619,11 +660,14 @@ def skipped_occurrences(text: str, occurrences, docs) -> list[str | None]:
     out: list[str | None] = [None] * len(occurrences)
     need, makers = [], set()
     for i, (span, pair) in enumerate(occurrences):
-        if pair.attribute != "race" and title_or_name(text, span, pair.word):
+        if pair.attribute != "race" and title_or_name(text, span, pair.word, office=pair.attribute == "gender"):
             out[i] = "name"
             continue
         if in_capitals_run(text, span):
             out[i] = "name in capitals"
+            continue
+        if pair.attribute == "race" and origin_of_a_name(text, span):
+            out[i] = NAMED_ORIGIN
             continue
         if pair.word.lower() in HONORIFICS and _NAMED_AFTER.match(text, span[1]):
             out[i] = "title of a named person"
@@ -659,7 +703,41 @@ def skipped_occurrences(text: str, occurrences, docs) -> list[str | None]:
             out[i] = MAKER
         if out[i] is None and pair.replacement.lower() in NOUN_DEMONYMS and _modifies_a_noun(tokens):
             out[i] = DEMONYM  # "a Frenchwoman artist"
+    # a job left as a title or in a longer one in one place is the same office where it stands alone ("the sheriff
+    # of Suffolk County moved ... The sheriff argued"): changed there alone, the text would hold two jobs
+    left = {pair.word.lower() for (span, pair), why in zip(occurrences, out)
+            if pair.attribute == "gender" and (why == "compound" or why == "name" and _office(text, span))}
+    for i, ((span, pair), why) in enumerate(zip(occurrences, out)):
+        if why is None and pair.attribute == "gender" and pair.word.lower() in left:
+            out[i] = LEFT_ELSEWHERE
     return out
+
+
+LEFT_ELSEWHERE = "the job is left elsewhere"
+NAMED_ORIGIN = "a named person's origin"
+# A group word said of a person named right after or before it: "Notorious Italian porn star Ilona Staller", "the
+# French director Alain Resnais", "Mata Hari, the Dutch dancer". The name keeps its bearer's origin; changed, the
+# text says something false of a real person (English held-out5: 6 such mutants on film reviews).
+_NAME_AFTER = re.compile(r"(?:[ \t]+[a-z][\w-]*){0,3}[ \t]+(?:(?:[A-Z][a-z][\w'’-]*[ \t]+)+[A-Z][a-z][\w'’-]*\b"
+                         r"|\([ \t]*[A-Z][a-z][\w'’-]*[ \t]+[A-Za-z][\w'’-]*)")  # "stars (Dirk roofthooft)"
+_NAME_BEFORE = re.compile(r"(?:(?:[A-Z][a-z][\w'’-]*[ \t]+)+[A-Z][a-z][\w'’-]*[ \t]*,[ \t]*(?:an?|the)[ \t]+"
+                          r"|[A-Z][a-z][\w'’-]*[ \t]*\([ \t]*)\Z")  # "Mata Hari, the Dutch dancer", "Mata Hari (Dutch)"
+
+
+def origin_of_a_name(text: str, span) -> bool:
+    """Whether a group word (a race or origin word) describes a person named beside it: a noun phrase of at most
+    three lower-case words after it ending in a name of two capitalised words or more, or an apposition after such
+    a name."""
+    start, end = span
+    return bool(_NAME_AFTER.match(text, end) or _NAME_BEFORE.search(text[max(0, start - 60):start]))
+
+
+def _office(text: str, span) -> bool:
+    """Whether a capitalised word inside a sentence is an office's title: a determiner just before it and no
+    capitalised word beside it ("by the President", not "Peter Cook")."""
+    start, end = span
+    return bool(re.search(r"\b(?:the|a|an|this|that|our|their|its)[ \t]+\Z", text[max(0, start - 8):start], re.I)) \
+        and not _capitalised_neighbour(text, start, end)
 
 
 # Where a dictionary word does not mean what its pair supposes (`word_sense`, issue 40's third held-out reading).
@@ -687,6 +765,11 @@ _CALLS = frozenset("man boy dude girl brother sister lady mama mister baby bro".
 _CALL_BEFORE = re.compile(r"(?:\b(?:oh+|ah+|aw+|boy oh|oh my)[ \t]*,?[ \t]*|(?:[.!?:;]|\bbut|\band|\bso)[ \t]+)$", re.I)
 _CALL_AFTER = re.compile(r"[ \t]*(?:!|,|[ \t](?:was|is|did|does|do|were|are|have|has|had)?[ \t]*"
                          r"(?:i|it|he|she|we|they|you|that|this)\b)", re.I)
+
+
+# A job word inside an idiom, about no one: "caught off guard", "on guard", "a host of nominations".
+_IDIOM = {"guard": re.compile(r"\b(?:off|on)[ \t]+guard\b", re.I),
+          "host": re.compile(r"\b(?:a|whole)[ \t]+host[ \t]+of\b", re.I)}
 
 
 def _modifies_a_noun(tokens) -> bool:
@@ -720,6 +803,8 @@ def word_sense(text: str, span, word: str, replacement: str, occupational: bool 
         return DEMONYM
     if new == "arabic":
         return "language's adjective"
+    if _IDIOM.get(low) and _IDIOM[low].search(text[max(0, start - 8):end + 5]):
+        return "idiom"
     if low in _CALLS and ((_CALL_BEFORE.search(text[max(0, start - 12):start]) or starts_sentence(text, start)) and (
             _CALL_AFTER.match(text, end) or text[end:end + 1] in ("", ".", "!", "?"))
             or text[end:end + 1] == "!" and not _DETERMINER_BEFORE.search(text[max(0, start - 40):start])):

@@ -79,9 +79,10 @@ def _is_person(token, nouns: frozenset[str]) -> bool:
     low = token.lower_
     if token.ent_type_ in NOT_PERSON_ENTITIES:
         return False
-    if token.ent_type_ == "PERSON" or (token.pos_ == "PRON" and low in PRONOUNS):
-        return True
     if token.pos_ in ("NOUN", "PROPN") and (low in nouns or token.lemma_.lower() in nouns):
+        return True
+    # a common noun the entity recogniser put in a PERSON entity is still a thing ("this early German talkie")
+    if token.ent_type_ == "PERSON" and token.pos_ != "NOUN" or (token.pos_ == "PRON" and low in PRONOUNS):
         return True
     # "Asians", "African Americans": a nationality or group as a plural noun names people
     return token.ent_type_ == "NORP" and token.tag_ in ("NNS", "NNPS")
