@@ -771,3 +771,17 @@ def test_fresh6_the_persons_own_predicate_after_an_infinitive_etre_still_follows
     assert _kept(gen) == {"Mon voisin devra être patient."}
     gen = generate(0, "La serveuse était adorable et très patiente avec nous.", fr, ("gender",), 1, language="fr")
     assert "Le serveur était adorable et très patient avec nous." in _kept(gen)
+
+
+def test_fresh6_the_post_applied_for_and_the_writer_change_together_or_not_at_all(fr):
+    # "poste de serveuse" is said of the writer, as "Étudiante" is: one pair changes one of them and leaves the other
+    text = ("Je me permets de vous adresser ma candidature au poste de serveuse. Étudiante sérieuse et motivée, je "
+            "suis disponible dès le mois de juin.")
+    gen = generate(0, text, fr, ("gender",), 1, language="fr")
+    assert {m.pairs[0].word for m in gen.mutants} >= {"serveuse", "étudiante"} and _kept(gen) == set()
+    assert {gen.uninflected[i].split(" (")[0] for i, m in enumerate(gen.mutants)} == {
+        "the post applied for", "the writer's 'Étudiante' keeps its gender while the post applied for changes"}
+    # a post of another gender than the changed person's is not the writer's
+    gen = generate(0, "J'ai vu la directrice pour le poste de serveur. Elle était aimable.", fr, ("gender",), 1,
+                   language="fr")
+    assert "J'ai vu le directeur pour le poste de serveur. Il était aimable." in _kept(gen)

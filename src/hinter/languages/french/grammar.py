@@ -1359,6 +1359,9 @@ def carry_agreement(text: str, replacements, docs: SentenceDocs,
         if change is None:
             continue
         old, to = change
+        why = _applicant(text, replacements, old)
+        if why:
+            return [], why
         for s, e in r.spans:
             doc, base = docs.at(s, e)
             if doc is None:
@@ -1388,6 +1391,30 @@ def carry_agreement(text: str, replacements, docs: SentenceDocs,
         grouped.setdefault((kind, cause, old.lower(), new.lower()), []).append(span)
     return [Replacement(REPAIR, kind, cause, w, n, tuple(sorted(ss)))
             for (kind, cause, w, n), ss in sorted(grouped.items())], None
+
+
+# The post a writer applies for is said of the writer ("ma candidature au poste de serveuse. Étudiante sérieuse et
+# motivée, je suis..."): the post and the writer's other words must change together, which one pair cannot do.
+_POST = re.compile(r"\b(?:poste|emploi|place|stage|fonction|métier)s?\s+(?:de|d['’])\s*(\w+)", re.I)
+_FIRST_PERSON = re.compile(r"\b(?:je|j['’]|me|m['’]|moi)\b", re.I)
+
+
+def _applicant(text: str, replacements, old: str) -> str | None:
+    """Why a first-person text whose post applied for is a person noun of gender `old` cannot change one of the
+    writer's words alone (the post, or the writer's other person nouns), else None."""
+    if not _FIRST_PERSON.search(text):
+        return None
+    genders = person_gender()
+    posts = [m.span(1) for m in _POST.finditer(text) if genders.get(m.group(1).lower()) == old]
+    if not posts:
+        return None
+    changed = [sp for r in replacements for sp in r.spans]
+    inside = lambda sp: any(a <= sp[0] < b for a, b in changed)  # noqa: E731
+    if not all(inside(p) for p in posts):
+        return f"the post applied for ({text[posts[0][0]:posts[0][1]]!r}) is the writer's and keeps its gender"
+    other = next((m.group(0) for m in re.finditer(r"\w+", text)
+                  if genders.get(m.group(0).lower()) == old and not inside(m.span())), None)
+    return f"the writer's {other!r} keeps its gender while the post applied for changes" if other else None
 
 
 # ---- features for the invariant's agreement check (validity) ------------------------------------------------------
