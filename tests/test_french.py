@@ -785,3 +785,36 @@ def test_fresh6_the_post_applied_for_and_the_writer_change_together_or_not_at_al
     gen = generate(0, "J'ai vu la directrice pour le poste de serveur. Elle était aimable.", fr, ("gender",), 1,
                    language="fr")
     assert "J'ai vu le directeur pour le poste de serveur. Il était aimable." in _kept(gen)
+
+
+# fresh7 (written by another reader, first reading 94.4%: 34 of 36 right): a person named again, a noun after comme
+def test_fresh7_a_person_named_again_with_a_demonstrative_refuses_the_mutant_that_changes_one_name(fr):
+    reason, _ = refusal(fr, "Cet acteur est devenu célèbre grâce à une série. Cet homme discret reste pourtant très "
+                            "proche de sa famille.", "acteur")
+    assert reason == "'Cet homme' may name the same person again"
+    reason, _ = refusal(fr, "Cette actrice est devenue célèbre. Cette femme discrète reste proche de sa famille.",
+                        "actrice")
+    assert reason == "'Cette femme' may name the same person again"
+
+
+def test_fresh7_a_noun_after_comme_is_said_of_another_word_and_a_daughter_is_a_son():
+    fr = load_dictionary(language="fr")
+    reason, _ = refusal(fr, "Ma belle-mère est adorable, et elle m'a accueillie comme sa propre fille.", "fille")
+    assert reason == "the noun after 'comme' is said of another word, which keeps its gender"
+    assert gender_mutant(fr, "Ma fille est partie en vacances.") == ("Mon fils est parti en vacances.", None)
+    assert gender_mutant(fr, "La fille de Marc est arrivée en retard.") == ("Le fils de Marc est arrivé en retard.",
+                                                                            None)
+    # "jeune fille" stays a young woman's: "jeune homme"
+    assert gender_mutant(fr, "Une jeune fille s'est mariée samedi.") == ("Un jeune homme s'est marié samedi.", None)
+
+
+@pytest.mark.parametrize("woman,man", [
+    # fresh7 redrawn: the attribute of a copular verb joined to the pronoun's verb with no subject of its own
+    ("Ma sœur est devenue très renfermée. Elle ne parle plus à personne et reste enfermée dans sa chambre.",
+     "Mon frère est devenu très renfermé. Il ne parle plus à personne et reste enfermé dans sa chambre."),
+])
+def test_fresh7_the_attribute_of_a_joined_copular_verb_follows_both_ways(fr, woman, man):
+    assert gender_mutant(fr, woman) == (man, None)
+    assert gender_mutant(fr, man) == (woman, None)
+    # the dictionary has no pair for "fils": "ma fille" becomes "mon fils", the rest carried the same way
+    assert gender_mutant(fr, woman.replace("Ma sœur", "Ma fille")) == (man.replace("Mon frère", "Mon fils"), None)

@@ -486,6 +486,13 @@ def _predicates(head):
         x.dep_ in _SUBJECTS for x in c.children)]  # "est cuisinier et vient d'être promu"
     out += [c for v in verbs for c in v.children if c.dep_ == "xcomp" and c.i > v.i and own and _attribute(c) and
             any(_is_etre_aux(x) and x.lower_ == "être" for x in c.children) and not _with_avoir(c)]
+    # "ne parle plus à personne et reste enfermée", "mange peu et semble fatigué": a copular verb joined to the
+    # subject's verb (or to a word under it, as the parser may attach it) with no subject of its own; its attribute
+    out += [c for v in g.subtree if own and v.dep_ == "conj" and v.pos_ == "VERB" and v.i > g.i
+            and (v.lemma_ in _COPULAR or v.lower_.startswith(_COPULAR_STEMS))
+            and not any(x.dep_ in _SUBJECTS for x in v.children)
+            for c in v.children if c.dep_ in ("xcomp", "amod") and c.i > v.i and _attribute(c)
+            and c.lower_ not in _ADVERBS and all(c.i != x.i for x in out)]
     # "est patiente et appréciée": a conjoined adjective, a bare noun the parser read for one, or a participle with
     # no auxiliary of its own ("et a mené" has avoir: it does not agree)
     # "est rigoureuse, disponible et attentive": a comma list's items after the predicate (read as its amod), and
@@ -1280,6 +1287,32 @@ _POSSESSIVES = frozenset("mon ma ton ta son sa notre votre leur mes tes ses nos 
 
 # "une jeune fille" is a young woman: "un jeune homme", not "un jeune garçon" (a boy), the dictionary's pair
 _YOUNG_WOMAN = {"fille": "homme", "filles": "hommes"}
+# "sa fille", "la fille de Marc" is a daughter: le fils (not "son garçon", a boy)
+_CHILD = {"fille": "fils", "filles": "fils"}
+# a person noun after "comme" is said of another word ("elle m'a accueillie comme sa propre fille", "il travaille
+# comme serveur"): changed alone, that word keeps its gender
+_COMME = re.compile(r"\bcomme\s+(?:(?:un|une|des|le|la|les|l['’]|mon|ma|ton|ta|son|sa|notre|votre|leur|mes|tes|ses|"
+                    r"nos|vos|leurs|propre|propres|vrai|vraie|véritable|bon|bonne|seul|seule)\s*)*\Z", re.I)
+# a later noun phrase with a demonstrative names the person again ("Cet acteur ... Cet homme discret")
+_DEMONSTRATIVE = re.compile(r"\b(?:ce|cet|cette|ces)\s+(\w+)", re.I)
+
+
+def _through_comme(text: str, start: int) -> str | None:
+    """Why the person noun at `start`, after "comme", cannot change alone, else None."""
+    if _COMME.search(text[max(0, start - 40):start]):
+        return f"the noun after 'comme' is said of another word, which keeps its gender"
+    return None
+
+
+def _named_again(text: str, end: int, old: str, replacements) -> str | None:
+    """A person noun of gender `old` after a demonstrative later in the text, not changed by the mutant: it may name
+    the same person again, who would then be of both genders."""
+    genders = person_gender()
+    changed = [sp for r in replacements for sp in r.spans]
+    for m in _DEMONSTRATIVE.finditer(text, end):
+        if genders.get(m.group(1).lower()) == old and not any(a <= m.start(1) < b for a, b in changed):
+            return f"{m.group(0)!r} may name the same person again"
+    return None
 
 
 def _of_someone(tok) -> bool:
@@ -1372,6 +1405,11 @@ def carry_agreement(text: str, replacements, docs: SentenceDocs,
             head = toks.root
             if to == MASC and head.lower_ in _SPOUSE and (_possessed(head) or _of_someone(head)):
                 carry.edit((s, e), _SPOUSE[head.lower_], "agreement", r.attribute)  # "sa femme" -> "son mari"
+            if to == MASC and head.lower_ in _CHILD and (_possessed(head) or _of_someone(head)):
+                carry.edit((s, e), _CHILD[head.lower_], "agreement", r.attribute)  # "sa fille" -> "son fils"
+            why = _through_comme(text, s) or _named_again(text, e, old, replacements)
+            if why:
+                return [], why
             if to == MASC and head.lower_ in _YOUNG_WOMAN and head.i > 0 and \
                     doc[head.i - 1].lower_ in ("jeune", "jeunes"):
                 carry.edit((s, e), _YOUNG_WOMAN[head.lower_], "agreement", r.attribute)  # "jeune fille"
