@@ -567,3 +567,23 @@ def test_a_thing_the_entity_recogniser_tagged_person_is_not_a_person():
     gen = generate(0, "The German actor remains powerful.", Dictionary(pairs, "english-test-talkie"), ("race",), 1,
                    person=PersonFilter())
     assert [m.text for m in gen.mutants] == ["The Mexican actor remains powerful."]
+
+
+def test_held_out6_a_group_s_possessive_or_a_person_noun_said_of_the_person_keeps_the_mutant_from_changing_alone():
+    pairs = DIC.pairs + (Pair("gender", "male", "female", "businessman", "businesswoman"),
+                         Pair("gender", "male", "female", "man", "woman"))
+    dic = Dictionary(pairs, "english-test-held-out6")
+    # "the England women's captain" is a woman: her pronouns stay
+    gen = generate(0, "The England women's captain was named player of the match after she scored a hat-trick. Her "
+                      "teammates carried her off the pitch.", dic, ("gender",), 1)
+    assert gen.mutants and all(why.startswith("the female pronouns may be those of \"women's captain\"")
+                               for why in gen.uninflected.values()) and len(gen.uninflected) == len(gen.mutants)
+    # "described himself as a man of the people": said of the businessman, left by his mutant
+    gen = generate(0, "The businessman promised new jobs, but he once described himself as a man of the people.", dic,
+                   ("gender",), 1)
+    why = {m.pairs[0].word: gen.uninflected.get(i) for i, m in enumerate(gen.mutants)}
+    assert why["businessman"] == "'man', said of the same person as 'businessman', keeps its gender"
+    # a person noun of the gender not said of anyone through as or be is someone else: the mutant stays
+    gen = generate(0, "The businessman, who met a man from Leeds, promised new jobs.", dic, ("gender",), 1)
+    assert "The businesswoman, who met a man from Leeds, promised new jobs." in \
+        {m.text for i, m in enumerate(gen.mutants) if i not in gen.uninflected}

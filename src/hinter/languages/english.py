@@ -275,7 +275,7 @@ def carry(text: str, replacements: Sequence[Replacement], docs) -> tuple[list[Re
             old, new = change
             olds = [m for m in _PRONOUN.finditer(text) if m.group(1).lower() in PRONOUNS[old]
                     and not generic(text, m.span(1))]
-            noun = _person_noun(text, old, [m.start(1) for m in olds])
+            noun = _person_noun(text, old, [m.start(1) for m in olds]) or _group_marked(text, old, taken)
             if noun is not None:
                 return [], f"the {old} pronouns may be those of {noun!r}, which the mutant leaves"
             # a person named before a pronoun the mutant changes may be whom it means ("Jet Li ... his stunts",
@@ -327,6 +327,9 @@ def carry(text: str, replacements: Sequence[Replacement], docs) -> tuple[list[Re
             # (between, or before the noun): it may be either person's, which the mutant cannot tell
             after = [m for m in _PRONOUN.finditer(text, start) if m.group(1).lower() in PRONOUNS[old]
                      and not generic(text, m.span(1))]
+            said = _said_of(text, old, start, taken)
+            if said is not None:
+                return [], f"{said!r}, said of the same person as {r.word!r}, keeps its gender"
             either = ambiguous_pronoun(text, docs, r.spans, old, after)
             if either is not None:
                 return [], f"{EITHER_REASON} {either[0]!r} or {r.word!r} (the {either[1]!r} after it)"
@@ -499,6 +502,34 @@ def other_persons(text: str, docs, noun_spans, gender: str, until: int) -> list[
     docs.prefetch([m.span() for m in names])
     found += [(m.start(), m.group(0)) for m in names if _tagged_person(docs, m)]
     return sorted(found)
+
+
+# A group's possessive that makes a person's gender: "the England women's captain", "the men's coach".
+_GROUP_MARK = {"female": re.compile(r"\b(?:women|girls|ladies)['’]s?[ \t]+[a-z][\w-]*", re.I),
+               "male": re.compile(r"\b(?:men|boys)['’]s?[ \t]+[a-z][\w-]*", re.I)}
+
+
+def _group_marked(text: str, gender: str, taken) -> str | None:
+    """A noun a group of `gender` marks by its possessive ("women's captain"), not replaced by the mutant, else
+    None: the pronouns of the gender may be that person's."""
+    m = next((m for m in _GROUP_MARK[gender].finditer(text) if not any(a <= m.start() < b for a, b in taken)), None)
+    return m.group(0) if m else None
+
+
+def _said_of(text: str, gender: str, start: int, taken) -> str | None:
+    """A person noun of `gender` after `start` said of someone through "as", "be" or "become" ("described himself
+    as a man of the people", "she is a mother of two"), which the mutant leaves, else None: it is said of the
+    person the mutant changes, or of one named as theirs."""
+    for m in _PERSON_NOUN[gender].finditer(text, start):
+        if any(a <= m.start() < b for a, b in taken):
+            continue
+        if _SAID_BEFORE.search(text[max(0, m.start() - 40):m.start()]):
+            return m.group(1)
+    return None
+
+
+_SAID_BEFORE = re.compile(r"\b(?:as|is|was|be|been|being|became|become|becomes|remains?|remained)[ \t]+"
+                          r"(?:a|an|the)[ \t]+(?:[\w-]+[ \t]+)?\Z", re.I)  # not "is his brother": another person
 
 
 def _person_noun(text: str, gender: str, pronouns: Sequence[int] = ()) -> str | None:
