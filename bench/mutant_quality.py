@@ -2,9 +2,10 @@
 review and legal samples, for a reader to label grammatical or not and right in meaning or not.
 
     python bench/mutant_quality.py draw VERSION [--out bench/data/english_quality_VERSION.jsonl] [--any-occurrence]
-                                        [--held-out | --held-out2 | --held-out3 | --held-out5 | --held-out6]
+                                        [--held-out | --held-out2 | --held-out3 | --held-out5 | --held-out6 |
+                                         --held-out7]
     python bench/mutant_quality.py sample before after [--n 240] [--csv bench/data/english_quality_sample.csv]
-                                          [--held-out2 | --held-out3 | --held-out5 | --held-out6]
+                                          [--held-out2 | --held-out3 | --held-out5 | --held-out6 | --held-out7]
     python bench/mutant_quality.py table [--csv bench/data/english_quality_sample.csv]
 
 `draw` runs the campaigns with the hinter on PYTHONPATH (run it once on the commit before the change, once after):
@@ -44,6 +45,14 @@ the rules), every kept mutant labelled:
     python bench/mutant_quality.py draw held-out6 --held-out6
     python bench/mutant_quality.py sample held-out6 --held-out6 --n 200 --csv bench/data/english_quality_held_out6.csv
     python bench/mutant_quality.py table --csv bench/data/english_quality_held_out6.csv
+
+`--held-out7` (HELD_OUT7: bench/data/english_texts_fresh7.txt alone, 60 texts written by someone who did not read
+the rules: job applications, reference letters, reviews, news briefs, police blotters, dating profiles...), every
+kept mutant labelled:
+
+    python bench/mutant_quality.py draw held-out7 --held-out7
+    python bench/mutant_quality.py sample held-out7 --held-out7 --n 300 --csv bench/data/english_quality_held_out7.csv
+    python bench/mutant_quality.py table --csv bench/data/english_quality_held_out7.csv
 """
 from __future__ import annotations
 
@@ -86,12 +95,18 @@ FRESH5 = DATA / "english_texts_fresh5.txt"
 # tenancy disputes, school reports, discharge notes, obituaries...), every kept mutant labelled
 HELD_OUT6 = (("fresh6", 0, 40),)
 FRESH6 = DATA / "english_texts_fresh6.txt"
+# --held-out7: 60 texts written by someone who did not read the English rules (job applications, reference letters,
+# reviews, news briefs, police blotters, dating profiles, forum posts, bios, incident reports), every kept mutant
+# labelled
+HELD_OUT7 = (("fresh7", 0, 60),)
+FRESH7 = DATA / "english_texts_fresh7.txt"
 SHARES = {"imdb": 0.65, "ecthr": 0.25, "ledgar": 0.1, "scotus": 0.25}
 SHARES2 = {"fresh": None, "imdb": 0.5, "scotus": 1 / 6, "eurlex": 1 / 6, "ledgar": 1 / 6}
 SHARES3 = {"fresh3": None, "imdb": 0.5, "scotus": 1 / 6, "eurlex": 1 / 6, "ledgar": 1 / 6}
 SHARES4 = {"fresh4": None}
 SHARES5 = {"fresh5": None, "imdb": 0.5, "scotus": 0.25, "eurlex": 0.25}
 SHARES6 = {"fresh6": None}
+SHARES7 = {"fresh7": None}
 FIELDS = ("version", "dataset", "text_id", "key", "original", "mutant", "grammatical", "meaning", "error")
 
 
@@ -100,8 +115,9 @@ def _texts(name: str, first: int, end: int | None, held_out: bool) -> list[tuple
     line), the bundled sample's otherwise."""
     from hinter.datasets import read_dataset
 
-    if name in ("fresh", "fresh3", "fresh4", "fresh5", "fresh6"):
-        lines = {"fresh": FRESH, "fresh3": FRESH3, "fresh4": FRESH4, "fresh5": FRESH5, "fresh6": FRESH6}[name].read_text(encoding="utf-8").splitlines()
+    if name in ("fresh", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7"):
+        lines = {"fresh": FRESH, "fresh3": FRESH3, "fresh4": FRESH4, "fresh5": FRESH5, "fresh6": FRESH6,
+                 "fresh7": FRESH7}[name].read_text(encoding="utf-8").splitlines()
         texts = [line.strip() for line in lines if line.strip()]
     else:
         texts = [r.text for r in read_dataset(SHARED / name / "sample.jsonl" if held_out else name, limit=end).records]
@@ -287,6 +303,8 @@ def main() -> None:
                    "the measure, FRESH5 written by someone who did not read the rules)")
     d.add_argument("--held-out6", action="store_true", help="the texts of HELD_OUT6 instead (FRESH6 alone, written by "
                    "someone who did not read the rules)")
+    d.add_argument("--held-out7", action="store_true", help="the texts of HELD_OUT7 instead (FRESH7 alone, written by "
+                   "someone who did not read the rules)")
     s = sub.add_parser("sample")
     s.add_argument("versions", nargs="+")
     s.add_argument("--n", type=int, default=230)
@@ -299,14 +317,15 @@ def main() -> None:
     s.add_argument("--held-out5", action="store_true", help="draw with SHARES5 (every kept mutant of FRESH5, then "
                    "imdb half the rest, scotus and eurlex a quarter each)")
     s.add_argument("--held-out6", action="store_true", help="draw with SHARES6 (every kept mutant of FRESH6)")
+    s.add_argument("--held-out7", action="store_true", help="draw with SHARES7 (every kept mutant of FRESH7)")
     t = sub.add_parser("table")
     t.add_argument("--csv", type=Path, default=DATA / "english_quality_sample.csv")
     args = ap.parse_args()
     if args.command == "draw":
         draw(args.version, args.out or DATA / f"english_quality_{args.version}.jsonl", not args.any_occurrence,
-             HELD_OUT6 if args.held_out6 else HELD_OUT5 if args.held_out5 else HELD_OUT4 if args.held_out4 else HELD_OUT3 if args.held_out3 else HELD_OUT2 if args.held_out2 else HELD_OUT if args.held_out else None)
+             HELD_OUT7 if args.held_out7 else HELD_OUT6 if args.held_out6 else HELD_OUT5 if args.held_out5 else HELD_OUT4 if args.held_out4 else HELD_OUT3 if args.held_out3 else HELD_OUT2 if args.held_out2 else HELD_OUT if args.held_out else None)
     elif args.command == "sample":
-        sample(args.versions, args.n, args.csv, SHARES6 if args.held_out6 else SHARES5 if args.held_out5 else SHARES4 if args.held_out4 else SHARES3 if args.held_out3 else
+        sample(args.versions, args.n, args.csv, SHARES7 if args.held_out7 else SHARES6 if args.held_out6 else SHARES5 if args.held_out5 else SHARES4 if args.held_out4 else SHARES3 if args.held_out3 else
                SHARES2 if args.held_out2 else None)
     else:
         table(args.csv)
