@@ -587,3 +587,27 @@ def test_held_out6_a_group_s_possessive_or_a_person_noun_said_of_the_person_keep
     gen = generate(0, "The businessman, who met a man from Leeds, promised new jobs.", dic, ("gender",), 1)
     assert "The businesswoman, who met a man from Leeds, promised new jobs." in \
         {m.text for i, m in enumerate(gen.mutants) if i not in gen.uninflected}
+
+
+def test_held_out7_a_sex_written_as_an_adjective_or_latina_marks_the_person_and_a_name_keeps_its_origin():
+    pairs = DIC.pairs + (Pair("gender", "female", "male", "cashier", "salesperson", occupational=True),
+                         Pair("gender", "female", "male", "woman", "man"),
+                         Pair("race", "asian", "european", "Indian", "Bosnian"))
+    dic = Dictionary(pairs, "english-test-held-out7")
+    # "a female employee" may be the cashier: neither the cashier nor her pronouns change alone
+    gen = generate(0, "Customer reported that a female employee was rude at checkout. The cashier appears to have "
+                      "followed policy. She has been informed of the complaint.", dic, ("gender",), 1)
+    why = {m.pairs[0].word: gen.uninflected.get(i) for i, m in enumerate(gen.mutants)}
+    assert why["cashier"] == "'female employee' may be the same person's, and keeps its gender"
+    assert why["she"].startswith("the female pronouns may be those of 'female employee'")
+    # "As a Latina engineer" is said of the writer, "the first woman in my family"
+    gen = generate(0, "I am the first woman in my family to attend college. As a Latina engineer, I want to recruit "
+                      "more girls.", dic, ("gender",), 1)
+    assert [gen.uninflected.get(i) for i, m in enumerate(gen.mutants) if m.pairs[0].word == "woman"] == [
+        "'Latina', said of the same person as 'woman', keeps its gender"]
+    # a name just before the origin word keeps its bearer's origin
+    gen = generate(0, "Hi, I'm Priya, an Indian girl living in London.", dic, ("race",), 1)
+    assert gen.mutants == [] and gen.not_mutated == {"a named person's origin": 1}
+    # a sentence's first word before a comma is no name
+    gen = generate(0, "Yesterday, an Indian girl won the race.", dic, ("race",), 1)
+    assert [m.text for m in gen.mutants] == ["Yesterday, a Bosnian girl won the race."]

@@ -161,7 +161,7 @@ PERSON_NOUNS = {
                         "queen princess madam madame ms mrs miss nun actress heroine waitress hostess heiress "
                         "headmistress businesswoman chairwoman congresswoman councilwoman policewoman saleswoman "
                         "spokeswoman noblewoman horsewoman schoolgirl godmother matriarch witch auntie granny "
-                        "fisherwoman landlady stewardess duchess empress housewife".split()),
+                        "fisherwoman landlady stewardess duchess empress housewife latina".split()),
 }
 
 _PERSON_NOUN = {g: re.compile(r"(?<![\w'’])(" + "|".join(sorted(ws)) + r")(?![\w]|['’](?!s\b))", re.I)
@@ -330,6 +330,10 @@ def carry(text: str, replacements: Sequence[Replacement], docs) -> tuple[list[Re
             said = _said_of(text, old, start, taken)
             if said is not None:
                 return [], f"{said!r}, said of the same person as {r.word!r}, keeps its gender"
+            mark = _group_marked(text, old, taken)
+            if mark is not None:
+                # "a female employee was rude ... the cashier ... She": the sex the text gives may be this person's
+                return [], f"{mark!r} may be the same person's, and keeps its gender"
             either = ambiguous_pronoun(text, docs, r.spans, old, after)
             if either is not None:
                 return [], f"{EITHER_REASON} {either[0]!r} or {r.word!r} (the {either[1]!r} after it)"
@@ -505,8 +509,9 @@ def other_persons(text: str, docs, noun_spans, gender: str, until: int) -> list[
 
 
 # A group's possessive that makes a person's gender: "the England women's captain", "the men's coach".
-_GROUP_MARK = {"female": re.compile(r"\b(?:women|girls|ladies)['’]s?[ \t]+[a-z][\w-]*", re.I),
-               "male": re.compile(r"\b(?:men|boys)['’]s?[ \t]+[a-z][\w-]*", re.I)}
+# And a sex written as an adjective: "a female employee", "the male nurse".
+_GROUP_MARK = {"female": re.compile(r"\b(?:(?:women|girls|ladies)['’]s?|female)[ \t]+[a-z][\w-]*", re.I),
+               "male": re.compile(r"\b(?:(?:men|boys)['’]s?|male)[ \t]+[a-z][\w-]*", re.I)}
 
 
 def _group_marked(text: str, gender: str, taken) -> str | None:
@@ -753,6 +758,8 @@ _NAME_AFTER = re.compile(r"(?:[ \t]+[a-z][\w-]*){0,3}[ \t]+(?:(?:[A-Z][a-z][\w'�
                          r"|\([ \t]*[A-Z][a-z][\w'’-]*[ \t]+[A-Za-z][\w'’-]*)")  # "stars (Dirk roofthooft)"
 _NAME_BEFORE = re.compile(r"(?:(?:[A-Z][a-z][\w'’-]*[ \t]+)+[A-Z][a-z][\w'’-]*[ \t]*,[ \t]*(?:an?|the)[ \t]+"
                           r"|[A-Z][a-z][\w'’-]*[ \t]*\([ \t]*)\Z")  # "Mata Hari, the Dutch dancer", "Mata Hari (Dutch)"
+# one name after "I'm", "I am", "named", "called": "Hi, I'm Priya, an Indian girl"
+_ONE_NAME_BEFORE = re.compile(r"\b(?:I['’]m|I am|named|called|meet)[ \t]+[A-Z][a-z][\w'’-]*[ \t]*,[ \t]*(?:an?|the)[ \t]+\Z")
 
 
 def origin_of_a_name(text: str, span) -> bool:
@@ -760,7 +767,8 @@ def origin_of_a_name(text: str, span) -> bool:
     three lower-case words after it ending in a name of two capitalised words or more, or an apposition after such
     a name."""
     start, end = span
-    return bool(_NAME_AFTER.match(text, end) or _NAME_BEFORE.search(text[max(0, start - 60):start]))
+    before = text[max(0, start - 60):start]
+    return bool(_NAME_AFTER.match(text, end) or _NAME_BEFORE.search(before) or _ONE_NAME_BEFORE.search(before))
 
 
 def _office(text: str, span) -> bool:
