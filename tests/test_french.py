@@ -818,3 +818,17 @@ def test_fresh7_the_attribute_of_a_joined_copular_verb_follows_both_ways(fr, wom
     assert gender_mutant(fr, man) == (woman, None)
     # the dictionary has no pair for "fils": "ma fille" becomes "mon fils", the rest carried the same way
     assert gender_mutant(fr, woman.replace("Ma sœur", "Ma fille")) == (man.replace("Mon frère", "Mon fils"), None)
+
+
+def test_fresh8_a_noun_describing_the_writer_who_speaks_again_refuses_the_mutant(fr):
+    # fresh8 (another reader; first reading 98.6%, 68 of 69): the one wrong mutant changed the writer's noun and left
+    # the writer's other clauses ("je suis employée", "Motivée et organisée, je")
+    reason, _ = refusal(fr, "Infirmière diplômée depuis cinq ans, je suis actuellement employée au service de "
+                            "pédiatrie. Motivée et organisée, je souhaite rejoindre votre équipe.", "infirmière")
+    assert reason == "'infirmière' describes the writer, whose other first-person words keep their gender"
+    # alone in its text, the writer's noun phrase is carried whole
+    assert gender_mutant(fr, "Étudiante sérieuse et motivée, je suis disponible dès le mois de juin.") == (
+        "Étudiant sérieux et motivé, je suis disponible dès le mois de juin.", None)
+    # a dislocated noun with its determiner is someone the writer speaks of, not the writer
+    reason, _ = refusal(fr, "La voisine, je la vois souvent. Je la trouve gentille.", "voisine")
+    assert reason is None or "describes the writer" not in reason

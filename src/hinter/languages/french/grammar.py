@@ -1392,7 +1392,7 @@ def carry_agreement(text: str, replacements, docs: SentenceDocs,
         if change is None:
             continue
         old, to = change
-        why = _applicant(text, replacements, old)
+        why = _applicant(text, replacements, old) or _writer(text, r)
         if why:
             return [], why
         for s, e in r.spans:
@@ -1453,6 +1453,28 @@ def _applicant(text: str, replacements, old: str) -> str | None:
     other = next((m.group(0) for m in re.finditer(r"\w+", text)
                   if genders.get(m.group(0).lower()) == old and not inside(m.span())), None)
     return f"the writer's {other!r} keeps its gender while the post applied for changes" if other else None
+
+
+# A noun in a detached apposition before "je" describes the writer ("Infirmière diplômée depuis cinq ans, je suis
+# ..."): the writer's other first-person clauses ("je suis employée", "Motivée et organisée, je souhaite") carry the
+# same gender, which the pronoun rules do not follow.
+_WRITER = re.compile(r"[^.!?;:]*?,\s*(?:je|j['’])\b", re.I)
+_FIRST_PERSON_CLAUSE = re.compile(r"\b(?:je|j['’])", re.I)
+_DETERMINERS = frozenset("le la les un une des ce cet cette ces mon ma mes ton ta tes son sa ses notre votre nos vos "
+                         "leur leurs".split())
+
+
+def _writer(text: str, r) -> str | None:
+    """Why a person noun describing the writer (at its sentence's start, in a phrase a comma and "je" close) cannot
+    change when the writer speaks in another clause too, else None."""
+    for s, _e in r.spans:
+        start = max(text.rfind(c, 0, s) for c in ".!?\n") + 1
+        before = text[start:s].strip(" \"'«“")
+        if before and not (re.fullmatch(r"[A-ZÉÈ]\w*", before) and before.lower() not in _DETERMINERS):
+            continue  # not at its sentence's start with no determiner (past one word, as "Jeune infirmière")
+        if _WRITER.match(text, s) and len(_FIRST_PERSON_CLAUSE.findall(text)) > 1:
+            return f"{r.word!r} describes the writer, whose other first-person words keep their gender"
+    return None
 
 
 # ---- features for the invariant's agreement check (validity) ------------------------------------------------------
