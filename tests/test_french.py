@@ -832,3 +832,21 @@ def test_fresh8_a_noun_describing_the_writer_who_speaks_again_refuses_the_mutant
     # a dislocated noun with its determiner is someone the writer speaks of, not the writer
     reason, _ = refusal(fr, "La voisine, je la vois souvent. Je la trouve gentille.", "voisine")
     assert reason is None or "describes the writer" not in reason
+
+
+@pytest.mark.parametrize("woman,man", [
+    # fresh9 (another reader; first reading 96.9%, 62 of 64): a coordinated predicate the tagger read as an adverb
+    ("La serveuse était désagréable et lente.", "Le serveur était désagréable et lent."),
+])
+def test_fresh9_a_coordinated_predicate_read_as_an_adverb_follows_both_ways(fr, woman, man):
+    assert gender_mutant(fr, woman) == (man, None)
+    assert gender_mutant(fr, man) == (woman, None)
+
+
+def test_fresh9_an_adjective_of_the_persons_gender_hung_on_a_thing_of_the_other_is_the_persons(fr):
+    # "furieuse" read as the modifier of "bureau" (masculine): the subject's; the other way, "bureau furieux" could
+    # be the office's, and is left (docs/languages.md, not covered)
+    assert gender_mutant(fr, "La directrice est sortie du bureau furieuse.") == (
+        "Le directeur est sorti du bureau furieux.", None)
+    assert gender_mutant(fr, "La directrice est sortie de la salle principale.") == (
+        "Le directeur est sorti de la salle principale.", None)

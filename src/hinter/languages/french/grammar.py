@@ -504,13 +504,23 @@ def _predicates(head):
     out += [c for c in g.children if own and c.pos_ == "ADJ" and c.i > g.i and head.doc[c.i - 1].text == ","
             and c.dep_.startswith(("obl", "advcl", "dep", "amod", "xcomp")) and _alone(c)
             and c.lower_ not in _ADVERBS and all(x.i != c.i for x in out)]
+    # "est sortie du bureau furieuse": an adjective the parser hung on the verb's oblique noun, of another gender than
+    # that noun and of the subject's: the subject's detached predicate
+    gender = head.morph.get("Gender")
+    out += [a for c in g.children if own and c.dep_.startswith("obl") and c.pos_ == "NOUN"
+            for a in c.children if a.dep_ == "amod" and a.pos_ == "ADJ" and a.i > c.i and gender
+            and a.morph.get("Gender") == gender and c.morph.get("Gender") and c.morph.get("Gender") != gender
+            and all(a.i != x.i for x in out)]
     k = 0
     while k < len(out):
         p, k = out[k], k + 1
         out += [c for c in p.children if c.dep_ == "conj" and all(c.i != x.i for x in out) and (
             c.pos_ == "ADJ" or _bare(c) or c.pos_ == "VERB" and not any(x.dep_.startswith("aux") or x.dep_ in
                                                                        _SUBJECTS for x in c.children) and (
-                "Part" in c.morph.get("VerbForm") or _distinct_feminine(c.lower_) or _adjective_alone(c)))]
+                "Part" in c.morph.get("VerbForm") or _distinct_feminine(c.lower_) or _adjective_alone(c))
+            # "désagréable et lent": an adjective the tagger read as an adverb
+            or c.pos_ == "ADV" and not c.lower_.endswith("ment") and c.lower_ not in _ADVERBS
+            and _adjective_word(c.lower_))]
     out += [c for p in list(out) for c in p.children if c.dep_ == "advmod" and c.pos_ == "ADJ"]  # "restée seule"
     return out
 
