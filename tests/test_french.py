@@ -850,3 +850,27 @@ def test_fresh9_an_adjective_of_the_persons_gender_hung_on_a_thing_of_the_other_
         "Le directeur est sorti du bureau furieux.", None)
     assert gender_mutant(fr, "La directrice est sortie de la salle principale.") == (
         "Le directeur est sorti de la salle principale.", None)
+
+
+def test_fresh10_a_colour_of_a_thing_a_colour_for_a_nationality_and_an_object_clitic_before_an_infinitive(fr):
+    # fresh10 (another reader; first reading 89.2%, 58 of 65)
+    text = ("La police recherche un homme blanc, la trentaine, vêtu d'un jean et d'un blouson noir. Il est considéré "
+            "comme dangereux.")
+    gen = generate(0, text, fr, ("race",), 1, language="fr")
+    why = {(m.pairs[0].word, m.pairs[0].replacement): gen.uninflected.get(i) for i, m in enumerate(gen.mutants)}
+    assert all(w == "'noir' is the colour of 'blouson', not a person's" for (word, _), w in why.items()
+               if word == "noir") and any(word == "noir" for word, _ in why)
+    assert any(word == "blanc" and w is None for (word, _), w in why.items())  # the man's colour still changes
+    gen = generate(0, "Une famille noire a emménagé dans notre rue. Un vieil homme noir lisait.", fr, ("race",), 1,
+                   language="fr")
+    assert not any("is the colour of" in w for w in gen.uninflected.values())
+    gen = generate(0, "L'homme, de nationalité algérienne, a été condamné.", fr, ("race",), 1, language="fr")
+    assert {w for w in gen.uninflected.values()} >= {
+        "an origin is a place or a people, not a colour: nationalité blanche"}
+    # "de le convoquer" is the object clitic of the infinitive: after "Mon fils", it may be either boy's
+    reason, _ = refusal(fr, "Mon fils pleure : un garçon de sa classe l'a insulté. La directrice m'a promis de le "
+                            "convoquer.", "garçon")
+    assert reason == "cannot tell whom 'le' refers to: 'fils' could be meant"
+    # a clitic of the other gender is not the changed person's
+    assert "Le directeur m'a promis de le convoquer." in _kept(generate(
+        0, "La directrice m'a promis de le convoquer.", fr, ("gender",), 1, language="fr"))

@@ -1046,7 +1046,9 @@ def _pronouns(carry: _Carry, docs, head, base, spans, old, to, cause, one_person
                     return why
             elif not plural and _object_clitic(doc, tok) and not _own_verb(head, tok):
                 # about one person (the audit), another person noun is not whom the clitic means; a thing may be
-                if (other_noun or other_person and not one_person) and tok.lower_ in ("le", "la", "l'", "l’"):
+                # (a clitic of the other gender is not the person's: "la directrice ... de le convoquer")
+                if (other_noun or other_person and not one_person) and \
+                        tok.lower_ in ("le" if old == MASC else "la", "l'", "l’"):
                     return f"cannot tell whom {tok.text!r} refers to: {other_noun or other_person!r} could be meant"
                 if tok.lower_ == ("le" if old == MASC else "la"):
                     carry.edit(span, "la" if to == FEM else "le", "pronoun", cause)
@@ -1229,6 +1231,11 @@ def _object_clitic(doc, tok) -> bool:
         return True
     if tok.i > 0 and doc[tok.i - 1].lower_ in _SUBJECT_CLITICS and doc[tok.i + 1].pos_ in ("VERB", "AUX", "NOUN"):
         return True
+    # before an infinitive: "promis de le convoquer" ("de le", "à le" are never articles: du, au), "pour la voir"
+    if tok.i > 0 and tok.lower_ == "le" and doc[tok.i - 1].lower_ in ("de", "à") or tok.i > 0 and \
+            doc[tok.i - 1].lower_ in ("de", "d'", "d’", "à", "pour", "sans", "pas", "jamais", "plus") and \
+            doc[tok.i + 1].pos_ == "VERB" and "Inf" in doc[tok.i + 1].morph.get("VerbForm"):
+        return True
     # after a plural subject, before a plural verb the parser may read as a noun: "Les élèves la trouvent sévère"
     before, after = doc[tok.i - 1] if tok.i > 0 else None, doc[tok.i + 1]
     return before is not None and before.pos_ in ("NOUN", "PROPN") and _is_plural(before) and \
@@ -1378,7 +1385,10 @@ def _apposition(doc, head, old) -> str | None:
 
 # race words that name a colour: "un homme d'origine algérienne" -> "d'origine noire" is not said
 _COLOURS = frozenset("noir noire noirs noires blanc blanche blancs blanches jaune jaunes".split())
-_ORIGIN = re.compile(r"\borigines?\s+$", re.IGNORECASE)
+_ORIGIN = re.compile(r"\b(?:origines?|nationalités?)\s+$", re.IGNORECASE)  # "de nationalité blanche" (fresh10)
+# what a race word may describe that is not a person noun: a group of people
+_GROUPS = frozenset("""famille familles communauté communautés population populations minorité minorités peuple
+    peuples foule foules public clientèle diaspora origine origines""".split())
 
 
 def _gender_change(r: Replacement) -> tuple[str, str] | None:
@@ -1395,9 +1405,20 @@ def carry_agreement(text: str, replacements, docs: SentenceDocs,
     carry = _Carry(text, replacements)
     carry.one_person = one_person
     for r in replacements:
-        for s, _e in r.spans:
-            if r.replacement.lower() in _COLOURS and _ORIGIN.search(text[max(0, s - 12):s]):
-                return [], f"an origin is a place or a people, not a colour: d'origine {r.replacement}"
+        for s, e in r.spans:
+            if r.replacement.lower() in _COLOURS and _ORIGIN.search(text[max(0, s - 16):s]):
+                return [], f"an origin is a place or a people, not a colour: {text[max(0, s - 16):s].split()[-1]} " \
+                           f"{r.replacement}"
+            if r.attribute == "race" and r.word.lower() in _COLOURS:
+                # "un blouson noir": the colour of a thing, not a person's ("un homme noir", "une famille noire")
+                doc, base = docs.at(s, e)
+                toks = doc.char_span(s - base, e - base, alignment_mode="expand") if doc is not None else None
+                noun = toks.root.head if toks is not None and toks.root.dep_ == "amod" else None
+                # (the words between count: "vieil homme noir" read with "vieil" as the noun)
+                between = doc[min(noun.i, toks.root.i):max(noun.i, toks.root.i)] if noun is not None else []
+                if noun is not None and noun.pos_ == "NOUN" and not any(
+                        _job(t) or t.lower_ in _GROUPS for t in [noun, *between] if t.pos_ in ("NOUN", "PROPN", "ADJ")):
+                    return [], f"{r.word!r} is the colour of {noun.text!r}, not a person's"
         change = _gender_change(r)
         if change is None:
             continue
