@@ -1,7 +1,9 @@
 """--adaptive (issue 22): the sequential tests, the plan's choice of mutants, calibration and power on stored
-outcomes over 40 seeds, and real CLI runs (bundled IMDB, real parser, real store): fewer calls, the planted bias
-still found, unasked mutants counted apart, a run stopped by its budget continuing to the uninterrupted result."""
+outcomes over 40 seeds, and real CLI runs (200 short reviews in tests/data, real parser, real store): fewer calls,
+the planted bias still found, unasked mutants counted apart, a run stopped by its budget continuing to the
+uninterrupted result."""
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,10 +13,13 @@ from hinter.analysis.adaptive import EFFECT, NO_EFFECT, Plan, Sequential, cells_
 from hinter.analysis.findings import ALPHA, analyse
 from cli import hinter
 
-# up to 6 pairs per text and attribute: several mutants per text and cell, of which --adaptive asks three
-# 200 reviews: English keeps a person's words only and refuses a mutant whose pronouns or noun may be a named
-# person's, so 60 reviews left too few valid gender mutants for the planted bias to hold up
-CAMPAIGN = ("run", "--dataset", "imdb", "--limit", "200", "-a", "gender,race", "--max-pairs-per-text", "6",
+# up to 6 pairs per text and attribute: several mutants per text and cell, of which --adaptive asks three.
+# Short reviews about one man each (tests/data/adaptive_reviews.jsonl, written from templates with a seeded random
+# choice of words): on the bundled IMDB reviews English now refuses most mutants
+# whose pronouns or noun may be a named person's, and its 200 reviews (60 before) left too few valid gender mutants
+# for the planted bias to hold up (q 0.09); this is a test of --adaptive, not of English's rules.
+REVIEWS = Path(__file__).parent / "data" / "adaptive_reviews.jsonl"
+CAMPAIGN = ("run", "--dataset", str(REVIEWS), "--limit", "200", "-a", "gender,race", "--max-pairs-per-text", "6",
             "--task", "imdb")
 
 
