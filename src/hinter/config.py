@@ -86,7 +86,7 @@ class RunConfig:
                        "--max-pairs-per-text) and of the texts (--sample).", MUTATION)
     include_occupational: bool = option(True, "--no-jobs", "Leave out the occupational gender pairs "
                                         "(assistant;CEO): they change a person's job, and read by hand on held-out "
-                                        "texts only 15% of their mutants fit what the text says of the person "
+                                        "texts only 14% of their mutants fit what the text says of the person "
                                         "(docs/languages.md).", MUTATION, invert=True)
     query_discarded: bool = option(False, "--query-discarded", "Also ask the model about discarded mutants, to "
                                    "count the false positives the invariant avoids.", MODEL)

@@ -175,7 +175,7 @@ def occupational_words(s: dict) -> str:
     held = f", {o['significant']} of them holding up" if o["significant"] else ""
     return (f"{o['cells']} cells are occupational{held}: their pairs change a job title (the dictionary's "
             "stereotyped occupations, manager -> cashier), not the person's gender, and read `gender (occupation)`; "
-            "read by hand on held-out English texts, 8 of 54 such mutants still fitted what the text says of the "
+            "read by hand on held-out English texts, 9 of 64 such mutants still fitted what the text says of the "
             f"person (docs/languages.md); {o['option']} leaves those pairs out")
 
 
