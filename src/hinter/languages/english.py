@@ -437,7 +437,8 @@ def _untagged_name(text: str, docs, m) -> bool:
     """Whether the capitalised run `m` may be a person's name the parse did not tag PERSON: a proper noun not in an
     entity of places, peoples, laws or dates, not in capitals, with no determiner before it (an institution is
     "the Senate", "the Bureau")."""
-    if m.group(0).isupper() or m.group(0).split()[0] in ("The", "A", "An") or re.search(r"\b(?:the|a|an)[ \t]+\Z", text[max(0, m.start() - 5):m.start()], re.I):
+    if m.group(0).isupper() or m.group(0).split()[0] in ("The", "A", "An") \
+            or re.search(r"\b(?:the|a|an)[ \t]+\Z", text[max(0, m.start() - 5):m.start()], re.I):
         return False
     tokens = docs.tokens(m.start(), m.end())
     return tokens is not None and any(t.pos_ == "PROPN" and t.ent_type_ not in _NOT_PERSON_ENTITY for t in tokens)
@@ -515,8 +516,9 @@ _GROUP_MARK = {"female": re.compile(r"\b(?:(?:women|girls|ladies)['’]s?|female
 
 
 def _group_marked(text: str, gender: str, taken) -> str | None:
-    """A noun a group of `gender` marks by its possessive ("women's captain"), not replaced by the mutant, else
-    None: the pronouns of the gender may be that person's."""
+    """A noun a group of `gender` marks by its possessive ("women's captain") or a sex adjective ("female
+    employee"), not replaced by the mutant, else None: the pronouns of the gender, or the changed noun, may be that
+    person's."""
     m = next((m for m in _GROUP_MARK[gender].finditer(text) if not any(a <= m.start() < b for a, b in taken)), None)
     return m.group(0) if m else None
 
@@ -651,8 +653,8 @@ def title_or_name(text: str, span, word: str, office: bool = True) -> bool:
     of a title or a name, from its capitals: in capitals among words in capitals ("ELENA AND HER MEN"); with a
     capital inside a sentence ("the Bee Man", "Sky Captain", "the Secretary of State", "appointed by the President",
     "worse than Carpenter ever was"; with `office` False, as a pack's group word written with a capital, only beside
-    another capitalised word, before "of" and one, or with no determiner); at a sentence's start before a capitalised word ("Men In White"); joined by
-    a hyphen ("editor-in-chief")."""
+    another capitalised word, before "of" and one, or with no determiner); at a sentence's start before a
+    capitalised word ("Men In White"); joined by a hyphen ("editor-in-chief")."""
     start, end = span
     low, found = word.lower(), text[start:end]
     if low in HONORIFICS or low in _OTHER or low in ("his", "her"):
@@ -758,14 +760,16 @@ _NAME_AFTER = re.compile(r"(?:[ \t]+[a-z][\w-]*){0,3}[ \t]+(?:(?:[A-Z][a-z][\w'�
                          r"|\([ \t]*[A-Z][a-z][\w'’-]*[ \t]+[A-Za-z][\w'’-]*)")  # "stars (Dirk roofthooft)"
 _NAME_BEFORE = re.compile(r"(?:(?:[A-Z][a-z][\w'’-]*[ \t]+)+[A-Z][a-z][\w'’-]*[ \t]*,[ \t]*(?:an?|the)[ \t]+"
                           r"|[A-Z][a-z][\w'’-]*[ \t]*\([ \t]*)\Z")  # "Mata Hari, the Dutch dancer", "Mata Hari (Dutch)"
-# one name after "I'm", "I am", "named", "called": "Hi, I'm Priya, an Indian girl"
-_ONE_NAME_BEFORE = re.compile(r"\b(?:I['’]m|I am|named|called|meet)[ \t]+[A-Z][a-z][\w'’-]*[ \t]*,[ \t]*(?:an?|the)[ \t]+\Z")
+# one name after "I'm", "I am", "named", "called", "meet": "Hi, I'm Priya, an Indian girl"
+_ONE_NAME_BEFORE = re.compile(r"\b(?:I['’]m|I am|named|called|meet)[ \t]+[A-Z][a-z][\w'’-]*[ \t]*,[ \t]*"
+                              r"(?:an?|the)[ \t]+\Z")
 
 
 def origin_of_a_name(text: str, span) -> bool:
     """Whether a group word (a race or origin word) describes a person named beside it: a noun phrase of at most
-    three lower-case words after it ending in a name of two capitalised words or more, or an apposition after such
-    a name."""
+    three lower-case words after it ending in a name of two capitalised words or more, or a name in brackets; an
+    apposition after such a name, or after one name that "I'm", "named" or "called" introduces; or the word in
+    brackets after a name ("Mata Hari (Dutch)")."""
     start, end = span
     before = text[max(0, start - 60):start]
     return bool(_NAME_AFTER.match(text, end) or _NAME_BEFORE.search(before) or _ONE_NAME_BEFORE.search(before))
