@@ -617,6 +617,29 @@ def _epicene_person(w: str) -> bool:
     return sg in _EPICENE_PERSONS or sg.endswith("iste") and w not in _NOT_PERSONS
 
 
+# the other gender's word for a predicate person noun whose form does not inflect (femme, dame, mère)
+_COUNTERPART = {"femme": "homme", "femmes": "hommes", "homme": "femme", "hommes": "femmes", "dame": "monsieur",
+                "dames": "messieurs", "monsieur": "dame", "messieurs": "dames", "mère": "père", "mères": "pères",
+                "père": "mère", "pères": "mères"}
+
+
+def _predicate_form(w: str, old: str, to: str, plural: bool) -> str | None:
+    """The form a person noun predicate takes when its subject becomes `to` ("une artiste" stays, "un ouvrier"
+    becomes "une ouvrière", "une femme" "un homme"), its capital kept; None when no rule gives one or the noun is
+    not of the subject's old gender."""
+    low = w.lower()
+    if _epicene_person(low):
+        return w
+    gender = person_gender().get(low) or (FEM if low in ("dame", "dames", "mère", "mères", "femme", "femmes") else
+                                          MASC if low in _COUNTERPART else None)
+    if gender is None and not (low.endswith(_PERSON_ENDINGS) and low not in _NOT_PERSONS or w[:1].isupper()):
+        return None
+    new = _COUNTERPART.get(low) or inflect(low, to, plural)
+    if gender not in (old, None) or new is None or new == low:
+        return None
+    return new[:1].upper() + new[1:] if w[:1].isupper() else new
+
+
 def _adjective_like(tok) -> bool:
     """An adjective or participle in a noun phrase, whatever the parser made of it ("une vraie artiste": "vraie" read
     as the noun)."""
@@ -629,8 +652,10 @@ def _adjective_like(tok) -> bool:
 
 def _epicene_predicate(carry: _Carry, doc, base, head, to, cause):
     """(the noun, None) when the person's predicate through être (or sembler, devenir, rester...) is a noun phrase
-    whose noun names a person in one form for both genders ("La cuisinière est une vraie artiste"): its determiner
-    and adjectives, before and after the noun, follow the person ("Le cuisinier est un vrai artiste"); (None, why)
+    whose noun names a person, in one form for both genders ("La cuisinière est une vraie artiste") or in one the
+    rules give (`_predicate_form`: "Mon grand-père était un ouvrier algérien"): the noun, its determiner and
+    adjectives, before and after it, follow the person ("Le cuisinier est un vrai artiste", "Ma grand-mère était
+    une ouvrière algérienne"); (None, why)
     when one cannot be inflected or the phrase goes on with a person noun of the old gender; (None, None) when the
     predicate is no such phrase. Read on the words, not the parse (the small parser makes "vraie" the noun)."""
     if head.dep_ not in _SUBJECTS or head.head.i == head.i:
@@ -653,10 +678,20 @@ def _epicene_predicate(carry: _Carry, doc, base, head, to, cause):
         return None, None
     det, k = doc[k], k + 1
     words = []
-    while k < n and not _epicene_person(doc[k].lower_) and _adjective_like(doc[k]):
+    old = FEM if to == MASC else MASC
+    plural = det.lower_ in ("les", "des", "de", "d'", "d’") or _is_plural(head)
+    def known_person(tok) -> bool:  # a noun the dictionary or the epicene list names, not one guessed by its ending
+        low = tok.lower_
+        return low in person_gender() or low in _COUNTERPART or _epicene_person(low)
+
+    # an adjective before the noun; one that could be a person noun by its ending is an adjective before a known
+    # one ("de vrais artistes": "vrais" ends as "niais" does)
+    while k < n and _adjective_like(doc[k]) and (_predicate_form(doc[k].text, old, to, plural) is None or
+                                                 k + 1 < n and known_person(doc[k + 1]) and not known_person(doc[k])):
         words.append(doc[k])
         k += 1
-    if k >= n or not _epicene_person(doc[k].lower_) or doc[k].pos_ not in ("NOUN", "ADJ", "PROPN"):
+    form = _predicate_form(doc[k].text, old, to, plural) if k < n else None
+    if form is None or doc[k].pos_ not in ("NOUN", "ADJ", "PROPN"):
         return None, None
     noun, k = doc[k], k + 1
     while k < n:  # the adjectives after it, past commas, et, and adverbs ("une artiste talentueuse et très douée")
@@ -685,6 +720,8 @@ def _epicene_predicate(carry: _Carry, doc, base, head, to, cause):
         why = carry.inflect_token(doc, base, w, to, cause, plural)
         if why:
             return None, why
+    if form != noun.text:  # "un ouvrier algérien" -> "une ouvrière algérienne"
+        carry.edit((base + noun.idx, base + noun.idx + len(noun.text)), form, "agreement", cause)
     _edit_determiner(carry, doc, base, det, noun, to, cause)
     return noun, None
 
@@ -1304,6 +1341,7 @@ _POSSESSIVES = frozenset("mon ma ton ta son sa notre votre leur mes tes ses nos 
 
 # "une jeune fille" is a young woman: "un jeune homme", not "un jeune garçon" (a boy), the dictionary's pair
 _YOUNG_WOMAN = {"fille": "homme", "filles": "hommes"}
+_TITLE_NOUN = {"madame": "dame", "mesdames": "dames"}
 # "sa fille", "la fille de Marc" is a daughter: le fils (not "son garçon", a boy)
 _CHILD = {"fille": "fils", "filles": "fils"}
 # a person noun after "comme" is said of another word ("elle m'a accueillie comme sa propre fille", "il travaille
@@ -1436,6 +1474,10 @@ def carry_agreement(text: str, replacements, docs: SentenceDocs,
             head = toks.root
             if to == MASC and head.lower_ in _SPOUSE and (_possessed(head) or _of_someone(head)):
                 carry.edit((s, e), _SPOUSE[head.lower_], "agreement", r.attribute)  # "sa femme" -> "son mari"
+            if to == FEM and r.replacement.lower() in _TITLE_NOUN and head.i > 0 and (
+                    doc[head.i - 1].lower_ in DET_GENDER or doc[head.i - 1].pos_ == "DET"):
+                # "ce monsieur" -> "cette dame": with a determiner, madame is the title's form, not the noun's
+                carry.edit((s, e), _TITLE_NOUN[r.replacement.lower()], "agreement", r.attribute)
             if to == MASC and head.lower_ in _CHILD and (_possessed(head) or _of_someone(head)):
                 carry.edit((s, e), _CHILD[head.lower_], "agreement", r.attribute)  # "sa fille" -> "son fils"
             why = _through_comme(text, s) or _named_again(text, e, old, replacements)
