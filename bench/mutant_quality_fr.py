@@ -12,7 +12,7 @@ reading them, and drawn whole at its first reading (version fresh<N>-first-readi
     # every mutant kept on the fresh texts (versions before-fresh, after-fresh-first-reading: the code before the
     # object-clitic fix, after-fresh)
     python bench/mutant_quality_fr.py draw --version after-fresh --sources french_texts_fresh --n 1000
-    # the later fresh sets alike (versions fresh2, fresh3, fresh4; first readings fresh2- to fresh10-first-reading)
+    # the later fresh sets alike (versions fresh2, fresh3, fresh4; first readings fresh2- to fresh11-first-reading)
     python bench/mutant_quality_fr.py draw --version fresh3 --sources french_texts_fresh3 --n 1000
     # after-md: the same draw with the agreement carried on fr_core_news_md's parse (french_parser_compare.use)
     # the table, from the labelled file
@@ -50,7 +50,7 @@ def texts() -> list[tuple[str, str]]:
                  "french_texts_fresh.txt", "french_texts_fresh2.txt", "french_texts_fresh3.txt",
                  "french_texts_fresh4.txt", "french_texts_fresh5.txt",
                  "french_texts_fresh6.txt", "french_texts_fresh7.txt", "french_texts_fresh8.txt",
-                 "french_texts_fresh9.txt", "french_texts_fresh10.txt"):
+                 "french_texts_fresh9.txt", "french_texts_fresh10.txt", "french_texts_fresh11.txt"):
         out += [(name.removesuffix(".txt"), t.strip()) for t in (DATA / name).read_text(encoding="utf-8").splitlines()
                 if t.strip()]
     return out
@@ -109,7 +109,8 @@ def table() -> None:
              "fresh2-first-reading", "fresh2", "fresh3-first-reading", "fresh3", "fresh4-first-reading", "fresh4",
              "fresh5-first-reading", "fresh5", "fresh6-first-reading", "fresh6",
              "fresh7-first-reading", "fresh7", "fresh8-first-reading", "fresh8",
-             "fresh9-first-reading", "fresh9", "fresh10-first-reading", "fresh10")
+             "fresh9-first-reading", "fresh9", "fresh10-first-reading", "fresh10",
+             "fresh11-first-reading")
     for version in sorted({r["version"] for r in rows}, key=lambda v: order.index(v) if v in order else len(order)):
         rs = [r for r in rows if r["version"] == version]
         if any(not r["grammatical"] for r in rs):
