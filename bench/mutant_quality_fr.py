@@ -110,7 +110,7 @@ def table() -> None:
              "fresh5-first-reading", "fresh5", "fresh6-first-reading", "fresh6",
              "fresh7-first-reading", "fresh7", "fresh8-first-reading", "fresh8",
              "fresh9-first-reading", "fresh9", "fresh10-first-reading", "fresh10",
-             "fresh11-first-reading")
+             "fresh11-first-reading", "fresh11")
     for version in sorted({r["version"] for r in rows}, key=lambda v: order.index(v) if v in order else len(order)):
         rs = [r for r in rows if r["version"] == version]
         if any(not r["grammatical"] for r in rs):

@@ -611,3 +611,15 @@ def test_held_out7_a_sex_written_as_an_adjective_or_latina_marks_the_person_and_
     # a sentence's first word before a comma is no name
     gen = generate(0, "Yesterday, an Indian girl won the race.", dic, ("race",), 1)
     assert [m.text for m in gen.mutants] == ["Yesterday, a Bosnian girl won the race."]
+
+
+def test_one_possessors_father_twice_in_a_text_is_a_self_comparison():
+    pairs = DIC.pairs + (Pair("gender", "female", "male", "mother", "father"),)
+    gen = generate(0, "My father was born in Dakar. In Marseille he met my mother.", Dictionary(pairs, "x"),
+                   ("gender",), 1)
+    why = {m.pairs[0].word: gen.uninflected.get(i) for i, m in enumerate(gen.mutants)}
+    assert why["mother"] == "self-comparison: 'mother' -> 'father' beside 'My father' in the same text"
+    # his father and her mother may be two families' parents: the third person is not one possessor
+    gen = generate(0, "His father was born in Dakar. Her mother was born in Lyon.", Dictionary(pairs, "x"),
+                   ("gender",), 1)
+    assert "His father was born in Dakar. Her father was born in Lyon." in {m.text for m in gen.mutants}

@@ -891,3 +891,15 @@ def test_a_person_noun_predicate_with_its_determiner_follows_both_ways(fr, woman
 def test_monsieur_with_a_determiner_becomes_dame_not_madame(fr):
     assert refusal(fr, "Ce monsieur est le nouveau directeur de l'école.", "monsieur") == (
         None, "Cette dame est la nouvelle directrice de l'école.")
+
+
+def test_fresh11_a_joined_participle_with_etre_a_graded_adjective_and_one_father_twice(fr):
+    # fresh11 (another reader; first reading 80.0%, 28 of 35)
+    assert refusal(fr, "Le voisin du dessus est bruyant. Il rentre tard, claque les portes et ne s'est jamais "
+                       "excusé.", "voisin") == (None, "La voisine du dessus est bruyante. Elle rentre tard, claque les "
+                                                      "portes et ne s'est jamais excusée.")
+    reason, _ = refusal(fr, "La monitrice explique bien. Je l'ai trouvée plus patiente que l'ancien moniteur.",
+                        "patiente")
+    assert reason == "'patiente' is an adjective here (after 'plus'), said of another word"
+    reason, _ = refusal(fr, "Mon père est né au Sénégal. À Marseille, il a rencontré ma mère.", "mère")
+    assert reason == "self-comparison: 'mère' -> 'père' beside 'Mon père' in the same text"

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import random
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -208,6 +209,16 @@ def self_comparison(text: str, replacement: Replacement, words: Sequence[tuple[s
         return [now(sp) for sp in _beside(span, others() if callable(others) else others, text)]
 
     for s, e in replacement.spans:
+        # "Mon père ... a rencontré ma mère" -> "... a rencontré mon père": the writer's (or the reader's, or our)
+        # one father twice, anywhere in the text
+        mine = _POSSESSED.search(text, max(0, s - 8), s)
+        if mine:
+            for m in re.finditer(rf"(?<![\w'’])({'|'.join(_POSSESSOR)})[ \t]+([\w-]+)", text, re.I):
+                span = m.span(2)
+                if _POSSESSOR[m.group(1).lower()] == _POSSESSOR[mine.group(1).lower()] and span[0] != s and \
+                        same(m.group(2), replacement.replacement) and not _overlap((span,), changed):
+                    return f"{SELF_COMPARISON}: {replacement.word!r} -> {replacement.replacement!r} beside " \
+                           f"{m.group(0)!r} in the same text"
         a, b = next(((a, b) for a, b in sentences if a <= s and e <= b), (0, len(text)))
         for word, span in words:
             # the cheap tests first: most of a long text's words are in another sentence or another word
@@ -219,6 +230,12 @@ def self_comparison(text: str, replacement: Replacement, words: Sequence[tuple[s
                 return f"{SELF_COMPARISON}: {replacement.word!r} -> {replacement.replacement!r} beside " \
                        f"{text[span[0]:span[1]]!r} in the same sentence"
     return None
+
+
+# possessives of one possessor, not the third person's (his and her name two persons as often as one)
+_POSSESSOR = {**dict.fromkeys(("my", "mon", "ma", "mes"), "I"), **dict.fromkeys(("your", "ton", "ta", "tes"), "you"),
+              **dict.fromkeys(("our", "notre", "nos"), "we"), **dict.fromkeys(("votre", "vos"), "you (plural)")}
+_POSSESSED = re.compile(r"(?<![\w'’])(" + "|".join(_POSSESSOR) + r")[ \t]+\Z", re.I)
 
 
 def _pronoun_edits(text: str, rep: Replacement, found: list[tuple[Pair, tuple[Span, ...]]]) -> list[Replacement]:

@@ -486,6 +486,16 @@ def _predicates(head):
         x.dep_ in _SUBJECTS for x in c.children)]  # "est cuisinier et vient d'être promu"
     out += [c for v in verbs for c in v.children if c.dep_ == "xcomp" and c.i > v.i and own and _attribute(c) and
             any(_is_etre_aux(x) and x.lower_ == "être" for x in c.children) and not _with_avoir(c)]
+    # "rentre tard, claque les portes et ne s'est jamais excusé": a participle with être joined to the subject's verb
+    # (or to a verb under it) with no subject of its own agrees with the subject
+    # (être as its auxiliary, not as a copula, and no noun between it and its "et" that could be its own subject:
+    # "et ses références sont excellentes" is the references')
+    out += [v for v in g.subtree if own and v.dep_ == "conj" and v.pos_ == "VERB" and v.i > g.i
+            and "Part" in v.morph.get("VerbForm") and any(_is_etre_aux(x) and x.dep_.startswith("aux")
+                                                          for x in v.children)
+            and not _with_avoir(v) and not any(x.dep_ in _SUBJECTS for x in v.children)
+            and not any(t.pos_ in ("NOUN", "PROPN") for t in head.doc[v.left_edge.i:v.i])
+            and not (v.lemma_ == "faire" or v.lower_ == "fait") and all(v.i != x.i for x in out)]
     # "ne parle plus à personne et reste enfermée", "mange peu et semble fatigué": a copular verb joined to the
     # subject's verb (or to a word under it, as the parser may attach it) with no subject of its own; its attribute
     out += [c for v in g.subtree if own and v.dep_ == "conj" and v.pos_ == "VERB" and v.i > g.i
@@ -1352,6 +1362,18 @@ _COMME = re.compile(r"\bcomme\s+(?:(?:un|une|des|le|la|les|l['’]|mon|ma|ton|ta
 _DEMONSTRATIVE = re.compile(r"\b(?:ce|cet|cette|ces)\s+(\w+)", re.I)
 
 
+_DEGREE = frozenset("plus moins très si trop aussi assez vraiment tellement extrêmement fort bien".split())
+
+
+def _graded(doc, head) -> str | None:
+    """A dictionary person noun after a degree adverb is an adjective ("je l'ai trouvée plus patiente"): changed
+    alone, it is said of someone whose gender stays (fresh11)."""
+    if head.i > 0 and doc[head.i - 1].lower_ in _DEGREE and not any(c.dep_ == "det" for c in head.children) \
+            and not _said_through_etre(head):  # after être, _noun_predicate says why
+        return f"{head.text!r} is an adjective here (after {doc[head.i - 1].text!r}), said of another word"
+    return None
+
+
 def _through_comme(text: str, start: int) -> str | None:
     """Why the person noun at `start`, after "comme", cannot change alone, else None."""
     if _COMME.search(text[max(0, start - 40):start]):
@@ -1461,7 +1483,7 @@ def carry_agreement(text: str, replacements, docs: SentenceDocs,
         if change is None:
             continue
         old, to = change
-        why = _applicant(text, replacements, old) or _writer(text, r)
+        why = None if one_person else _applicant(text, replacements, old) or _writer(text, r)
         if why:
             return [], why
         for s, e in r.spans:
@@ -1480,7 +1502,9 @@ def carry_agreement(text: str, replacements, docs: SentenceDocs,
                 carry.edit((s, e), _TITLE_NOUN[r.replacement.lower()], "agreement", r.attribute)
             if to == MASC and head.lower_ in _CHILD and (_possessed(head) or _of_someone(head)):
                 carry.edit((s, e), _CHILD[head.lower_], "agreement", r.attribute)  # "sa fille" -> "son fils"
-            why = _through_comme(text, s) or _named_again(text, e, old, replacements)
+            # (about one person, the audit's, every person noun is that person's: these rules do not apply)
+            why = None if one_person else _through_comme(text, s) or _named_again(text, e, old, replacements) \
+                or _graded(doc, head)
             if why:
                 return [], why
             if to == MASC and head.lower_ in _YOUNG_WOMAN and head.i > 0 and \
