@@ -213,7 +213,7 @@ def self_comparison(text: str, replacement: Replacement, words: Sequence[tuple[s
         # one father twice, anywhere in the text
         mine = _POSSESSED.search(text, max(0, s - 8), s)
         if mine:
-            for m in re.finditer(rf"(?<![\w'’])({'|'.join(_POSSESSOR)})[ \t]+([\w-]+)", text, re.I):
+            for m in _POSSESSIVE_WORD.finditer(text):
                 span = m.span(2)
                 if _POSSESSOR[m.group(1).lower()] == _POSSESSOR[mine.group(1).lower()] and span[0] != s and \
                         same(m.group(2), replacement.replacement) and not _overlap((span,), changed):
@@ -235,7 +235,8 @@ def self_comparison(text: str, replacement: Replacement, words: Sequence[tuple[s
 # possessives of one possessor, not the third person's (his and her name two persons as often as one)
 _POSSESSOR = {**dict.fromkeys(("my", "mon", "ma", "mes"), "I"), **dict.fromkeys(("your", "ton", "ta", "tes"), "you"),
               **dict.fromkeys(("our", "notre", "nos"), "we"), **dict.fromkeys(("votre", "vos"), "you (plural)")}
-_POSSESSED = re.compile(r"(?<![\w'’])(" + "|".join(_POSSESSOR) + r")[ \t]+\Z", re.I)
+_POSSESSED = re.compile(r"(?<![\w'’])(" + "|".join(_POSSESSOR) + r")[ \t]+\Z", re.I)  # one before a word
+_POSSESSIVE_WORD = re.compile(r"(?<![\w'’])(" + "|".join(_POSSESSOR) + r")[ \t]+([\w-]+)", re.I)  # every one
 
 
 def _pronoun_edits(text: str, rep: Replacement, found: list[tuple[Pair, tuple[Span, ...]]]) -> list[Replacement]:

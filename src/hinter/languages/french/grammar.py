@@ -627,10 +627,10 @@ def _epicene_person(w: str) -> bool:
     return sg in _EPICENE_PERSONS or sg.endswith("iste") and w not in _NOT_PERSONS
 
 
-# the other gender's word for a predicate person noun whose form does not inflect (femme, dame, mère)
-_COUNTERPART = {"femme": "homme", "femmes": "hommes", "homme": "femme", "hommes": "femmes", "dame": "monsieur",
-                "dames": "messieurs", "monsieur": "dame", "messieurs": "dames", "mère": "père", "mères": "pères",
-                "père": "mère", "pères": "mères"}
+# the other gender's word for a predicate person noun whose form does not inflect (femme, dame, mère), both ways
+_FEMININE_COUNTERPART = {"femme": "homme", "femmes": "hommes", "dame": "monsieur", "dames": "messieurs",
+                         "mère": "père", "mères": "pères"}
+_COUNTERPART = {**_FEMININE_COUNTERPART, **{m: f for f, m in _FEMININE_COUNTERPART.items()}}
 
 
 def _predicate_form(w: str, old: str, to: str, plural: bool) -> str | None:
@@ -640,7 +640,7 @@ def _predicate_form(w: str, old: str, to: str, plural: bool) -> str | None:
     low = w.lower()
     if _epicene_person(low):
         return w
-    gender = person_gender().get(low) or (FEM if low in ("dame", "dames", "mère", "mères", "femme", "femmes") else
+    gender = person_gender().get(low) or (FEM if low in _FEMININE_COUNTERPART else
                                           MASC if low in _COUNTERPART else None)
     if gender is None and not (low.endswith(_PERSON_ENDINGS) and low not in _NOT_PERSONS or w[:1].isupper()):
         return None
